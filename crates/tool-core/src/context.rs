@@ -1,0 +1,158 @@
+//! `ToolContext`: everything a tool call may look at besides its input.
+//!
+//! A context is cheap to clone (the shared parts sit behind `Arc`s). A session holds one and
+//! gives each call a clone with its own child cancellation token; context modifiers change the
+//! session's copy.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::decision::{NoPathRules, PathPolicy, PermissionMode};
+use crate::file_state::FileStateCache;
+
+/// The context of one tool call.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The current working directory (absolute).
+    pub cwd: PathBuf,
+    /// The project root: the directory the session started in.
+    pub project_root: PathBuf,
+    /// The user's home directory.
+    pub home: PathBuf,
+    /// Directories the session may work in: the project root and any added ones.
+    pub working_dirs: Vec<PathBuf>,
+    /// The permission mode.
+    pub permission_mode: PermissionMode,
+    /// The session's id.
+    pub session_id: String,
+    /// Fires when the call (or its turn) is cancelled.
+    pub cancel: CancellationToken,
+    /// What the model has seen of each file.
+    pub file_state: Arc<FileStateCache>,
+    /// The environment for subprocesses and for settings read from it.
+    pub env: Arc<BTreeMap<String, String>>,
+    /// Which paths the policy denies, asked by tools before they touch a path.
+    pub path_policy: Arc<dyn PathPolicy>,
+    /// Where results too large to inline are written.
+    pub tool_results_dir: PathBuf,
+    /// The agent's name in texts that mention it ("Claude requested permissions ...").
+    pub agent_name: String,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("cwd", &self.cwd)
+            .field("project_root", &self.project_root)
+            .field("working_dirs", &self.working_dirs)
+            .field("permission_mode", &self.permission_mode)
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext {
+    /// A context rooted at `project_root` (also the cwd and the only working directory), with
+    /// `home` as the home directory, default mode, an empty file-state cache, no path rules and
+    /// results spilled under `tool_results_dir`.
+    pub fn new(project_root: impl Into<PathBuf>, home: impl Into<PathBuf>, tool_results_dir: impl Into<PathBuf>) -> Self {
+        let root = normalize(&project_root.into());
+        Self {
+            cwd: root.clone(),
+            working_dirs: vec![root.clone()],
+            project_root: root,
+            home: home.into(),
+            permission_mode: PermissionMode::Default,
+            session_id: String::new(),
+            cancel: CancellationToken::new(),
+            file_state: Arc::new(FileStateCache::default()),
+            env: Arc::new(BTreeMap::new()),
+            path_policy: Arc::new(NoPathRules),
+            tool_results_dir: tool_results_dir.into(),
+            agent_name: "Claude".to_owned(),
+        }
+    }
+
+    /// The same context with a child cancellation token, for one call.
+    pub fn child(&self) -> Self {
+        let mut c = self.clone();
+        c.cancel = self.cancel.child_token();
+        c
+    }
+
+    /// Expand `~` and make `path` absolute against the cwd, folding `.` and `..` lexically.
+    /// Symlinks are not resolved here; the policy engine does that.
+    pub fn resolve_path(&self, path: &str) -> PathBuf {
+        let p = if path == "~" {
+            self.home.clone()
+        } else if let Some(rest) = path.strip_prefix("~/") {
+            self.home.join(rest)
+        } else {
+            PathBuf::from(path)
+        };
+        let abs = if p.is_absolute() { p } else { self.cwd.join(p) };
+        normalize(&abs)
+    }
+
+    /// True when `path` (absolute, normalised) is inside one of the working directories,
+    /// compared by components.
+    pub fn is_in_working_dirs(&self, path: &Path) -> bool {
+        self.working_dirs.iter().any(|d| path.starts_with(d))
+    }
+
+    /// A variable of the subprocess environment.
+    pub fn env_var(&self, name: &str) -> Option<&str> {
+        self.env.get(name).map(String::as_str)
+    }
+}
+
+/// Fold `.` and `..` components and repeated separators without touching the file system.
+/// `..` at the root stays at the root.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+                if out.as_os_str().is_empty() && path.is_absolute() {
+                    out.push("/");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_relative_home_and_dots() {
+        let mut c = ToolContext::new("/work/proj", "/home/u", "/tmp/r");
+        c.cwd = "/work/proj/sub".into();
+        assert_eq!(c.resolve_path("a.txt"), PathBuf::from("/work/proj/sub/a.txt"));
+        assert_eq!(c.resolve_path("../b/./c"), PathBuf::from("/work/proj/b/c"));
+        assert_eq!(c.resolve_path("~/x"), PathBuf::from("/home/u/x"));
+        assert_eq!(c.resolve_path("/a//b/../c"), PathBuf::from("/a/c"));
+        assert_eq!(c.resolve_path("/../../x"), PathBuf::from("/x"));
+    }
+
+    #[test]
+    fn working_dir_containment_is_by_component() {
+        let c = ToolContext::new("/work/proj", "/home/u", "/tmp/r");
+        assert!(c.is_in_working_dirs(Path::new("/work/proj/a")));
+        assert!(c.is_in_working_dirs(Path::new("/work/proj")));
+        assert!(!c.is_in_working_dirs(Path::new("/work/project2/a")));
+    }
+}

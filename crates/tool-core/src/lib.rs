@@ -1,0 +1,71 @@
+//! The tool contract of toolgate: the wire types of the Messages API, the [`Tool`] trait, the
+//! [`ToolRegistry`], the schema layer that checks inputs and renders failures exactly as
+//! Claude Code does, the decision types every crate shares, the per-call [`ToolContext`], the
+//! [`FileStateCache`] and the result-size policy.
+//!
+//! It spawns no processes, walks no directories and parses no shell: those belong to the
+//! crates that build on it.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use async_trait::async_trait;
+//! use serde_json::{json, Value};
+//! use tool_core::{Tool, ToolContext, ToolOutput, ToolCallError, ToolRegistry, Lookup};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! #[serde(deny_unknown_fields)]
+//! struct EchoInput { text: String }
+//!
+//! struct Echo;
+//!
+//! #[async_trait]
+//! impl Tool for Echo {
+//!     fn name(&self) -> &str { "Echo" }
+//!     fn description(&self) -> String { "Repeats its input.".into() }
+//!     fn input_schema(&self) -> Value { tool_core::input_schema_for::<EchoInput>() }
+//!     fn is_concurrency_safe(&self, _: &Value) -> bool { true }
+//!     async fn call(&self, input: Value, _: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+//!         let input: EchoInput = tool_core::parse_input(input)?;
+//!         Ok(ToolOutput::new(json!({"text": input.text}), input.text))
+//!     }
+//! }
+//!
+//! let mut registry = ToolRegistry::new();
+//! registry.register(Arc::new(Echo)).unwrap();
+//! let Lookup::Found(echo) = registry.lookup("Echo", &|_| true) else { panic!() };
+//! let err = echo.schema.check(&json!({"text": 5})).unwrap_err();
+//! assert_eq!(err.render("Echo"),
+//!     "Echo failed due to the following issue:\nThe parameter `text` type is expected as `string` but provided as `number`");
+//! ```
+
+mod context;
+mod decision;
+mod error;
+mod file_state;
+mod registry;
+pub mod result;
+pub mod schema;
+pub mod texts;
+mod tool;
+mod wire;
+
+pub use context::{ToolContext, normalize};
+pub use decision::{
+    Approval, ApprovalRequest, Approver, Decision, DecisionReason, HookDecision, HookOutcome, NoPathRules, PathPolicy,
+    PermissionMode, PermissionPolicy, PermissionRequest, RuleList, Verdict,
+};
+pub use error::Error;
+pub use file_state::{DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, FileState, FileStateCache};
+pub use registry::{Lookup, RegisteredTool, ToolRegistry};
+pub use schema::{CompiledSchema, InputError};
+pub use tool::{
+    ContextModifier, InterruptBehavior, PermissionSubject, Tool, ToolCallError, ToolOutput, ValidationFailure, input_schema_for,
+    parse_input,
+};
+pub use wire::{
+    ContentBlock, ImageSource, Role, ToolDefinition, ToolResult, ToolResultContent, ToolUse, UserContent, UserMessage, utf16_len,
+};
+
+// Re-exported so hosts implementing tools need not add these dependencies themselves.
+pub use async_trait::async_trait;
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,409 @@
+//! The schema layer: each tool's input schema compiled once, inputs coerced and checked, and
+//! failures rendered exactly as Claude Code renders them to the model.
+//!
+//! Rendering follows Claude Code's grouping: missing parameters first, then unexpected ones,
+//! then type mismatches, each on its own line under `<Tool> failed due to the following
+//! issue(s):`. Other kinds of failure (an enum value, a bound) are rendered as a JSON list of
+//! issues, as Zod prints them.
+
+use serde_json::{Map, Number, Value, json};
+
+use crate::Error;
+
+/// How many bytes of an unparsable input are quoted back to the model.
+const UNPARSABLE_PREVIEW_BYTES: usize = 200;
+
+/// A compiled input schema.
+#[derive(Debug, Clone)]
+pub struct CompiledSchema {
+    schema: Value,
+    validator: jsonschema::Validator,
+}
+
+/// Why an input was refused; [`InputError::render`] gives the model-facing text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InputError {
+    /// The input was a string that does not parse as a JSON object.
+    Unparsable {
+        /// The text as sent.
+        raw: String,
+    },
+    /// The input did not satisfy the schema.
+    Invalid {
+        /// Required properties that are missing, as paths.
+        missing: Vec<String>,
+        /// Properties the schema does not allow.
+        unexpected: Vec<String>,
+        /// Type mismatches: path, expected, received.
+        mismatched: Vec<(String, String, String)>,
+        /// Other failures, as Zod-style issue objects.
+        other: Vec<Value>,
+    },
+}
+
+impl InputError {
+    /// The text inside `<tool_use_error>InputValidationError: ...</tool_use_error>`.
+    pub fn render(&self, tool_name: &str) -> String {
+        match self {
+            InputError::Unparsable { raw } => render_unparsable_input(tool_name, raw),
+            InputError::Invalid { missing, unexpected, mismatched, other } => {
+                let mut lines: Vec<String> = Vec::new();
+                lines.extend(missing.iter().map(|p| format!("The required parameter `{p}` is missing")));
+                lines.extend(unexpected.iter().map(|k| format!("An unexpected parameter `{k}` was provided")));
+                lines.extend(
+                    mismatched
+                        .iter()
+                        .map(|(p, e, r)| format!("The parameter `{p}` type is expected as `{e}` but provided as `{r}`")),
+                );
+                if lines.is_empty() {
+                    serde_json::to_string_pretty(&Value::Array(other.clone())).unwrap_or_default()
+                } else {
+                    let noun = if lines.len() == 1 { "issue" } else { "issues" };
+                    format!("{tool_name} failed due to the following {noun}:\n{}", lines.join("\n"))
+                }
+            }
+        }
+    }
+
+    /// The whole tool_result text: `<tool_use_error>InputValidationError: ...</tool_use_error>`.
+    pub fn to_tool_result_text(&self, tool_name: &str) -> String {
+        crate::texts::wrap_tool_use_error(&format!("InputValidationError: {}", self.render(tool_name)))
+    }
+}
+
+/// The message for an input that could not be parsed as JSON.
+pub fn render_unparsable_input(tool_name: &str, raw: &str) -> String {
+    let total = raw.len();
+    let mut cut = total.min(UNPARSABLE_PREVIEW_BYTES);
+    while !raw.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(
+        "{tool_name} was called with input that could not be parsed as JSON.\nYou sent (first {cut} of {total} bytes): {}\nCommon causes: unescaped backslashes in file paths (use / or \\\\), unescaped control characters, or truncated output. Retry with valid JSON.",
+        &raw[..cut]
+    )
+}
+
+impl CompiledSchema {
+    /// Compile a schema. Fails when the schema itself is invalid, naming the problem.
+    pub fn compile(schema: Value) -> Result<Self, Error> {
+        let validator = jsonschema::validator_for(&schema).map_err(|e| Error::InvalidSchema(e.to_string()))?;
+        Ok(Self { schema, validator })
+    }
+
+    /// The schema as given.
+    pub fn schema(&self) -> &Value {
+        &self.schema
+    }
+
+    /// Take a model's input: parse a string input as JSON, coerce numeric and boolean strings
+    /// where the schema wants numbers or booleans, then validate. Returns the input to use.
+    pub fn check(&self, input: &Value) -> Result<Value, InputError> {
+        let mut value = match input {
+            Value::String(raw) => match serde_json::from_str::<Value>(raw) {
+                Ok(v @ Value::Object(_)) => v,
+                _ => return Err(InputError::Unparsable { raw: raw.clone() }),
+            },
+            Value::Object(_) => input.clone(),
+            other => return Err(InputError::Unparsable { raw: other.to_string() }),
+        };
+        coerce(&self.schema, &mut value);
+        if self.validator.is_valid(&value) {
+            return Ok(value);
+        }
+        Err(self.describe(&value))
+    }
+
+    fn describe(&self, value: &Value) -> InputError {
+        let mut missing: Vec<(usize, String)> = Vec::new();
+        let mut unexpected: Vec<String> = Vec::new();
+        let mut mismatched: Vec<(usize, (String, String, String))> = Vec::new();
+        let mut other = Vec::new();
+        for err in self.validator.iter_errors(value) {
+            let segments: Vec<Seg> = err
+                .instance_path()
+                .segments()
+                .map(|s| match s {
+                    jsonschema::paths::LocationSegment::Property(p) => Seg::Key(p.into_owned()),
+                    jsonschema::paths::LocationSegment::Index(i) => Seg::Index(i),
+                })
+                .collect();
+            match err.kind() {
+                jsonschema::error::ValidationErrorKind::Required { property } => {
+                    let name = property.as_str().map(str::to_owned).unwrap_or_else(|| property.to_string());
+                    let mut segs = segments.clone();
+                    segs.push(Seg::Key(name));
+                    missing.push((self.order_of(&segs), path_string(&segs)));
+                }
+                jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected: keys } => {
+                    for k in keys {
+                        let mut segs = segments.clone();
+                        segs.push(Seg::Key(k.clone()));
+                        unexpected.push(path_string(&segs));
+                    }
+                }
+                jsonschema::error::ValidationErrorKind::Type { .. } => {
+                    let instance = err.instance();
+                    let expected = expected_type_word(self.schema_at(&segments), instance);
+                    mismatched.push((
+                        self.order_of(&segments),
+                        (path_string(&segments), expected, received_type_word(instance).to_owned()),
+                    ));
+                }
+                kind => other.push(zod_issue(kind, &segments, &err.to_string())),
+            }
+        }
+        missing.sort_by_key(|(i, _)| *i);
+        mismatched.sort_by_key(|(i, _)| *i);
+        InputError::Invalid {
+            missing: missing.into_iter().map(|(_, p)| p).collect(),
+            unexpected,
+            mismatched: mismatched.into_iter().map(|(_, m)| m).collect(),
+            other,
+        }
+    }
+
+    /// Position of the first segment's property in the schema, for Zod's issue order.
+    fn order_of(&self, segs: &[Seg]) -> usize {
+        let Some(Seg::Key(first)) = segs.first() else { return 0 };
+        self.schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .and_then(|p| p.keys().position(|k| k == first))
+            .unwrap_or(usize::MAX)
+    }
+
+    fn schema_at(&self, segs: &[Seg]) -> Option<&Value> {
+        let mut s = &self.schema;
+        for seg in segs {
+            s = match seg {
+                Seg::Key(k) => s.get("properties")?.get(k)?,
+                Seg::Index(_) => s.get("items")?,
+            };
+        }
+        Some(s)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn path_string(segs: &[Seg]) -> String {
+    let mut out = String::new();
+    for s in segs {
+        match s {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+fn declared_types(schema: Option<&Value>) -> Vec<&str> {
+    match schema.and_then(|s| s.get("type")) {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The word Zod uses for what it expected: integers are `number` unless the value is a
+/// fractional number, in which case Zod's integer check says `int`.
+fn expected_type_word(schema: Option<&Value>, instance: &Value) -> String {
+    let types = declared_types(schema);
+    let Some(first) = types.iter().find(|t| **t != "null").copied().or(types.first().copied()) else {
+        return "unknown".to_owned();
+    };
+    match first {
+        "integer" if instance.is_number() => "int".to_owned(),
+        "integer" | "number" => "number".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+fn received_type_word(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn zod_issue(kind: &jsonschema::error::ValidationErrorKind, segs: &[Seg], message: &str) -> Value {
+    use jsonschema::error::ValidationErrorKind as K;
+    let path: Vec<Value> = segs
+        .iter()
+        .map(|s| match s {
+            Seg::Key(k) => Value::String(k.clone()),
+            Seg::Index(i) => json!(i),
+        })
+        .collect();
+    match kind {
+        K::Enum { options } => {
+            let opts: Vec<String> = options.as_array().map(|a| a.iter().map(|o| o.to_string()).collect()).unwrap_or_default();
+            json!({"code": "invalid_value", "values": options.as_ref(), "path": path,
+                   "message": format!("Invalid option: expected one of {}", opts.join("|"))})
+        }
+        K::Minimum { limit } => json!({"origin": "number", "code": "too_small", "minimum": limit, "inclusive": true, "path": path,
+                   "message": format!("Too small: expected number to be >={limit}")}),
+        K::ExclusiveMinimum { limit } => json!({"origin": "number", "code": "too_small", "minimum": limit, "inclusive": false, "path": path,
+                   "message": format!("Too small: expected number to be >{limit}")}),
+        K::Maximum { limit } => json!({"origin": "number", "code": "too_big", "maximum": limit, "inclusive": true, "path": path,
+                   "message": format!("Too big: expected number to be <={limit}")}),
+        K::ExclusiveMaximum { limit } => json!({"origin": "number", "code": "too_big", "maximum": limit, "inclusive": false, "path": path,
+                   "message": format!("Too big: expected number to be <{limit}")}),
+        _ => json!({"code": "custom", "path": path, "message": message}),
+    }
+}
+
+/// Coerce top-level properties the way Claude Code's `semanticNumber` and `semanticBoolean`
+/// do: a string (or a one-element array) holding a number becomes that number where the schema
+/// wants a number; `"true"`/`"false"` become booleans where it wants a boolean. Integral floats
+/// become integers where the schema wants an integer.
+fn coerce(schema: &Value, value: &mut Value) {
+    let (Some(props), Value::Object(obj)) = (schema.get("properties").and_then(Value::as_object), value) else {
+        return;
+    };
+    for (key, v) in obj.iter_mut() {
+        let Some(prop) = props.get(key) else { continue };
+        let types = declared_types(Some(prop));
+        if types.contains(&"integer") || types.contains(&"number") {
+            if let Some(n) = js_number(v) {
+                *v = number_value(n, types.contains(&"integer"));
+            }
+        } else if types.contains(&"boolean") {
+            match v.as_str() {
+                Some("true") => *v = Value::Bool(true),
+                Some("false") => *v = Value::Bool(false),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// JavaScript's `Number(v)` for the values Claude Code coerces: numbers, numeric strings and
+/// one-element arrays of those. Anything else is left for the schema to reject.
+fn js_number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => {
+            let t = s.trim();
+            if t.is_empty() || t.eq_ignore_ascii_case("nan") || t.to_ascii_lowercase().contains("inf") {
+                return None;
+            }
+            t.parse::<f64>().ok().filter(|f| f.is_finite())
+        }
+        Value::Array(items) if items.len() == 1 => match &items[0] {
+            Value::Number(_) | Value::String(_) | Value::Array(_) => js_number(&items[0]),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn number_value(n: f64, prefer_int: bool) -> Value {
+    if prefer_int && n.fract() == 0.0 && n.abs() < 9.0e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        return Value::Number(Number::from(n as i64));
+    }
+    Number::from_f64(n).map(Value::Number).unwrap_or(Value::Null)
+}
+
+/// Convenience for tests and hosts: an object schema from `(name, type, required)` triples,
+/// with unknown keys rejected.
+pub fn object_schema(props: &[(&str, &str, bool)]) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for (name, ty, req) in props {
+        properties.insert((*name).to_owned(), json!({"type": ty}));
+        if *req {
+            required.push(Value::String((*name).to_owned()));
+        }
+    }
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_schema() -> CompiledSchema {
+        CompiledSchema::compile(object_schema(&[
+            ("file_path", "string", true),
+            ("offset", "integer", false),
+            ("limit", "integer", false),
+            ("allow_large", "boolean", false),
+        ]))
+        .unwrap()
+    }
+
+    fn render(input: Value) -> String {
+        read_schema().check(&input).unwrap_err().render("Read")
+    }
+
+    #[test]
+    fn renders_each_kind_as_claude_code_does() {
+        let cases: &[(Value, &str)] = &[
+            (json!({"file_path": 12345}), "Read failed due to the following issue:\nThe parameter `file_path` type is expected as `string` but provided as `number`"),
+            (json!({"path": "/x"}), "Read failed due to the following issues:\nThe required parameter `file_path` is missing\nAn unexpected parameter `path` was provided"),
+            (json!({"file_path": "/x", "offset": 1.5}), "Read failed due to the following issue:\nThe parameter `offset` type is expected as `int` but provided as `number`"),
+            (json!({"file_path": "/x", "offset": "abc"}), "Read failed due to the following issue:\nThe parameter `offset` type is expected as `number` but provided as `string`"),
+            (json!({"file_path": "/x", "offset": null}), "Read failed due to the following issue:\nThe parameter `offset` type is expected as `number` but provided as `null`"),
+            (json!({"file_path": "/x", "allow_large": "yes"}), "Read failed due to the following issue:\nThe parameter `allow_large` type is expected as `boolean` but provided as `string`"),
+            (json!({"file_path": true, "limit": [1], "extra": 1, "more": 2}), "Read failed due to the following issues:\nAn unexpected parameter `extra` was provided\nAn unexpected parameter `more` was provided\nThe parameter `file_path` type is expected as `string` but provided as `boolean`"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(render(input.clone()), *want, "input {input}");
+        }
+    }
+
+    #[test]
+    fn coerces_numeric_and_boolean_strings() {
+        let s = read_schema();
+        let v = s.check(&json!({"file_path": "/x", "offset": "2", "limit": [3], "allow_large": "true"})).unwrap();
+        assert_eq!(v, json!({"file_path": "/x", "offset": 2, "limit": 3, "allow_large": true}));
+        let v = s.check(&json!({"file_path": "/x", "offset": " 3 ", "limit": 1e3})).unwrap();
+        assert_eq!(v, json!({"file_path": "/x", "offset": 3, "limit": 1000}));
+        assert!(s.check(&json!({"file_path": "/x", "limit": true})).is_err());
+    }
+
+    #[test]
+    fn string_input_is_parsed_or_reported() {
+        let s = read_schema();
+        assert_eq!(s.check(&json!("{\"file_path\": \"/a\"}")).unwrap(), json!({"file_path": "/a"}));
+        let raw = "{\"file_path\": \"/tmp/x";
+        let text = s.check(&json!(raw)).unwrap_err().to_tool_result_text("Read");
+        assert_eq!(
+            text,
+            format!("<tool_use_error>InputValidationError: Read was called with input that could not be parsed as JSON.\nYou sent (first {n} of {n} bytes): {raw}\nCommon causes: unescaped backslashes in file paths (use / or \\\\), unescaped control characters, or truncated output. Retry with valid JSON.</tool_use_error>", n = raw.len())
+        );
+        let long = format!("{{\"a\": \"{}", "é".repeat(300));
+        let msg = render_unparsable_input("Read", &long);
+        assert!(msg.contains(&format!("(first 199 of {} bytes)", long.len())), "{msg}");
+    }
+
+    #[test]
+    fn other_failures_render_as_issue_list() {
+        let s = CompiledSchema::compile(json!({"type": "object", "properties": {"mode": {"enum": ["a", "b"]}}})).unwrap();
+        let text = s.check(&json!({"mode": "c"})).unwrap_err().render("T");
+        let issues: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(issues[0]["code"], "invalid_value");
+        assert_eq!(issues[0]["path"], json!(["mode"]));
+    }
+
+    #[test]
+    fn invalid_schema_is_an_error() {
+        assert!(CompiledSchema::compile(json!({"type": 5})).is_err());
+    }
+}
