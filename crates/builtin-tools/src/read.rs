@@ -1,0 +1,478 @@
+//! Read: text files by line window (streamed, so a window deep in a huge file costs little
+//! memory), images as image blocks, notebooks as cells.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read as _};
+use std::path::Path;
+
+use async_trait::async_trait;
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_core::texts::format_file_size;
+use tool_core::{
+    ContentBlock, FileState, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput, ToolResultContent,
+    ValidationFailure,
+};
+
+use crate::notebook;
+use crate::text_file::{self, missing_file_message};
+
+/// A whole-file read (no `limit`) of a file larger than this is refused.
+pub const MAX_WHOLE_FILE_BYTES: u64 = 256 * 1024;
+/// Default token budget of one Read result.
+pub const DEFAULT_MAX_TOKENS: u64 = 25_000;
+const MAX_PAGES_PER_REQUEST: u32 = 20;
+const MAX_IMAGE_DIMENSION: u32 = 2000;
+const MAX_IMAGE_BASE64_BYTES: usize = 5 * 1024 * 1024;
+
+const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "gif", "webp"];
+
+/// Extensions Claude Code treats as binary (images and PDFs are handled separately).
+const BINARY_EXTENSIONS: &[&str] = &[
+    "bmp", "ico", "tiff", "tif", "heic", "avif", "mp4", "mov", "avi", "mkv", "webm", "wmv", "flv", "m4v", "mpeg", "mpg",
+    "mp3", "wav", "ogg", "flac", "aac", "m4a", "wma", "aiff", "opus", "zip", "tar", "gz", "bz2", "7z", "rar", "xz", "z",
+    "tgz", "iso", "exe", "dll", "so", "dylib", "bin", "o", "a", "obj", "lib", "app", "msi", "deb", "rpm", "doc", "docx",
+    "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp", "ttf", "otf", "woff", "woff2", "eot", "pyc", "pyo", "class", "jar",
+    "war", "ear", "node", "wasm", "rlib", "sqlite", "sqlite3", "db", "mdb", "idx", "psd", "ai", "eps", "sketch", "fig",
+    "xd", "blend", "3ds", "max", "swf", "fla", "lockb", "dat", "data",
+];
+
+/// The input of Read.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadInput {
+    /// Absolute path of the file to read (a path relative to the working directory also works).
+    pub file_path: String,
+    /// Line number to start at (1-based).
+    #[serde(default)]
+    pub offset: Option<i64>,
+    /// How many lines to read.
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// For PDF files: one page ("3") or one range ("1-5").
+    #[serde(default)]
+    pub pages: Option<String>,
+    /// Read past the size and token limits.
+    #[serde(default)]
+    pub allow_large: Option<bool>,
+}
+
+/// The Read tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ReadTool;
+
+impl ReadTool {
+    /// The tool's name.
+    pub const NAME: &'static str = "Read";
+}
+
+#[async_trait]
+impl Tool for ReadTool {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn description(&self) -> String {
+        "Reads a file from the local filesystem and returns its lines prefixed with line numbers (`N<TAB>text`). \
+         Give an absolute path. Use offset (1-based line) and limit to read a window of a large file. \
+         Images (PNG, JPEG, GIF, WebP) come back as images; Jupyter notebooks come back as their cells with outputs."
+            .to_owned()
+    }
+
+    fn input_schema(&self) -> Value {
+        tool_core::input_schema_for::<ReadInput>()
+    }
+
+    async fn validate_input(&self, input: &Value, ctx: &ToolContext) -> Result<(), ValidationFailure> {
+        let input: ReadInput = parse(input)?;
+        if let Some(pages) = &input.pages {
+            match parse_pages(pages) {
+                None => {
+                    return Err(ValidationFailure::new(
+                        7,
+                        format!(
+                            "Invalid pages parameter: \"{pages}\". Give one page (\"3\") or one range (\"1-5\"), not a list. To read several pages or ranges, read each one separately. Pages are 1-indexed."
+                        ),
+                    ));
+                }
+                Some((first, last)) if last.map_or(true, |l| l - first + 1 > MAX_PAGES_PER_REQUEST) => {
+                    return Err(ValidationFailure::new(
+                        8,
+                        format!(
+                            "Page range \"{pages}\" exceeds maximum of {MAX_PAGES_PER_REQUEST} pages per request. Please use a smaller range."
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        let path = ctx.resolve_path(&input.file_path);
+        if ctx.path_policy.read_denied(&path) {
+            return Err(ValidationFailure::new(1, "File is in a directory that is denied by your permission settings."));
+        }
+        let ext = extension(&path);
+        if BINARY_EXTENSIONS.contains(&ext.as_str()) {
+            return Err(ValidationFailure::new(
+                4,
+                format!(
+                    "This tool cannot read binary files. The file appears to be a binary .{ext} file. Use a skill for this file type if one is available, or a shell command or script that can read the format."
+                ),
+            ));
+        }
+        if path.starts_with("/dev") || path.starts_with("/proc") {
+            return Err(ValidationFailure::new(
+                9,
+                format!("Cannot read '{}': this path names a device or process file that this tool does not read.", input.file_path),
+            ));
+        }
+        Ok(())
+    }
+
+    fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
+        match input.get("file_path").and_then(Value::as_str) {
+            Some(p) => PermissionSubject::ReadPaths(vec![ctx.resolve_path(p)]),
+            None => PermissionSubject::Nothing,
+        }
+    }
+
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn max_result_size_chars(&self) -> Option<usize> {
+        None
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+        let input: ReadInput = tool_core::parse_input(input)?;
+        let ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || read(&input, &ctx))
+            .await
+            .map_err(|e| ToolCallError::new(format!("Read failed: {e}")))?
+    }
+}
+
+fn parse(input: &Value) -> Result<ReadInput, ValidationFailure> {
+    serde_json::from_value(input.clone()).map_err(|e| ValidationFailure::new(99, format!("Invalid input: {e}")))
+}
+
+fn extension(path: &Path) -> String {
+    path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default()
+}
+
+/// `N`, `N-M` (M ≥ N) or `N-`, 1-based. Returns the first page and the last (None = open).
+fn parse_pages(pages: &str) -> Option<(u32, Option<u32>)> {
+    let p = pages.trim();
+    let num = |s: &str| s.trim().parse::<u32>().ok().filter(|n| *n >= 1);
+    match p.split_once('-') {
+        None => num(p).map(|n| (n, Some(n))),
+        Some((a, "")) => num(a).map(|n| (n, None)),
+        Some((a, b)) => {
+            let (a, b) = (num(a)?, num(b)?);
+            (b >= a).then_some((a, Some(b)))
+        }
+    }
+}
+
+fn read(input: &ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+    let path = ctx.resolve_path(&input.file_path);
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolCallError::new(missing_file_message(&path, &ctx.cwd)));
+        }
+        Err(e) => return Err(ToolCallError::new(format!("{e}"))),
+    };
+    if meta.is_dir() {
+        return Err(ToolCallError::new(format!("EISDIR: illegal operation on a directory, read '{}'", path.display())));
+    }
+    let ext = extension(&path);
+    if IMAGE_EXTENSIONS.contains(&ext.as_str()) {
+        return read_image(&path, meta.len());
+    }
+    if ext == "pdf" {
+        return Err(ToolCallError::new(format!(
+            "Reading PDF files is not supported by this tool: {}. Extract the text with a shell command (for example `pdftotext`) and read that instead.",
+            path.display()
+        )));
+    }
+    if ext == "ipynb" {
+        return read_notebook(&path, &meta, ctx);
+    }
+    read_text(input, &path, &meta, ctx)
+}
+
+/// The line window a Read asks for, with Claude Code's quirks: offset 0 numbers from 0,
+/// negative offsets and non-positive limits mean "from the start" and "no limit".
+struct Window {
+    skip: u64,
+    first_number: i64,
+    limit: Option<u64>,
+}
+
+impl Window {
+    fn of(input: &ReadInput) -> Self {
+        let offset = input.offset.unwrap_or(1);
+        let (skip, first_number) = match offset {
+            o if o <= 0 => (0, if o == 0 { 0 } else { 1 }),
+            o => (u64::try_from(o - 1).unwrap_or(0), o),
+        };
+        let limit = input.limit.filter(|l| *l > 0).and_then(|l| u64::try_from(l).ok());
+        Window { skip, first_number, limit }
+    }
+}
+
+struct Lines {
+    lines: Vec<String>,
+    /// Total number of lines, known when the read reached the end of the file.
+    total: Option<u64>,
+}
+
+/// Stream lines `[skip, skip+limit)` of a UTF-8 file without holding the rest. A BOM and a
+/// trailing `\r` on each line are removed. A final newline ends with an empty last line.
+fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<Lines> {
+    let mut reader = BufReader::with_capacity(256 * 1024, File::open(path)?);
+    let mut buf = Vec::with_capacity(256);
+    let mut lines = Vec::new();
+    let mut index: u64 = 0;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        let ended_with_newline = buf.last() == Some(&b'\n');
+        if n == 0 && index > 0 {
+            // The previous line ended with a newline: the file's last line is empty.
+            if index >= skip && limit.is_none_or(|l| (lines.len() as u64) < l) {
+                lines.push(String::new());
+            }
+            return Ok(Lines { lines, total: Some(index + 1) });
+        }
+        let in_window = index >= skip && limit.is_none_or(|l| (lines.len() as u64) < l);
+        if !in_window && index >= skip {
+            return Ok(Lines { lines, total: None });
+        }
+        if in_window {
+            let mut bytes: &[u8] = &buf;
+            if index == 0 {
+                bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
+            }
+            bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+            bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+            lines.push(String::from_utf8_lossy(bytes).into_owned());
+        }
+        if !ended_with_newline {
+            return Ok(Lines { lines, total: Some(index + 1) });
+        }
+        index += 1;
+    }
+}
+
+/// The same window over text already in memory (UTF-16 files).
+fn window_of_text(text: &str, skip: u64, limit: Option<u64>) -> Lines {
+    let all: Vec<&str> = text.split('\n').collect();
+    let total = all.len() as u64;
+    let start = usize::try_from(skip).unwrap_or(usize::MAX).min(all.len());
+    let end = match limit {
+        Some(l) => start.saturating_add(usize::try_from(l).unwrap_or(usize::MAX)).min(all.len()),
+        None => all.len(),
+    };
+    Lines { lines: all[start..end].iter().map(|l| l.trim_end_matches('\r').to_owned()).collect(), total: Some(total) }
+}
+
+fn max_tokens(ctx: &ToolContext) -> u64 {
+    ctx.env_var("CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|v| *v > 0)
+        .unwrap_or(DEFAULT_MAX_TOKENS)
+}
+
+fn number_lines(lines: &[String], first_number: i64) -> String {
+    let mut out = String::with_capacity(lines.iter().map(|l| l.len() + 8).sum());
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&(first_number + i as i64).to_string());
+        out.push('\t');
+        out.push_str(line);
+    }
+    out
+}
+
+fn read_text(input: &ReadInput, path: &Path, meta: &std::fs::Metadata, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+    let window = Window::of(input);
+    let allow_large = input.allow_large.unwrap_or(false);
+    let size = meta.len();
+    if window.limit.is_none() && !allow_large && size > MAX_WHOLE_FILE_BYTES {
+        return Err(ToolCallError::new(format!(
+            "File content ({}) exceeds maximum allowed size (256KB). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file. To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file.",
+            format_file_size(size)
+        )));
+    }
+    let timestamp_ms = text_file::mtime_ms(meta);
+    if size == 0 {
+        record(ctx, path, String::new(), timestamp_ms, input, true);
+        return Ok(text_output(path, "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".into(), "", window.first_number, 0, 0));
+    }
+    let mut head = [0u8; 2];
+    let is_utf16 = File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == [0xFF, 0xFE];
+    let mut got = if is_utf16 {
+        let bytes = std::fs::read(path).map_err(|e| ToolCallError::new(e.to_string()))?;
+        let text = text_file::decode(&bytes).map(|(t, _)| t).unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
+        window_of_text(&text, window.skip, window.limit)
+    } else {
+        stream_lines(path, window.skip, window.limit).map_err(|e| ToolCallError::new(e.to_string()))?
+    };
+    if got.lines.is_empty() {
+        let total = match got.total {
+            Some(t) => t,
+            None => stream_lines(path, u64::MAX, Some(0)).map_err(|e| ToolCallError::new(e.to_string()))?.total.unwrap_or(0),
+        };
+        let offset = input.offset.unwrap_or(1);
+        return Ok(text_output(
+            path,
+            format!("<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {total} lines.</system-reminder>"),
+            "",
+            window.first_number,
+            0,
+            total,
+        ));
+    }
+    let mut notice = String::new();
+    if window.limit.is_none() && !allow_large {
+        let chars: u64 = got.lines.iter().map(|l| l.chars().count() as u64 + 1).sum();
+        let divisor = if matches!(extension(path).as_str(), "json" | "jsonl" | "jsonc") { 2 } else { 4 };
+        let tokens = chars.div_ceil(divisor);
+        let cap = max_tokens(ctx);
+        if tokens > cap {
+            let shown = got.lines.len() as u64;
+            #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let page = (((shown as f64) * (cap as f64) / (tokens as f64) * 0.85).floor() as u64).max(1);
+            got.lines.truncate(usize::try_from(page).unwrap_or(usize::MAX));
+            let total = got.total.unwrap_or(shown + window.skip);
+            let start = window.first_number.max(1);
+            let end = start + page as i64 - 1;
+            notice = format!(
+                "\n\n<system-reminder>\n[Truncated: PARTIAL view — {}: showing lines {start}-{end} of {total} total ({tokens} tokens, cap {cap}). Call Read with offset={} limit={page} for the next page, or Grep to find a specific section. To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file. Do NOT answer from this page alone if the answer may be further in the file.]\n</system-reminder>",
+                path.display(),
+                end + 1
+            );
+            got.total = None;
+        }
+    }
+    let full_view = window.skip == 0 && got.total.is_some_and(|t| t == got.lines.len() as u64);
+    let seen = got.lines.join("\n");
+    let numbered = number_lines(&got.lines, window.first_number);
+    let n = got.lines.len() as u64;
+    record(ctx, path, seen.clone(), timestamp_ms, input, full_view);
+    Ok(text_output(path, format!("{numbered}{notice}"), &seen, window.first_number, n, got.total.unwrap_or(0)))
+}
+
+fn record(ctx: &ToolContext, path: &Path, content: String, timestamp_ms: u64, input: &ReadInput, full_view: bool) {
+    ctx.file_state.insert(
+        path.to_path_buf(),
+        FileState { content, timestamp_ms, offset: Some(input.offset.unwrap_or(1)), limit: input.limit, full_view },
+    );
+}
+
+fn text_output(path: &Path, content: String, seen: &str, start_line: i64, num_lines: u64, total_lines: u64) -> ToolOutput {
+    ToolOutput::new(
+        json!({"type": "text", "file": {"filePath": path.display().to_string(), "content": seen,
+               "numLines": num_lines, "startLine": start_line, "totalLines": total_lines}}),
+        content,
+    )
+}
+
+fn read_notebook(path: &Path, meta: &std::fs::Metadata, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+    if meta.len() > MAX_WHOLE_FILE_BYTES {
+        return Err(ToolCallError::new(format!(
+            "Notebook content ({}) exceeds maximum allowed size (256KB). Use Bash with jq to read specific portions:\n  cat \"{p}\" | jq '.cells[:20]' # First 20 cells\n  cat \"{p}\" | jq '.cells[100:120]' # Cells 100-120\n  cat \"{p}\" | jq '.cells | length' # Count total cells",
+            format_file_size(meta.len()),
+            p = path.display()
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| ToolCallError::new(e.to_string()))?;
+    let nb: Value = serde_json::from_str(&text)
+        .map_err(|e| ToolCallError::new(format!("The notebook {} is not valid JSON: {e}", path.display())))?;
+    let blocks = notebook::render(&nb);
+    ctx.file_state.insert(
+        path.to_path_buf(),
+        FileState { content: text.replace("\r\n", "\n"), timestamp_ms: text_file::mtime_ms(meta), offset: Some(1), limit: None, full_view: true },
+    );
+    Ok(ToolOutput::new(
+        json!({"type": "notebook", "file": {"filePath": path.display().to_string(), "cells": nb.get("cells").cloned().unwrap_or(Value::Null)}}),
+        ToolResultContent::Blocks(blocks),
+    ))
+}
+
+fn read_image(path: &Path, size: u64) -> Result<ToolOutput, ToolCallError> {
+    if size == 0 {
+        return Err(ToolCallError::new(format!("Image file is empty: {}", path.display())));
+    }
+    let bytes = std::fs::read(path).map_err(|e| ToolCallError::new(e.to_string()))?;
+    let Some((media_type, dims)) = crate::image::sniff(&bytes) else {
+        return Err(ToolCallError::new(format!(
+            "The file {} does not look like a PNG, JPEG, GIF or WebP image.",
+            path.display()
+        )));
+    };
+    if let Some((w, h)) = dims {
+        if w > MAX_IMAGE_DIMENSION || h > MAX_IMAGE_DIMENSION {
+            return Err(ToolCallError::new(format!(
+                "Image {} is {w}x{h} pixels; this tool sends images of at most {MAX_IMAGE_DIMENSION}x{MAX_IMAGE_DIMENSION} and does not resize them. Make a smaller copy (for example with a shell command) and read that.",
+                path.display()
+            )));
+        }
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    if data.len() > MAX_IMAGE_BASE64_BYTES {
+        return Err(ToolCallError::new(format!(
+            "Image {} is {} and too large to send; this tool does not recompress images. Make a smaller copy and read that.",
+            path.display(),
+            format_file_size(size)
+        )));
+    }
+    let raw = json!({"type": "image", "file": {"type": media_type, "originalSize": size,
+                     "dimensions": dims.map(|(w, h)| json!({"width": w, "height": h}))}});
+    Ok(ToolOutput::new(raw, ToolResultContent::Blocks(vec![ContentBlock::image(media_type, data)])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_parse() {
+        assert_eq!(parse_pages("3"), Some((3, Some(3))));
+        assert_eq!(parse_pages("1-5"), Some((1, Some(5))));
+        assert_eq!(parse_pages("4-"), Some((4, None)));
+        for bad in ["x", "0", "5-2", "1,2", ""] {
+            assert_eq!(parse_pages(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn streams_windows_with_claude_line_semantics() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        std::fs::write(&p, "\u{feff}a\r\nb\nc\n").unwrap();
+        let all = stream_lines(&p, 0, None).unwrap();
+        assert_eq!(all.lines, ["a", "b", "c", ""]);
+        assert_eq!(all.total, Some(4));
+        let w = stream_lines(&p, 1, Some(1)).unwrap();
+        assert_eq!(w.lines, ["b"]);
+        assert_eq!(w.total, None, "stopped before the end");
+        let to_end = stream_lines(&p, 1, Some(2)).unwrap();
+        assert_eq!(to_end.lines, ["b", "c"]);
+        assert_eq!(to_end.total, Some(4), "reached the end, so the total is known");
+        let past = stream_lines(&p, 10, None).unwrap();
+        assert!(past.lines.is_empty());
+        assert_eq!(past.total, Some(4));
+        std::fs::write(&p, "no newline").unwrap();
+        assert_eq!(stream_lines(&p, 0, None).unwrap().lines, ["no newline"]);
+    }
+}

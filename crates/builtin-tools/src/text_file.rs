@@ -1,0 +1,274 @@
+//! Reading and writing text files the way the file tools need: encoding and line endings
+//! detected and kept, writes atomic, mtimes in whole milliseconds.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+/// How a text file's bytes encode its characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// UTF-8, with or without a byte-order mark.
+    Utf8 {
+        /// The file starts with EF BB BF.
+        bom: bool,
+    },
+    /// UTF-16 little-endian with the FF FE mark.
+    Utf16Le,
+}
+
+/// Which line ending a file uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LineEnding {
+    Lf,
+    CrLf,
+}
+
+/// A text file decoded: content with the BOM removed and CRLF turned into LF.
+#[derive(Debug, Clone)]
+pub(crate) struct TextFile {
+    pub text: String,
+    pub encoding: Encoding,
+    pub line_ending: LineEnding,
+    pub mtime_ms: u64,
+    pub len: u64,
+}
+
+/// Why a file could not be taken as text.
+#[derive(Debug)]
+pub(crate) enum LoadError {
+    Missing,
+    Io(io::Error),
+    NotText,
+}
+
+impl From<io::Error> for LoadError {
+    fn from(e: io::Error) -> Self {
+        if e.kind() == io::ErrorKind::NotFound { LoadError::Missing } else { LoadError::Io(e) }
+    }
+}
+
+/// The file's mtime in whole milliseconds since the epoch.
+pub(crate) fn mtime_ms(meta: &fs::Metadata) -> u64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// Decode bytes: UTF-16LE when they start with FF FE, otherwise UTF-8 (a leading BOM noted and
+/// removed). Invalid UTF-8 is `None`: editing it as text would corrupt it.
+pub(crate) fn decode(bytes: &[u8]) -> Option<(String, Encoding)> {
+    if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
+        let units: Vec<u16> = rest.chunks(2).map(|c| u16::from_le_bytes([c[0], *c.get(1).unwrap_or(&0)])).collect();
+        return String::from_utf16(&units).ok().map(|s| (s, Encoding::Utf16Le));
+    }
+    if let Some(rest) = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
+        return std::str::from_utf8(rest).ok().map(|s| (s.to_owned(), Encoding::Utf8 { bom: true }));
+    }
+    std::str::from_utf8(bytes).ok().map(|s| (s.to_owned(), Encoding::Utf8 { bom: false }))
+}
+
+/// CRLF when CRLF line ends outnumber bare LF ones.
+pub(crate) fn detect_line_ending(text: &str) -> LineEnding {
+    let crlf = text.matches("\r\n").count();
+    let lf = text.matches('\n').count() - crlf;
+    if crlf > lf { LineEnding::CrLf } else { LineEnding::Lf }
+}
+
+/// Load a file as text.
+pub(crate) fn load(path: &Path) -> Result<TextFile, LoadError> {
+    let meta = fs::metadata(path)?;
+    if meta.is_dir() {
+        return Err(LoadError::Io(io::Error::other("is a directory")));
+    }
+    let bytes = fs::read(path)?;
+    let (raw, encoding) = decode(&bytes).ok_or(LoadError::NotText)?;
+    let line_ending = detect_line_ending(&raw);
+    Ok(TextFile { text: raw.replace("\r\n", "\n"), encoding, line_ending, mtime_ms: mtime_ms(&meta), len: meta.len() })
+}
+
+/// Encode text (LF line ends) for writing with the given encoding and line ending.
+pub(crate) fn encode(text: &str, encoding: Encoding, line_ending: LineEnding) -> Vec<u8> {
+    let text = match line_ending {
+        LineEnding::Lf => std::borrow::Cow::Borrowed(text),
+        LineEnding::CrLf => std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\n', "\r\n")),
+    };
+    match encoding {
+        Encoding::Utf8 { bom: false } => text.as_bytes().to_vec(),
+        Encoding::Utf8 { bom: true } => {
+            let mut v = vec![0xEF, 0xBB, 0xBF];
+            v.extend_from_slice(text.as_bytes());
+            v
+        }
+        Encoding::Utf16Le => {
+            let mut v = vec![0xFF, 0xFE];
+            for u in text.encode_utf16() {
+                v.extend_from_slice(&u.to_le_bytes());
+            }
+            v
+        }
+    }
+}
+
+/// Replace `path`'s content atomically: write a temporary file in the same directory, copy the
+/// old file's permissions, fsync, rename over the target, fsync the directory. A reader sees
+/// the old content or the new, never a mix. A symlink is followed, so the link stays a link.
+/// `still_current` runs right before the rename; returning false aborts the write.
+pub(crate) fn atomic_write(path: &Path, bytes: &[u8], still_current: impl FnOnce() -> bool) -> io::Result<bool> {
+    let target: PathBuf = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path)?,
+        _ => path.to_path_buf(),
+    };
+    let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
+    let mut tmp = tempfile::Builder::new().prefix(".toolgate-write-").tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    match permissions {
+        Some(p) => tmp.as_file().set_permissions(p)?,
+        None => set_new_file_mode(tmp.as_file())?,
+    }
+    tmp.as_file().sync_all()?;
+    if !still_current() {
+        return Ok(false);
+    }
+    tmp.persist(&target).map_err(|e| e.error)?;
+    if let Ok(d) = fs::File::open(dir) {
+        // Best effort: some file systems refuse fsync on directories.
+        let _ = d.sync_all();
+    }
+    Ok(true)
+}
+
+#[cfg(unix)]
+fn set_new_file_mode(f: &fs::File) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    f.set_permissions(fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn set_new_file_mode(_f: &fs::File) -> io::Result<()> {
+    Ok(())
+}
+
+/// Remove trailing whitespace from every line, keeping each line's terminator (`\n` or
+/// `\r\n`). Markdown files keep theirs: two trailing spaces are a line break there.
+pub(crate) fn strip_trailing_whitespace(path: &str, text: &str) -> String {
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".md") || lower.ends_with(".mdx") {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    for piece in text.split_inclusive('\n') {
+        let (body, term) = if let Some(b) = piece.strip_suffix("\r\n") {
+            (b, "\r\n")
+        } else if let Some(b) = piece.strip_suffix('\n') {
+            (b, "\n")
+        } else {
+            (piece, "")
+        };
+        out.push_str(body.trim_end_matches(|c: char| c.is_whitespace() && c != '\r' && c != '\n'));
+        out.push_str(term);
+    }
+    out
+}
+
+/// Show `p` relative to `cwd` when it is inside it, else absolute.
+pub(crate) fn display_path(p: &Path, cwd: &Path) -> String {
+    p.strip_prefix(cwd).map(|r| r.display().to_string()).unwrap_or_else(|_| p.display().to_string())
+}
+
+/// Claude Code's hint for a missing file: the same path under the cwd when the model dropped
+/// the repository folder, else a sibling with the same stem and another extension.
+pub(crate) fn suggest_for_missing(path: &Path, cwd: &Path) -> Option<String> {
+    if let Some(parent) = cwd.parent() {
+        if !path.starts_with(cwd) {
+            if let Ok(rel) = path.strip_prefix(parent) {
+                let candidate = cwd.join(rel);
+                if candidate.exists() {
+                    return Some(display_path(&candidate, cwd));
+                }
+            }
+        }
+    }
+    let stem = path.file_stem()?.to_str()?;
+    let dir = path.parent()?;
+    let mut siblings: Vec<PathBuf> = fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.file_stem().and_then(|s| s.to_str()) == Some(stem) && p != path)
+        .collect();
+    siblings.sort();
+    siblings.first().map(|p| display_path(p, cwd))
+}
+
+/// `File does not exist. Note: your current working directory is X.` with the hint.
+pub(crate) fn missing_file_message(path: &Path, cwd: &Path) -> String {
+    let mut msg = format!("File does not exist. Note: your current working directory is {}.", cwd.display());
+    if let Some(s) = suggest_for_missing(path, cwd) {
+        msg.push_str(&format!(" Did you mean {s}?"));
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_every_encoding_and_line_ending() {
+        for (enc, le) in [
+            (Encoding::Utf8 { bom: false }, LineEnding::Lf),
+            (Encoding::Utf8 { bom: true }, LineEnding::CrLf),
+            (Encoding::Utf16Le, LineEnding::CrLf),
+            (Encoding::Utf16Le, LineEnding::Lf),
+        ] {
+            let bytes = encode("héllo\nwörld\n", enc, le);
+            let (raw, got) = decode(&bytes).unwrap();
+            assert_eq!(got, enc);
+            assert_eq!(detect_line_ending(&raw), le);
+            assert_eq!(raw.replace("\r\n", "\n"), "héllo\nwörld\n");
+        }
+        assert!(decode(&[0x66, 0xFF, 0x00]).is_none());
+    }
+
+    #[test]
+    fn strips_trailing_whitespace_but_keeps_terminators() {
+        assert_eq!(strip_trailing_whitespace("a.txt", "x  \r\ny\t\nz  "), "x\r\ny\nz");
+        assert_eq!(strip_trailing_whitespace("a.md", "x  \n"), "x  \n");
+    }
+
+    #[test]
+    fn atomic_write_keeps_permissions_and_follows_symlinks() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("f.sh");
+        fs::write(&f, "old").unwrap();
+        fs::set_permissions(&f, fs::Permissions::from_mode(0o751)).unwrap();
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert!(atomic_write(&link, b"new", || true).unwrap());
+        assert_eq!(fs::read_to_string(&f).unwrap(), "new");
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o751);
+        assert!(!atomic_write(&f, b"newer", || false).unwrap());
+        assert_eq!(fs::read_to_string(&f).unwrap(), "new");
+        let leftovers: Vec<_> = fs::read_dir(d.path()).unwrap().filter_map(Result::ok).filter(|e| e.file_name().to_string_lossy().starts_with(".toolgate")).collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn suggests_siblings_and_dropped_folders() {
+        let d = tempfile::tempdir().unwrap();
+        let cwd = d.path().join("repo");
+        fs::create_dir_all(cwd.join("src")).unwrap();
+        fs::write(cwd.join("notes.md"), "").unwrap();
+        fs::write(cwd.join("src/lib.rs"), "").unwrap();
+        assert_eq!(suggest_for_missing(&cwd.join("notes.txt"), &cwd).as_deref(), Some("notes.md"));
+        assert_eq!(suggest_for_missing(&d.path().join("src/lib.rs"), &cwd).as_deref(), Some("src/lib.rs"));
+        assert_eq!(suggest_for_missing(&cwd.join("other.txt"), &cwd), None);
+    }
+}

@@ -1,0 +1,156 @@
+//! Write: create a file or replace one the model has read, atomically, keeping an existing
+//! file's encoding and permissions.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_core::{FileState, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput, ValidationFailure};
+
+use crate::edit::{DENIED, MODIFIED_SINCE_READ, NOT_READ, STATE_CURRENT, UNEXPECTEDLY_MODIFIED, changed_since_seen, structured_patch};
+use crate::text_file::{self, Encoding, LineEnding, LoadError};
+
+/// The input of Write.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteInput {
+    /// Absolute path of the file to write.
+    pub file_path: String,
+    /// The whole new content of the file.
+    pub content: String,
+}
+
+/// The Write tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WriteTool;
+
+impl WriteTool {
+    /// The tool's name.
+    pub const NAME: &'static str = "Write";
+}
+
+fn check(input: &WriteInput, ctx: &ToolContext) -> Result<(), ValidationFailure> {
+    let path = ctx.resolve_path(&input.file_path);
+    if ctx.path_policy.edit_denied(&path) {
+        return Err(ValidationFailure::new(1, DENIED));
+    }
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(ValidationFailure::new(4, format!("Cannot read {}: {e}", path.display()))),
+    };
+    if meta.is_dir() {
+        return Err(ValidationFailure::new(5, format!("Cannot write {}: it is a directory.", path.display())));
+    }
+    let Some(seen) = ctx.file_state.get(&path) else {
+        return Err(ValidationFailure::new(2, NOT_READ));
+    };
+    if text_file::mtime_ms(&meta) > seen.timestamp_ms {
+        return Err(ValidationFailure::new(3, MODIFIED_SINCE_READ));
+    }
+    Ok(())
+}
+
+#[async_trait]
+impl Tool for WriteTool {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn description(&self) -> String {
+        "Writes a file, creating it (and its directories) or replacing it. Replacing an existing file needs a \
+         Read of it first. Prefer Edit for changes to part of a file."
+            .to_owned()
+    }
+
+    fn input_schema(&self) -> Value {
+        tool_core::input_schema_for::<WriteInput>()
+    }
+
+    fn normalize_input(&self, mut input: Value) -> Value {
+        let path = input.get("file_path").and_then(Value::as_str).unwrap_or("").to_owned();
+        if let Some(Value::String(content)) = input.get_mut("content") {
+            *content = text_file::strip_trailing_whitespace(&path, content);
+        }
+        input
+    }
+
+    async fn validate_input(&self, input: &Value, ctx: &ToolContext) -> Result<(), ValidationFailure> {
+        let input: WriteInput =
+            serde_json::from_value(input.clone()).map_err(|e| ValidationFailure::new(99, format!("Invalid input: {e}")))?;
+        check(&input, ctx)
+    }
+
+    fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
+        match input.get("file_path").and_then(Value::as_str) {
+            Some(p) => PermissionSubject::WritePaths(vec![ctx.resolve_path(p)]),
+            None => PermissionSubject::Nothing,
+        }
+    }
+
+    fn is_destructive(&self, _input: &Value) -> bool {
+        true
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+        let input: WriteInput = tool_core::parse_input(input)?;
+        let ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || write(&input, &ctx))
+            .await
+            .map_err(|e| ToolCallError::new(format!("Write failed: {e}")))?
+    }
+}
+
+fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+    let path = ctx.resolve_path(&input.file_path);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| ToolCallError::new(format!("Cannot create {}: {e}", dir.display())))?;
+    }
+    let (original, encoding, expected) = match text_file::load(&path) {
+        Ok(current) => {
+            // Re-check right before writing, with the content fallback: a touch is not a change.
+            let seen = ctx.file_state.get(&path).ok_or_else(|| ToolCallError::new(NOT_READ))?;
+            if changed_since_seen(&current, &seen) {
+                return Err(ToolCallError::new(UNEXPECTEDLY_MODIFIED));
+            }
+            (Some(current.text), current.encoding, Some((current.mtime_ms, current.len)))
+        }
+        Err(LoadError::Missing) => (None, Encoding::Utf8 { bom: false }, None),
+        Err(LoadError::NotText) => {
+            // Replacing a binary file with text is what the model asked for; keep UTF-8.
+            let meta = std::fs::metadata(&path).map_err(|e| ToolCallError::new(e.to_string()))?;
+            (Some(String::new()), Encoding::Utf8 { bom: false }, Some((text_file::mtime_ms(&meta), meta.len())))
+        }
+        Err(LoadError::Io(e)) => return Err(ToolCallError::new(format!("Cannot read {}: {e}", path.display()))),
+    };
+    let bytes = text_file::encode(&input.content, encoding, LineEnding::Lf);
+    let unchanged_on_disk = || match (expected, std::fs::metadata(&path)) {
+        (None, Err(_)) => true,
+        (Some((mtime, len)), Ok(m)) => text_file::mtime_ms(&m) == mtime && m.len() == len,
+        _ => false,
+    };
+    let written = text_file::atomic_write(&path, &bytes, unchanged_on_disk)
+        .map_err(|e| ToolCallError::new(format!("Cannot write {}: {e}", path.display())))?;
+    if !written {
+        return Err(ToolCallError::new(UNEXPECTEDLY_MODIFIED));
+    }
+    let mtime = std::fs::metadata(&path).map(|m| text_file::mtime_ms(&m)).unwrap_or(0);
+    ctx.file_state.insert(
+        path.clone(),
+        FileState { content: input.content.replace("\r\n", "\n"), timestamp_ms: mtime, offset: None, limit: None, full_view: true },
+    );
+    let created = original.as_deref().is_none_or(str::is_empty);
+    let text = if created {
+        format!("File created successfully at: {}{STATE_CURRENT}", input.file_path)
+    } else {
+        format!("The file {} has been updated successfully.{STATE_CURRENT}", input.file_path)
+    };
+    let original = original.unwrap_or_default();
+    let raw = json!({
+        "type": if created { "create" } else { "update" },
+        "filePath": input.file_path,
+        "content": input.content,
+        "structuredPatch": if created { json!([]) } else { structured_patch(&original, &input.content) },
+        "originalFile": if created { Value::Null } else { Value::String(original) },
+    });
+    Ok(ToolOutput::new(raw, text))
+}
