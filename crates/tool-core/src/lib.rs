@@ -42,6 +42,7 @@ mod context;
 mod decision;
 mod error;
 mod file_state;
+mod invocation;
 mod registry;
 pub mod result;
 pub mod schema;
@@ -56,6 +57,7 @@ pub use decision::{
 };
 pub use error::Error;
 pub use file_state::{DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, FileState, FileStateCache};
+pub use invocation::{Stage, ToolInvocation, ToolOutcome};
 pub use registry::{Lookup, RegisteredTool, ToolRegistry};
 pub use schema::{CompiledSchema, InputError};
 pub use tool::{

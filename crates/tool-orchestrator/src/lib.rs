@@ -1,1 +1,42 @@
-//! placeholder
+//! The call pipeline and sessions of toolgate.
+//!
+//! A [`Session`] runs a turn's `tool_use` blocks through the [`Pipeline`]: lookup, input,
+//! then a tower stack of schema, validation, PreToolUse hooks, the permission decision, the
+//! result policy, PostToolUse hooks and the call itself. Every call ends in a `tool_result`
+//! with its id, on every path.
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use serde_json::json;
+//! use tool_core::{ToolContext, ToolUse};
+//! use tool_orchestrator::Session;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+//! let ctx = ToolContext::new(dir.path(), dir.path(), dir.path().join(".results"));
+//! let mut session = Session::builder(builtin_tools::registry().unwrap(), ctx).build();
+//! let path = dir.path().join("a.txt").display().to_string();
+//! let turn = session.run_turn(&[ToolUse::new("t1", "Read", json!({"file_path": path}))]).await;
+//! assert_eq!(turn.outcomes[0].content.to_text(), "1\thello\n2\t");
+//! # });
+//! ```
+
+mod call;
+pub mod permission;
+mod pipeline;
+pub mod result_policy;
+pub mod schema;
+mod session;
+pub mod validate;
+
+pub use call::CallTool;
+pub use pipeline::{Pipeline, ToolService, standard_stack};
+pub use session::{Session, SessionBuilder, TurnOutcome};
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A tool-core error (registry, schema).
+    #[error(transparent)]
+    Core(#[from] tool_core::Error),
+}

@@ -1,1 +1,84 @@
-//! placeholder
+//! The permission engine of toolgate.
+//!
+//! This version holds the rule grammar, Claude Code settings files as policy sources (with
+//! project trust), whole-tool allow / ask / deny rules, the permission modes' baseline and
+//! explained decisions. Rules with content, TOML policy layers, shell and path analysis
+//! arrive with the permissions issue; a rule this version cannot honour is a load error
+//! ([`Error::UnsupportedRule`]), never a silent no-op.
+//!
+//! ```
+//! use std::path::Path;
+//! use tool_core::{PermissionPolicy, RuleList};
+//! use tool_permissions::{Layer, PolicyBuilder};
+//!
+//! let mut b = PolicyBuilder::new();
+//! b.rule(RuleList::Deny, "WebFetch", Layer::User, None).unwrap();
+//! let policy = b.build();
+//! assert!(policy.removes_tool("WebFetch"));
+//! assert!(b.rule(RuleList::Allow, "Bash(git status)", Layer::User, None).is_err());
+//! ```
+
+mod policy;
+mod rule;
+
+use std::path::PathBuf;
+
+pub use policy::{Layer, Policy, PolicyBuilder, RuleEntry};
+pub use rule::PermissionRule;
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A rule does not parse.
+    #[error("invalid permission rule `{rule}`: {message}")]
+    InvalidRule {
+        /// The rule as written.
+        rule: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A rule with content, which this version does not evaluate yet.
+    #[error("permission rule `{rule}`{} has content, which this version does not evaluate yet (only whole-tool rules)", .file.as_ref().map(|f| format!(" in {}", f.display())).unwrap_or_default())]
+    UnsupportedRule {
+        /// The rule as written.
+        rule: String,
+        /// The file it came from.
+        file: Option<PathBuf>,
+    },
+    /// A settings file is not valid JSON.
+    #[error("{}:{line}:{column}: {message}", .file.display())]
+    Json {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// A settings file has the wrong shape.
+    #[error("{}{message}", .file.as_ref().map(|f| format!("{}: ", f.display())).unwrap_or_default())]
+    Shape {
+        /// The file.
+        file: Option<PathBuf>,
+        /// What is wrong.
+        message: String,
+    },
+    /// A settings file could not be read.
+    #[error("cannot read {}: {source}", .file.display())]
+    Io {
+        /// The file.
+        file: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// An error inside a file.
+    #[error("{}: {source}", .file.display())]
+    InFile {
+        /// The file.
+        file: PathBuf,
+        /// The error.
+        source: Box<Error>,
+    },
+}

@@ -1,0 +1,64 @@
+//! Hook matchers, with Claude Code's semantics: empty or `*` matches every tool; a plain name
+//! or an `a|b` list matches exactly; anything else is an unanchored regular expression.
+
+use regex::Regex;
+
+use crate::Error;
+
+/// Which tools a hook applies to.
+#[derive(Debug, Clone)]
+pub enum Matcher {
+    /// Every tool.
+    All,
+    /// These names exactly.
+    Names(Vec<String>),
+    /// Tools whose name the expression finds a match in.
+    Regex(Regex),
+}
+
+impl Matcher {
+    /// Parse a matcher. An invalid regular expression is an error naming it.
+    pub fn parse(pattern: &str) -> Result<Self, Error> {
+        let p = pattern.trim();
+        if p.is_empty() || p == "*" {
+            return Ok(Matcher::All);
+        }
+        if p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '|' | '-' | ' ' | ',')) {
+            return Ok(Matcher::Names(p.split(['|', ',']).map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()));
+        }
+        Regex::new(p).map(Matcher::Regex).map_err(|e| Error::InvalidMatcher { matcher: pattern.to_owned(), message: e.to_string() })
+    }
+
+    /// Does it apply to `tool_name`?
+    pub fn matches(&self, tool_name: &str) -> bool {
+        match self {
+            Matcher::All => true,
+            Matcher::Names(names) => names.iter().any(|n| n == tool_name),
+            Matcher::Regex(re) => re.is_match(tool_name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matcher_semantics() {
+        let cases = [
+            ("", "Edit", true),
+            ("*", "Bash", true),
+            ("Edit", "Edit", true),
+            ("Edit", "EditX", false),
+            ("Edit|Write", "Write", true),
+            ("Edit|Write", "Read", false),
+            ("mcp__.*", "mcp__srv__tool", true),
+            ("^Ed", "Edit", true),
+            ("dit$", "Edit", true),
+        ];
+        for (m, tool, want) in cases {
+            assert_eq!(Matcher::parse(m).unwrap().matches(tool), want, "{m} vs {tool}");
+        }
+        assert!(Matcher::parse("(").is_err());
+    }
+}

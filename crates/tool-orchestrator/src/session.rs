@@ -1,0 +1,171 @@
+//! Sessions: what lives across turns (the context, the file-state cache, the policy, the
+//! hooks) and the running of a turn's `tool_use` blocks.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use tool_core::{
+    Approver, ContentBlock, PathPolicy, PermissionPolicy, ToolContext, ToolDefinition, ToolOutcome, ToolRegistry, ToolUse,
+    UserContent, UserMessage,
+};
+use tool_hooks::Hooks;
+use tool_permissions::Policy;
+
+use crate::pipeline::{Pipeline, standard_stack};
+
+/// Builds a [`Session`].
+pub struct SessionBuilder {
+    registry: ToolRegistry,
+    ctx: ToolContext,
+    policy: Arc<dyn PermissionPolicy>,
+    hooks: Hooks,
+    approver: Option<Arc<dyn Approver>>,
+    offered: Option<BTreeSet<String>>,
+}
+
+impl SessionBuilder {
+    /// A session over `registry` starting from `ctx`, with no rules (the default-mode
+    /// baseline), no hooks, no approver (asks are refused) and every tool offered.
+    pub fn new(registry: ToolRegistry, ctx: ToolContext) -> Self {
+        Self { registry, ctx, policy: Arc::new(Policy::empty()), hooks: Hooks::new(), approver: None, offered: None }
+    }
+
+    /// The permission policy; it also answers the tools' path checks.
+    pub fn policy<P: PermissionPolicy + PathPolicy + 'static>(mut self, policy: Arc<P>) -> Self {
+        self.ctx.path_policy = policy.clone();
+        self.policy = policy;
+        self
+    }
+
+    /// The hooks.
+    pub fn hooks(mut self, hooks: Hooks) -> Self {
+        self.hooks = hooks;
+        self
+    }
+
+    /// Who answers an ask.
+    pub fn approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Offer only these tools (Claude Code's `--tools`).
+    pub fn offered_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.offered = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Build the session.
+    pub fn build(self) -> Session {
+        let service = standard_stack(Arc::new(self.hooks), self.policy.clone(), self.approver);
+        let registry = Arc::new(self.registry);
+        Session { pipeline: Pipeline::new(registry, service), ctx: self.ctx, policy: self.policy, offered: self.offered }
+    }
+}
+
+/// What a turn produced.
+#[derive(Debug)]
+pub struct TurnOutcome {
+    /// Each call's outcome, in block order.
+    pub outcomes: Vec<ToolOutcome>,
+}
+
+impl TurnOutcome {
+    /// The user message to send back: every `tool_result` in block order, then the messages
+    /// hooks and tools added, in call order.
+    pub fn user_message(&self) -> UserMessage {
+        let mut content: Vec<UserContent> = self.outcomes.iter().map(|o| UserContent::ToolResult(o.tool_result())).collect();
+        for o in &self.outcomes {
+            let after: Vec<&ContentBlock> = o.hook_messages.iter().chain(&o.extra_messages).collect();
+            content.extend(after.into_iter().cloned().map(UserContent::Block));
+        }
+        UserMessage::new(content)
+    }
+
+    /// The reason to stop the turn, when a hook asked for it.
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.outcomes.iter().find_map(|o| o.stop_reason.as_deref())
+    }
+}
+
+/// A session: runs turns of `tool_use` blocks and keeps the context across them.
+pub struct Session {
+    pipeline: Pipeline,
+    ctx: ToolContext,
+    policy: Arc<dyn PermissionPolicy>,
+    offered: Option<BTreeSet<String>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("ctx", &self.ctx).field("offered", &self.offered).finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Start building a session.
+    pub fn builder(registry: ToolRegistry, ctx: ToolContext) -> SessionBuilder {
+        SessionBuilder::new(registry, ctx)
+    }
+
+    /// The session's context.
+    pub fn context(&self) -> &ToolContext {
+        &self.ctx
+    }
+
+    /// Change the session's context (mode, working directories, ...).
+    pub fn context_mut(&mut self) -> &mut ToolContext {
+        &mut self.ctx
+    }
+
+    /// Is `name` (a canonical tool name) offered to the model? Not when the tool set leaves it
+    /// out, nor when a whole-tool deny rule removes it.
+    pub fn is_offered(&self, name: &str) -> bool {
+        self.offered.as_ref().is_none_or(|o| o.contains(name)) && !self.policy.removes_tool(name)
+    }
+
+    /// The API `tools` list for the offered tools.
+    pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
+        self.pipeline.registry().definitions(&|n| self.is_offered(n))
+    }
+
+    /// Cancel whatever the current turn is running; the calls end with Claude Code's cancel
+    /// texts. The next turn starts with a fresh token.
+    pub fn cancel(&self) {
+        self.ctx.cancel.cancel();
+    }
+
+    /// The token that cancels the current turn (cancel it from another task).
+    pub fn cancellation_token(&self) -> tool_core::CancellationToken {
+        self.ctx.cancel.clone()
+    }
+
+    /// Run one call and apply its context changes.
+    pub async fn run_call(&mut self, tool_use: &ToolUse) -> ToolOutcome {
+        let offered = |n: &str| self.is_offered(n);
+        let mut outcome = self.pipeline.run(tool_use, self.ctx.child(), &offered).await;
+        for m in outcome.context_modifiers.drain(..) {
+            m.apply(&mut self.ctx);
+        }
+        outcome
+    }
+
+    /// Run a turn's calls one after another, each seeing the context changes of the ones
+    /// before it. Every block gets an outcome, in block order.
+    ///
+    /// Cancel safety: dropping the future leaves the calls not yet run without results; use
+    /// [`cancel`](Self::cancel) to end a turn with results for every block.
+    pub async fn run_turn(&mut self, blocks: &[ToolUse]) -> TurnOutcome {
+        if self.ctx.cancel.is_cancelled() && blocks.is_empty() {
+            self.ctx.cancel = tool_core::CancellationToken::new();
+        }
+        let mut outcomes = Vec::with_capacity(blocks.len());
+        for b in blocks {
+            outcomes.push(self.run_call(b).await);
+        }
+        if self.ctx.cancel.is_cancelled() {
+            self.ctx.cancel = tool_core::CancellationToken::new();
+        }
+        TurnOutcome { outcomes }
+    }
+}

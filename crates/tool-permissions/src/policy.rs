@@ -1,0 +1,326 @@
+//! Policies: rules from several layers, merged, and the decision they make for one call.
+//!
+//! Deny beats ask beats allow across every layer; within a list the first matching rule is
+//! the one reported. Rules with content (`Bash(git:*)`, `Read(./.env)`) belong to the
+//! permissions issue: this version loads whole-tool rules and refuses the others with
+//! [`Error::UnsupportedRule`], so a caller never silently runs with fewer rules than written.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tool_core::texts::{permission_denied, permission_not_granted};
+use tool_core::{
+    Decision, DecisionReason, PathPolicy, PermissionMode, PermissionPolicy, PermissionRequest, PermissionSubject, RuleList,
+};
+
+use crate::Error;
+use crate::rule::PermissionRule;
+
+/// Where a rule came from, highest precedence first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    /// Managed by an administrator.
+    Managed,
+    /// Given on the command line.
+    CommandLine,
+    /// The project's local, uncommitted settings.
+    Local,
+    /// The project's shared settings.
+    Project,
+    /// The user's own settings.
+    User,
+}
+
+impl Layer {
+    /// True for layers whose allow rules need the project to be trusted.
+    pub fn needs_trust(self) -> bool {
+        matches!(self, Layer::Local | Layer::Project)
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Layer::Managed => "managed",
+            Layer::CommandLine => "command line",
+            Layer::Local => "local",
+            Layer::Project => "project",
+            Layer::User => "user",
+        })
+    }
+}
+
+/// A rule with its list and origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleEntry {
+    /// The parsed rule.
+    pub rule: PermissionRule,
+    /// As written.
+    pub text: String,
+    /// Which list.
+    pub list: RuleList,
+    /// Which layer.
+    pub layer: Layer,
+    /// Which file, when it came from one.
+    pub file: Option<PathBuf>,
+}
+
+impl RuleEntry {
+    fn source(&self) -> String {
+        match &self.file {
+            Some(f) => format!("{} settings ({})", self.layer, f.display()),
+            None => format!("{} settings", self.layer),
+        }
+    }
+
+    fn reason(&self) -> DecisionReason {
+        DecisionReason::Rule { rule: self.text.clone(), list: self.list, source: self.source() }
+    }
+}
+
+/// Builds a [`Policy`] from rules and settings files.
+#[derive(Debug, Clone, Default)]
+pub struct PolicyBuilder {
+    entries: Vec<RuleEntry>,
+    default_mode: Option<(Layer, PermissionMode)>,
+    additional_directories: Vec<PathBuf>,
+    trusted: bool,
+    ignored: Vec<RuleEntry>,
+}
+
+impl PolicyBuilder {
+    /// An empty builder. The project is untrusted until [`trust_project`](Self::trust_project).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether the project's own allow rules apply (deny and ask rules always do).
+    pub fn trust_project(&mut self, trusted: bool) -> &mut Self {
+        self.trusted = trusted;
+        self
+    }
+
+    /// Add one rule.
+    pub fn rule(&mut self, list: RuleList, text: &str, layer: Layer, file: Option<&Path>) -> Result<&mut Self, Error> {
+        let rule = PermissionRule::parse(text).map_err(|e| match (e, file) {
+            (Error::InvalidRule { rule, message }, Some(f)) => Error::InFile { file: f.to_path_buf(), source: Box::new(Error::InvalidRule { rule, message }) },
+            (e, _) => e,
+        })?;
+        if !rule.is_whole_tool() {
+            return Err(Error::UnsupportedRule { rule: text.to_owned(), file: file.map(Path::to_path_buf) });
+        }
+        self.entries.push(RuleEntry { rule, text: text.to_owned(), list, layer, file: file.map(Path::to_path_buf) });
+        Ok(self)
+    }
+
+    /// Set the starting mode from `layer` (the highest layer that sets it wins).
+    pub fn default_mode(&mut self, mode: PermissionMode, layer: Layer) -> &mut Self {
+        if self.default_mode.is_none_or(|(l, _)| layer <= l) {
+            self.default_mode = Some((layer, mode));
+        }
+        self
+    }
+
+    /// Add a working directory.
+    pub fn additional_directory(&mut self, dir: PathBuf) -> &mut Self {
+        self.additional_directories.push(dir);
+        self
+    }
+
+    /// Load the `permissions` of a Claude Code settings file (`.claude/settings.json` and
+    /// friends). A missing file adds nothing. Relative additional directories are taken
+    /// relative to `base`.
+    pub fn claude_settings_file(&mut self, path: &Path, layer: Layer, base: &Path) -> Result<&mut Self, Error> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self),
+            Err(e) => return Err(Error::Io { file: path.to_path_buf(), source: e }),
+        };
+        let value: Value = serde_json::from_str(&text).map_err(|e| Error::Json {
+            file: path.to_path_buf(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        self.claude_settings(&value, layer, Some(path), base)
+    }
+
+    /// Load the `permissions` object of Claude Code settings given as a value.
+    pub fn claude_settings(&mut self, settings: &Value, layer: Layer, file: Option<&Path>, base: &Path) -> Result<&mut Self, Error> {
+        let Some(perms) = settings.get("permissions") else { return Ok(self) };
+        let shape = |what: &str| Error::Shape { file: file.map(Path::to_path_buf), message: what.to_owned() };
+        let perms = perms.as_object().ok_or_else(|| shape("`permissions` must be an object"))?;
+        for (key, list) in [("allow", RuleList::Allow), ("ask", RuleList::Ask), ("deny", RuleList::Deny)] {
+            let Some(v) = perms.get(key) else { continue };
+            let items = v.as_array().ok_or_else(|| shape(&format!("`permissions.{key}` must be a list of strings")))?;
+            for item in items {
+                let text = item.as_str().ok_or_else(|| shape(&format!("`permissions.{key}` must be a list of strings")))?;
+                self.rule(list, text, layer, file)?;
+            }
+        }
+        if let Some(m) = perms.get("defaultMode") {
+            let m = m.as_str().ok_or_else(|| shape("`permissions.defaultMode` must be a string"))?;
+            let mode: PermissionMode = m.parse().map_err(|e: tool_core::Error| shape(&e.to_string()))?;
+            self.default_mode(mode, layer);
+        }
+        if let Some(dirs) = perms.get("additionalDirectories") {
+            let dirs = dirs.as_array().ok_or_else(|| shape("`permissions.additionalDirectories` must be a list of strings"))?;
+            for d in dirs {
+                let d = d.as_str().ok_or_else(|| shape("`permissions.additionalDirectories` must be a list of strings"))?;
+                self.additional_directory(tool_core::normalize(&base.join(d)));
+            }
+        }
+        Ok(self)
+    }
+
+    /// Build the policy.
+    pub fn build(&self) -> Policy {
+        let mut entries = Vec::new();
+        let mut ignored = self.ignored.clone();
+        for e in &self.entries {
+            if e.list == RuleList::Allow && e.layer.needs_trust() && !self.trusted {
+                ignored.push(e.clone());
+            } else {
+                entries.push(e.clone());
+            }
+        }
+        for e in &ignored {
+            tracing::warn!(rule = %e.text, source = %e.source(), "allow rule ignored: the project is not trusted");
+        }
+        Policy {
+            entries,
+            ignored,
+            default_mode: self.default_mode.map(|(_, m)| m),
+            additional_directories: self.additional_directories.clone(),
+        }
+    }
+}
+
+/// A built policy: the decision for each call, and the path checks tools ask for.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    entries: Vec<RuleEntry>,
+    ignored: Vec<RuleEntry>,
+    default_mode: Option<PermissionMode>,
+    additional_directories: Vec<PathBuf>,
+}
+
+impl Policy {
+    /// A policy with no rules: the default-mode baseline alone.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// The rules in effect.
+    pub fn rules(&self) -> &[RuleEntry] {
+        &self.entries
+    }
+
+    /// Allow rules left out because the project is not trusted.
+    pub fn ignored_rules(&self) -> &[RuleEntry] {
+        &self.ignored
+    }
+
+    /// The starting mode the settings ask for.
+    pub fn default_mode(&self) -> Option<PermissionMode> {
+        self.default_mode
+    }
+
+    /// Extra working directories from the settings.
+    pub fn additional_directories(&self) -> &[PathBuf] {
+        &self.additional_directories
+    }
+
+    fn find(&self, list: RuleList, tool: &str) -> Option<&RuleEntry> {
+        self.entries.iter().find(|e| e.list == list && e.rule.names_tool(tool))
+    }
+
+    fn ask_message(request: &PermissionRequest<'_>) -> String {
+        let agent = &request.ctx.agent_name;
+        match request.subject {
+            PermissionSubject::ReadPaths(p) if !p.is_empty() => {
+                format!("{agent} requested permissions to read from {}, but you haven't granted it yet.", p[0].display())
+            }
+            PermissionSubject::WritePaths(p) if !p.is_empty() => {
+                format!("{agent} requested permissions to write to {}, but you haven't granted it yet.", p[0].display())
+            }
+            _ => permission_not_granted(agent, request.tool_name),
+        }
+    }
+}
+
+impl PermissionPolicy for Policy {
+    fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
+        let decision = self.decide_before_mode_post(request);
+        if decision.verdict == tool_core::Verdict::Ask && request.ctx.permission_mode == PermissionMode::DontAsk {
+            return Decision::deny(
+                format!(
+                    "Permission to use {} has been denied because {} is running in don't ask mode.",
+                    request.tool_name, request.ctx.agent_name
+                ),
+                DecisionReason::Mode { mode: PermissionMode::DontAsk },
+            );
+        }
+        decision
+    }
+
+    fn removes_tool(&self, tool_name: &str) -> bool {
+        self.find(RuleList::Deny, tool_name).is_some()
+    }
+}
+
+impl Policy {
+    fn decide_before_mode_post(&self, request: &PermissionRequest<'_>) -> Decision {
+        let tool = request.tool_name;
+        let ctx = request.ctx;
+        if let Some(e) = self.find(RuleList::Deny, tool) {
+            return Decision::deny(permission_denied(tool), e.reason());
+        }
+        if let Some(e) = self.find(RuleList::Ask, tool) {
+            return Decision::ask(Self::ask_message(request), e.reason());
+        }
+        // The tool's own check: reads inside the working directories (and of spilled tool
+        // results) are allowed; in acceptEdits mode, so are writes inside them.
+        match request.subject {
+            PermissionSubject::ReadPaths(paths) if request.read_only && !paths.is_empty() => {
+                if paths.iter().all(|p| ctx.is_in_working_dirs(p) || p.starts_with(&ctx.tool_results_dir)) {
+                    return Decision::allow(DecisionReason::ReadInsideWorkingDirectory { path: paths[0].display().to_string() });
+                }
+                if let Some(e) = self.find(RuleList::Allow, "Edit") {
+                    return Decision::allow(e.reason());
+                }
+            }
+            PermissionSubject::WritePaths(paths)
+                if ctx.permission_mode == PermissionMode::AcceptEdits
+                    && !paths.is_empty()
+                    && paths.iter().all(|p| ctx.is_in_working_dirs(p)) =>
+            {
+                return Decision::allow(DecisionReason::Mode { mode: PermissionMode::AcceptEdits });
+            }
+            _ => {}
+        }
+        if request.requires_user_interaction {
+            return Decision::ask(Self::ask_message(request), DecisionReason::Check { name: "the tool needs the user".into() });
+        }
+        if ctx.permission_mode == PermissionMode::BypassPermissions {
+            return Decision::allow(DecisionReason::Mode { mode: PermissionMode::BypassPermissions });
+        }
+        if let Some(e) = self.find(RuleList::Allow, tool) {
+            return Decision::allow(e.reason());
+        }
+        Decision::ask(Self::ask_message(request), DecisionReason::NotGranted)
+    }
+}
+
+/// Path rules arrive with the permissions issue; whole-tool rules deny no individual path
+/// (a whole-tool deny removes the tool instead).
+impl PathPolicy for Policy {
+    fn read_denied(&self, _path: &Path) -> bool {
+        false
+    }
+
+    fn edit_denied(&self, _path: &Path) -> bool {
+        false
+    }
+}
