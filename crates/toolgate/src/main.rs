@@ -1,1 +1,112 @@
-fn main() {}
+//! `toolgate`: run tool calls the way Claude Code does, with policies that explain themselves.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use clap::{Parser, Subcommand};
+use tool_core::{PermissionMode, ToolContext};
+use tool_orchestrator::Session;
+use tool_permissions::{Layer, PolicyBuilder};
+use toolgate::{demo, scenario, transcript};
+
+#[derive(Parser)]
+#[command(name = "toolgate", version, about = "Run model tool calls safely, as Claude Code does. With no command, runs a demo.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the built-in demo (a Read → Edit session in a temporary directory).
+    Demo,
+    /// Run a transcript (a JSON list of turns of tool_use blocks) against a workspace, or an
+    /// oracle scenario file in a fresh temporary layout, and print the tool_result blocks as
+    /// JSON lines.
+    Run {
+        /// The transcript or scenario file.
+        file: PathBuf,
+        /// The workspace (default: the current directory). Ignored for scenario files.
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// A Claude Code settings file to load as command-line policy.
+        #[arg(long)]
+        settings: Option<PathBuf>,
+        /// Offer only these tools (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        tools: Option<Vec<String>>,
+        /// The permission mode (default, acceptEdits, plan, dontAsk, bypassPermissions).
+        #[arg(long)]
+        mode: Option<String>,
+        /// Apply the workspace's own allow rules (its .claude/settings*.json).
+        #[arg(long)]
+        trust_project: bool,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_env("TOOLGATE_LOG")).with_writer(std::io::stderr).init();
+    match Cli::parse().command {
+        None | Some(Command::Demo) => {
+            print!("{}", demo::run().await?);
+            Ok(())
+        }
+        Some(Command::Run { file, workspace, settings, tools, mode, trust_project }) => {
+            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+            let value: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
+            if value.get("turns").is_some() && (value.get("fixture").is_some() || value.get("name").is_some()) {
+                return run_scenario(&file).await;
+            }
+            let turns = transcript::parse(&value).map_err(anyhow::Error::msg).with_context(|| file.display().to_string())?;
+            let ws = std::fs::canonicalize(workspace.unwrap_or(std::env::current_dir()?))?;
+            let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| ws.clone());
+            let mut b = PolicyBuilder::new();
+            b.trust_project(trust_project);
+            b.claude_settings_file(&home.join(".claude/settings.json"), Layer::User, &home)?;
+            b.claude_settings_file(&ws.join(".claude/settings.json"), Layer::Project, &ws)?;
+            b.claude_settings_file(&ws.join(".claude/settings.local.json"), Layer::Local, &ws)?;
+            if let Some(s) = &settings {
+                if !s.exists() {
+                    bail!("settings file {} does not exist", s.display());
+                }
+                b.claude_settings_file(s, Layer::CommandLine, s.parent().unwrap_or(&ws))?;
+            }
+            let policy = b.build();
+            let data = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".local/share"));
+            let session_id = format!("run-{}", std::process::id());
+            let mut ctx = ToolContext::new(&ws, &home, data.join("toolgate/tool-results").join(&session_id));
+            ctx.session_id = session_id;
+            ctx.env = Arc::new(std::env::vars().collect());
+            ctx.permission_mode = match mode {
+                Some(m) => m.parse()?,
+                None => policy.default_mode().unwrap_or(PermissionMode::Default),
+            };
+            ctx.working_dirs.extend(policy.additional_directories().iter().cloned());
+            let mut builder = Session::builder(builtin_tools::registry()?, ctx).policy(Arc::new(policy));
+            if let Some(t) = tools {
+                builder = builder.offered_tools(t);
+            }
+            let mut session = builder.build();
+            for turn in turns {
+                let out = session.run_turn(&turn).await;
+                for r in out.user_message().tool_results() {
+                    println!("{}", serde_json::to_string(r)?);
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn run_scenario(file: &std::path::Path) -> anyhow::Result<()> {
+    let s = scenario::Scenario::load(file)?;
+    let layout = scenario::lay_out(&s)?;
+    eprintln!("scenario {} laid out in {}", s.name, layout.base().display());
+    let run = scenario::run(&s, &layout).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    for (_, r) in &run.results {
+        println!("{}", serde_json::to_string(r)?);
+    }
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! The `toolgate` program's library: running transcripts and oracle scenarios against a
+//! workspace (shared with `cargo xtask conformance`), and the built-in demo.
+
+pub mod demo;
+pub mod scenario;
+pub mod transcript;
