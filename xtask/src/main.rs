@@ -1,1 +1,80 @@
-fn main() {}
+//! `cargo xtask`: conformance, bench and ci for the toolgate workspace.
+
+mod bench;
+mod conformance;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context as _, bail};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "xtask", about = "toolgate's project tasks")]
+struct Cli {
+    #[command(subcommand)]
+    command: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Run oracle scenarios and compare with their recorded results: tests/conformance, or
+    /// DIR (laid out as DIR/scenarios/*.json + DIR/results/*.json).
+    Conformance {
+        /// Another scenario folder.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Run a benchmark and print the figures beside the reference tool's (`read`).
+    Bench {
+        /// Which benchmark: read.
+        which: String,
+        /// Size of the generated file in MiB (read; default 1024).
+        #[arg(long, default_value_t = 1024)]
+        size_mib: u64,
+    },
+    /// Exactly what .ci/run runs: the tests, then the conformance suite.
+    Ci,
+    /// (internal) Read a window of a file with the Read tool and report peak memory.
+    #[command(hide = true)]
+    ReadWindow { file: PathBuf, offset: i64, limit: i64 },
+}
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().map(PathBuf::from).unwrap_or_default()
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Task::Conformance { dir } => {
+            let dir = dir.unwrap_or_else(|| workspace_root().join("tests/conformance"));
+            let (pass, fail, skip) = conformance::run_dir(&dir).await?;
+            println!("{pass} passed, {fail} failed, {skip} skipped");
+            if fail > 0 {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Task::Bench { which, size_mib } => match which.as_str() {
+            "read" => bench::read(size_mib).await,
+            other => bail!("unknown benchmark `{other}` (available: read)"),
+        },
+        Task::Ci => ci(),
+        Task::ReadWindow { file, offset, limit } => bench::read_window(&file, offset, limit).await,
+    }
+}
+
+fn ci() -> anyhow::Result<()> {
+    let root = workspace_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let steps: [&[&str]; 2] = [&["test", "--workspace", "--no-fail-fast"], &["run", "--quiet", "--package", "xtask", "--", "conformance"]];
+    for args in steps {
+        eprintln!("$ cargo {}", args.join(" "));
+        let status = Command::new(&cargo).args(args).current_dir(&root).status().with_context(|| format!("running cargo {}", args.join(" ")))?;
+        if !status.success() {
+            bail!("cargo {} failed ({status})", args.join(" "));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,147 @@
+//! `cargo xtask conformance`: run oracle scenarios and compare with their recorded results.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::Value;
+use toolgate::scenario::{self, RunError, Scenario};
+
+/// How one scenario went.
+pub enum Verdict {
+    Pass,
+    Fail(String),
+    Skip(String),
+}
+
+/// Run every `DIR/scenarios/*.json` that has a `DIR/results/*.json`; print one line each and
+/// the summary. Returns the number of failures.
+pub async fn run_dir(dir: &Path) -> anyhow::Result<(usize, usize, usize)> {
+    let scenarios = dir.join("scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&scenarios)
+        .with_context(|| format!("reading {}", scenarios.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let (mut pass, mut fail, mut skip) = (0, 0, 0);
+    for f in files {
+        let name = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let expected = dir.join("results").join(format!("{name}.json"));
+        let verdict = match check(&f, &expected).await {
+            Ok(v) => v,
+            Err(e) => Verdict::Fail(format!("{e:#}")),
+        };
+        match verdict {
+            Verdict::Pass => {
+                pass += 1;
+                println!("PASS {name}");
+            }
+            Verdict::Fail(why) => {
+                fail += 1;
+                println!("FAIL {name}: {why}");
+            }
+            Verdict::Skip(why) => {
+                skip += 1;
+                println!("SKIP {name}: {why}");
+            }
+        }
+    }
+    Ok((pass, fail, skip))
+}
+
+async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::Result<Verdict> {
+    let s = Scenario::load(scenario_file)?;
+    if let Some(why) = &s.not_applicable {
+        return Ok(Verdict::Skip(format!("not applicable: {why}")));
+    }
+    if let Some(what) = s.unsupported() {
+        return Ok(Verdict::Skip(format!("unsupported: {what}")));
+    }
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(result_file).with_context(|| format!("no recorded result {}", result_file.display()))?,
+    )
+    .with_context(|| format!("parsing {}", result_file.display()))?;
+    let layout = scenario::lay_out(&s)?;
+    let run = match scenario::run(&s, &layout).await {
+        Ok(r) => r,
+        Err(RunError::Unsupported(what)) => return Ok(Verdict::Skip(format!("unsupported: {what}"))),
+        Err(RunError::Failed(why)) => return Ok(Verdict::Fail(why)),
+    };
+    let subs = &layout.subs;
+    let ours: BTreeMap<String, (String, Value, bool)> = run
+        .results
+        .iter()
+        .map(|(name, r)| {
+            let content = subs.unapply_value(&serde_json::to_value(&r.content).unwrap_or(Value::Null));
+            (r.tool_use_id.clone(), (name.clone(), content, r.is_error))
+        })
+        .collect();
+    let want = expected.get("tool_results").and_then(Value::as_array).cloned().unwrap_or_default();
+    for w in &want {
+        let id = w.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+        let Some((_, content, is_error)) = ours.get(id) else {
+            return Ok(Verdict::Fail(format!("{id}: no result")));
+        };
+        let want_error = w.get("is_error").and_then(Value::as_bool).unwrap_or(false);
+        if *is_error != want_error {
+            return Ok(Verdict::Fail(format!("{id}: is_error {is_error}, recorded {want_error}; content {}", short(content))));
+        }
+        let want_content = w.get("content").cloned().unwrap_or(Value::Null);
+        if !same_content(content, &want_content) {
+            return Ok(Verdict::Fail(format!("{id}: content differs\n  ours:     {}\n  recorded: {}", short(content), short(&want_content))));
+        }
+    }
+    let want_ids: Vec<&str> = want.iter().filter_map(|w| w.get("tool_use_id").and_then(Value::as_str)).collect();
+    if let Some(extra) = ours.keys().find(|k| !want_ids.contains(&k.as_str())) {
+        return Ok(Verdict::Fail(format!("{extra}: a result the recording does not have")));
+    }
+    if let Some(Value::Object(after)) = expected.get("workspace_after") {
+        let mine = &run.workspace_after;
+        for (path, v) in after {
+            let Some(ours) = mine.get(path) else {
+                return Ok(Verdict::Fail(format!("workspace_after: {path} missing")));
+            };
+            let want = v.as_str().unwrap_or_default();
+            if !same_file(path, ours, want) {
+                return Ok(Verdict::Fail(format!("workspace_after: {path} differs\n  ours:     {ours:?}\n  recorded: {want:?}")));
+            }
+        }
+        if let Some(extra) = mine.keys().find(|k| !after.contains_key(*k)) {
+            return Ok(Verdict::Fail(format!("workspace_after: {extra} exists but the recording has no such file")));
+        }
+    }
+    Ok(Verdict::Pass)
+}
+
+/// Content compares as JSON values: a string with a string, a block list with a block list
+/// (key order does not matter).
+fn same_content(ours: &Value, recorded: &Value) -> bool {
+    ours == recorded
+}
+
+/// Files compare byte for byte; JSON and JSON-lines files compare as parsed values.
+fn same_file(path: &str, ours: &str, recorded: &str) -> bool {
+    if ours == recorded {
+        return true;
+    }
+    let json = |s: &str| serde_json::from_str::<Value>(s).ok();
+    if path.ends_with(".json") {
+        if let (Some(a), Some(b)) = (json(ours), json(recorded)) {
+            return a == b;
+        }
+    }
+    if path.ends_with(".jsonl") {
+        let lines = |s: &str| -> Option<Vec<Value>> { s.lines().filter(|l| !l.trim().is_empty()).map(json).collect() };
+        if let (Some(a), Some(b)) = (lines(ours), lines(recorded)) {
+            return a == b;
+        }
+    }
+    false
+}
+
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 600 { format!("{}…", s.chars().take(600).collect::<String>()) } else { s }
+}
