@@ -27,7 +27,10 @@ pub async fn run_dir(dir: &Path) -> anyhow::Result<(usize, usize, usize)> {
     files.sort();
     let (mut pass, mut fail, mut skip) = (0, 0, 0);
     for f in files {
-        let name = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = f
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let expected = dir.join("results").join(format!("{name}.json"));
         let verdict = match check(&f, &expected).await {
             Ok(v) => v,
@@ -60,13 +63,16 @@ async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::Result<Verdi
         return Ok(Verdict::Skip(format!("unsupported: {what}")));
     }
     let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(result_file).with_context(|| format!("no recorded result {}", result_file.display()))?,
+        &std::fs::read_to_string(result_file)
+            .with_context(|| format!("no recorded result {}", result_file.display()))?,
     )
     .with_context(|| format!("parsing {}", result_file.display()))?;
     let layout = scenario::lay_out(&s)?;
     let run = match scenario::run(&s, &layout).await {
         Ok(r) => r,
-        Err(RunError::Unsupported(what)) => return Ok(Verdict::Skip(format!("unsupported: {what}"))),
+        Err(RunError::Unsupported(what)) => {
+            return Ok(Verdict::Skip(format!("unsupported: {what}")));
+        }
         Err(RunError::Failed(why)) => return Ok(Verdict::Fail(why)),
     };
     let subs = &layout.subs;
@@ -74,11 +80,16 @@ async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::Result<Verdi
         .results
         .iter()
         .map(|(name, r)| {
-            let content = subs.unapply_value(&serde_json::to_value(&r.content).unwrap_or(Value::Null));
+            let content =
+                subs.unapply_value(&serde_json::to_value(&r.content).unwrap_or(Value::Null));
             (r.tool_use_id.clone(), (name.clone(), content, r.is_error))
         })
         .collect();
-    let want = expected.get("tool_results").and_then(Value::as_array).cloned().unwrap_or_default();
+    let want = expected
+        .get("tool_results")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     for w in &want {
         let id = w.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
         let Some((_, content, is_error)) = ours.get(id) else {
@@ -86,16 +97,28 @@ async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::Result<Verdi
         };
         let want_error = w.get("is_error").and_then(Value::as_bool).unwrap_or(false);
         if *is_error != want_error {
-            return Ok(Verdict::Fail(format!("{id}: is_error {is_error}, recorded {want_error}; content {}", short(content))));
+            return Ok(Verdict::Fail(format!(
+                "{id}: is_error {is_error}, recorded {want_error}; content {}",
+                short(content)
+            )));
         }
         let want_content = w.get("content").cloned().unwrap_or(Value::Null);
         if !same_content(content, &want_content) {
-            return Ok(Verdict::Fail(format!("{id}: content differs\n  ours:     {}\n  recorded: {}", short(content), short(&want_content))));
+            return Ok(Verdict::Fail(format!(
+                "{id}: content differs\n  ours:     {}\n  recorded: {}",
+                short(content),
+                short(&want_content)
+            )));
         }
     }
-    let want_ids: Vec<&str> = want.iter().filter_map(|w| w.get("tool_use_id").and_then(Value::as_str)).collect();
+    let want_ids: Vec<&str> = want
+        .iter()
+        .filter_map(|w| w.get("tool_use_id").and_then(Value::as_str))
+        .collect();
     if let Some(extra) = ours.keys().find(|k| !want_ids.contains(&k.as_str())) {
-        return Ok(Verdict::Fail(format!("{extra}: a result the recording does not have")));
+        return Ok(Verdict::Fail(format!(
+            "{extra}: a result the recording does not have"
+        )));
     }
     if let Some(Value::Object(after)) = expected.get("workspace_after") {
         let mine = &run.workspace_after;
@@ -105,11 +128,15 @@ async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::Result<Verdi
             };
             let want = v.as_str().unwrap_or_default();
             if !same_file(path, ours, want) {
-                return Ok(Verdict::Fail(format!("workspace_after: {path} differs\n  ours:     {ours:?}\n  recorded: {want:?}")));
+                return Ok(Verdict::Fail(format!(
+                    "workspace_after: {path} differs\n  ours:     {ours:?}\n  recorded: {want:?}"
+                )));
             }
         }
         if let Some(extra) = mine.keys().find(|k| !after.contains_key(*k)) {
-            return Ok(Verdict::Fail(format!("workspace_after: {extra} exists but the recording has no such file")));
+            return Ok(Verdict::Fail(format!(
+                "workspace_after: {extra} exists but the recording has no such file"
+            )));
         }
     }
     Ok(Verdict::Pass)
@@ -133,7 +160,12 @@ fn same_file(path: &str, ours: &str, recorded: &str) -> bool {
         }
     }
     if path.ends_with(".jsonl") {
-        let lines = |s: &str| -> Option<Vec<Value>> { s.lines().filter(|l| !l.trim().is_empty()).map(json).collect() };
+        let lines = |s: &str| -> Option<Vec<Value>> {
+            s.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(json)
+                .collect()
+        };
         if let (Some(a), Some(b)) = (lines(ours), lines(recorded)) {
             return a == b;
         }
@@ -143,5 +175,9 @@ fn same_file(path: &str, ours: &str, recorded: &str) -> bool {
 
 fn short(v: &Value) -> String {
     let s = v.to_string();
-    if s.chars().count() > 600 { format!("{}…", s.chars().take(600).collect::<String>()) } else { s }
+    if s.chars().count() > 600 {
+        format!("{}…", s.chars().take(600).collect::<String>())
+    } else {
+        s
+    }
 }

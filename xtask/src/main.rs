@@ -37,11 +37,18 @@ enum Task {
     Ci,
     /// (internal) Read a window of a file with the Read tool and report peak memory.
     #[command(hide = true)]
-    ReadWindow { file: PathBuf, offset: i64, limit: i64 },
+    ReadWindow {
+        file: PathBuf,
+        offset: i64,
+        limit: i64,
+    },
 }
 
 fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().map(PathBuf::from).unwrap_or_default()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default()
 }
 
 #[tokio::main]
@@ -61,17 +68,28 @@ async fn main() -> anyhow::Result<()> {
             other => bail!("unknown benchmark `{other}` (available: read)"),
         },
         Task::Ci => ci(),
-        Task::ReadWindow { file, offset, limit } => bench::read_window(&file, offset, limit).await,
+        Task::ReadWindow {
+            file,
+            offset,
+            limit,
+        } => bench::read_window(&file, offset, limit).await,
     }
 }
 
 fn ci() -> anyhow::Result<()> {
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let steps: [&[&str]; 2] = [&["test", "--workspace", "--no-fail-fast"], &["run", "--quiet", "--package", "xtask", "--", "conformance"]];
+    let steps: [&[&str]; 2] = [
+        &["test", "--workspace", "--no-fail-fast"],
+        &["run", "--quiet", "--package", "xtask", "--", "conformance"],
+    ];
     for args in steps {
         eprintln!("$ cargo {}", args.join(" "));
-        let status = Command::new(&cargo).args(args).current_dir(&root).status().with_context(|| format!("running cargo {}", args.join(" ")))?;
+        let status = Command::new(&cargo)
+            .args(args)
+            .current_dir(&root)
+            .status()
+            .with_context(|| format!("running cargo {}", args.join(" ")))?;
         if !status.success() {
             bail!("cargo {} failed ({status})", args.join(" "));
         }

@@ -4,7 +4,9 @@
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_core::{FileState, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput, ValidationFailure};
+use tool_core::{
+    FileState, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput, ValidationFailure,
+};
 
 use crate::text_file::{self, Encoding, LineEnding, LoadError, TextFile, missing_file_message};
 
@@ -12,12 +14,13 @@ use crate::text_file::{self, Encoding, LineEnding, LoadError, TextFile, missing_
 pub const MAX_EDIT_FILE_BYTES: u64 = 1024 * 1024 * 1024;
 
 pub(crate) const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
-pub(crate) const MODIFIED_SINCE_READ: &str =
-    "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
+pub(crate) const MODIFIED_SINCE_READ: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
 pub(crate) const UNEXPECTEDLY_MODIFIED: &str =
     "File has been unexpectedly modified. Read it again before attempting to write it.";
-pub(crate) const DENIED: &str = "File is in a directory that is denied by your permission settings.";
-pub(crate) const STATE_CURRENT: &str = " (file state is current in your context — no need to Read it back)";
+pub(crate) const DENIED: &str =
+    "File is in a directory that is denied by your permission settings.";
+pub(crate) const STATE_CURRENT: &str =
+    " (file state is current in your context — no need to Read it back)";
 pub(crate) const CHANGED_ON_DISK: &str = " (note: the file had been modified on disk since you last read it — the edit applied cleanly, but the file contains other changes not in your context. Read it before edits that depend on surrounding content.)";
 
 /// The input of Edit.
@@ -77,15 +80,31 @@ fn restyle_quotes(actual: &str, new: &str) -> String {
     let doubles = actual.contains(['\u{201C}', '\u{201D}']);
     let singles = actual.contains(['\u{2018}', '\u{2019}']);
     let chars: Vec<char> = new.chars().collect();
-    let opening = |i: usize| i == 0 || chars[i - 1].is_whitespace() || "([{\u{2014}\u{2013}".contains(chars[i - 1]);
+    let opening = |i: usize| {
+        i == 0 || chars[i - 1].is_whitespace() || "([{\u{2014}\u{2013}".contains(chars[i - 1])
+    };
     chars
         .iter()
         .enumerate()
         .map(|(i, &c)| match c {
-            '"' if doubles => if opening(i) { '\u{201C}' } else { '\u{201D}' },
+            '"' if doubles => {
+                if opening(i) {
+                    '\u{201C}'
+                } else {
+                    '\u{201D}'
+                }
+            }
             '\'' if singles => {
-                let between_letters = i > 0 && chars[i - 1].is_alphabetic() && chars.get(i + 1).is_some_and(|n| n.is_alphabetic());
-                if between_letters { '\u{2019}' } else if opening(i) { '\u{2018}' } else { '\u{2019}' }
+                let between_letters = i > 0
+                    && chars[i - 1].is_alphabetic()
+                    && chars.get(i + 1).is_some_and(|n| n.is_alphabetic());
+                if between_letters {
+                    '\u{2019}'
+                } else if opening(i) {
+                    '\u{2018}'
+                } else {
+                    '\u{2019}'
+                }
             }
             other => other,
         })
@@ -98,28 +117,48 @@ pub(crate) fn apply_edit(file: &str, old: &str, new: &str, replace_all: bool) ->
         return Some(new.to_owned());
     }
     let actual = find_actual(file, old)?;
-    let new = if actual == old { new.to_owned() } else { restyle_quotes(&actual, new) };
-    let target = if new.is_empty() && !actual.ends_with('\n') && file.contains(&format!("{actual}\n")) {
-        format!("{actual}\n")
+    let new = if actual == old {
+        new.to_owned()
     } else {
-        actual
+        restyle_quotes(&actual, new)
     };
-    Some(if replace_all { file.replace(&target, &new) } else { file.replacen(&target, &new, 1) })
+    let target =
+        if new.is_empty() && !actual.ends_with('\n') && file.contains(&format!("{actual}\n")) {
+            format!("{actual}\n")
+        } else {
+            actual
+        };
+    Some(if replace_all {
+        file.replace(&target, &new)
+    } else {
+        file.replacen(&target, &new, 1)
+    })
 }
 
 fn count(file: &str, actual: &str) -> usize {
-    if actual.is_empty() { 0 } else { file.matches(actual).count() }
+    if actual.is_empty() {
+        0
+    } else {
+        file.matches(actual).count()
+    }
 }
 
 enum Plan {
     Create,
-    Update { current: TextFile, changed: bool, full_view: bool },
+    Update {
+        current: TextFile,
+        changed: bool,
+        full_view: bool,
+    },
 }
 
 /// Every check Edit makes before writing, in Claude Code's order.
 fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure> {
     if input.old_string == input.new_string {
-        return Err(ValidationFailure::new(1, "No changes to make: old_string and new_string are exactly the same."));
+        return Err(ValidationFailure::new(
+            1,
+            "No changes to make: old_string and new_string are exactly the same.",
+        ));
     }
     let path = ctx.resolve_path(&input.file_path);
     if ctx.path_policy.edit_denied(&path) {
@@ -139,27 +178,50 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
     let current = match text_file::load(&path) {
         Ok(f) => f,
         Err(LoadError::Missing) if input.old_string.is_empty() => return Ok(Plan::Create),
-        Err(LoadError::Missing) => return Err(ValidationFailure::new(4, missing_file_message(&path, &ctx.cwd))),
+        Err(LoadError::Missing) => {
+            return Err(ValidationFailure::new(
+                4,
+                missing_file_message(&path, &ctx.cwd),
+            ));
+        }
         Err(LoadError::NotText) => {
             return Err(ValidationFailure::new(
                 11,
                 "File is not UTF-8 or UTF-16LE text; editing it as text could corrupt it. Use a tool that understands its format.",
             ));
         }
-        Err(LoadError::Io(e)) => return Err(ValidationFailure::new(12, format!("Cannot read {}: {e}", path.display()))),
+        Err(LoadError::Io(e)) => {
+            return Err(ValidationFailure::new(
+                12,
+                format!("Cannot read {}: {e}", path.display()),
+            ));
+        }
     };
     if input.old_string.is_empty() && !current.text.trim().is_empty() {
-        return Err(ValidationFailure::new(3, "Cannot create new file - file already exists."));
+        return Err(ValidationFailure::new(
+            3,
+            "Cannot create new file - file already exists.",
+        ));
     }
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("ipynb")) {
-        return Err(ValidationFailure::new(5, "File is a Jupyter Notebook. Use the NotebookEdit to edit this file."));
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
+    {
+        return Err(ValidationFailure::new(
+            5,
+            "File is a Jupyter Notebook. Use the NotebookEdit to edit this file.",
+        ));
     }
     let Some(seen) = ctx.file_state.get(&path) else {
         return Err(ValidationFailure::new(6, NOT_READ));
     };
     let changed = changed_since_seen(&current, &seen);
     if input.old_string.is_empty() {
-        return Ok(Plan::Update { current, changed, full_view: seen.full_view && !changed });
+        return Ok(Plan::Update {
+            current,
+            changed,
+            full_view: seen.full_view && !changed,
+        });
     }
     let actual = find_actual(&current.text, &input.old_string);
     let matches = actual.as_deref().map_or(0, |a| count(&current.text, a));
@@ -167,7 +229,13 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
         return Err(ValidationFailure::new(7, MODIFIED_SINCE_READ));
     }
     if matches == 0 {
-        return Err(ValidationFailure::new(8, format!("String to replace not found in file.\nString: {}", input.old_string)));
+        return Err(ValidationFailure::new(
+            8,
+            format!(
+                "String to replace not found in file.\nString: {}",
+                input.old_string
+            ),
+        ));
     }
     if matches > 1 && !input.replace_all.unwrap_or(false) {
         return Err(ValidationFailure::new(
@@ -178,7 +246,11 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
             ),
         ));
     }
-    Ok(Plan::Update { current, changed, full_view: seen.full_view && !changed })
+    Ok(Plan::Update {
+        current,
+        changed,
+        full_view: seen.full_view && !changed,
+    })
 }
 
 #[async_trait]
@@ -199,20 +271,33 @@ impl Tool for EditTool {
     }
 
     fn normalize_input(&self, mut input: Value) -> Value {
-        let path = input.get("file_path").and_then(Value::as_str).unwrap_or("").to_owned();
+        let path = input
+            .get("file_path")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
         if let Some(Value::String(new)) = input.get_mut("new_string") {
             *new = text_file::strip_trailing_whitespace(&path, new);
         }
         input
     }
 
-    async fn validate_input(&self, input: &Value, ctx: &ToolContext) -> Result<(), ValidationFailure> {
-        let input: EditInput =
-            serde_json::from_value(input.clone()).map_err(|e| ValidationFailure::new(99, format!("Invalid input: {e}")))?;
+    async fn validate_input(
+        &self,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<(), ValidationFailure> {
+        let input: EditInput = serde_json::from_value(input.clone())
+            .map_err(|e| ValidationFailure::new(99, format!("Invalid input: {e}")))?;
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || check(&input, &ctx).map(|_| ()))
             .await
-            .unwrap_or_else(|e| Err(ValidationFailure::new(98, format!("Edit validation failed: {e}"))))
+            .unwrap_or_else(|e| {
+                Err(ValidationFailure::new(
+                    98,
+                    format!("Edit validation failed: {e}"),
+                ))
+            })
     }
 
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
@@ -243,21 +328,51 @@ fn edit(input: &EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         _ => ToolCallError::new(f.message),
     })?;
     let replace_all = input.replace_all.unwrap_or(false);
-    let (original, updated, encoding, line_ending, changed, full_view, expected_mtime) = match plan {
+    let (original, updated, encoding, line_ending, changed, full_view, expected_mtime) = match plan
+    {
         Plan::Create => {
             if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| ToolCallError::new(format!("Cannot create {}: {e}", dir.display())))?;
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    ToolCallError::new(format!("Cannot create {}: {e}", dir.display()))
+                })?;
             }
-            (String::new(), input.new_string.clone(), Encoding::Utf8 { bom: false }, LineEnding::Lf, false, true, None)
+            (
+                String::new(),
+                input.new_string.clone(),
+                Encoding::Utf8 { bom: false },
+                LineEnding::Lf,
+                false,
+                true,
+                None,
+            )
         }
-        Plan::Update { current, changed, full_view } => {
-            let updated = apply_edit(&current.text, &input.old_string, &input.new_string, replace_all)
-                .ok_or_else(|| ToolCallError::new(UNEXPECTEDLY_MODIFIED))?;
-            (current.text, updated, current.encoding, current.line_ending, changed, full_view, Some((current.mtime_ms, current.len)))
+        Plan::Update {
+            current,
+            changed,
+            full_view,
+        } => {
+            let updated = apply_edit(
+                &current.text,
+                &input.old_string,
+                &input.new_string,
+                replace_all,
+            )
+            .ok_or_else(|| ToolCallError::new(UNEXPECTEDLY_MODIFIED))?;
+            (
+                current.text,
+                updated,
+                current.encoding,
+                current.line_ending,
+                changed,
+                full_view,
+                Some((current.mtime_ms, current.len)),
+            )
         }
     };
     if updated == original && expected_mtime.is_some() {
-        return Err(ToolCallError::new("Original and edited file match exactly. Failed to apply edit."));
+        return Err(ToolCallError::new(
+            "Original and edited file match exactly. Failed to apply edit.",
+        ));
     }
     let bytes = text_file::encode(&updated, encoding, line_ending);
     let unchanged_on_disk = || match (expected_mtime, std::fs::metadata(&path)) {
@@ -270,15 +385,29 @@ fn edit(input: &EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     if !written {
         return Err(ToolCallError::new(UNEXPECTEDLY_MODIFIED));
     }
-    let mtime = std::fs::metadata(&path).map(|m| text_file::mtime_ms(&m)).unwrap_or(0);
+    let mtime = std::fs::metadata(&path)
+        .map(|m| text_file::mtime_ms(&m))
+        .unwrap_or(0);
     ctx.file_state.insert(
         path.clone(),
-        FileState { content: updated.clone(), timestamp_ms: mtime, offset: None, limit: None, full_view },
+        FileState {
+            content: updated.clone(),
+            timestamp_ms: mtime,
+            offset: None,
+            limit: None,
+            full_view,
+        },
     );
     let mut text = if replace_all {
-        format!("The file {} has been updated. All occurrences were successfully replaced.", input.file_path)
+        format!(
+            "The file {} has been updated. All occurrences were successfully replaced.",
+            input.file_path
+        )
     } else {
-        format!("The file {} has been updated successfully.", input.file_path)
+        format!(
+            "The file {} has been updated successfully.",
+            input.file_path
+        )
     };
     if changed {
         text.push_str(CHANGED_ON_DISK);
@@ -337,21 +466,34 @@ mod tests {
     #[test]
     fn finds_straight_quotes_in_curly_text_and_restyles() {
         let file = "She said \u{201C}hello\u{201D} and it\u{2019}s fine.";
-        assert_eq!(find_actual(file, "said \"hello\"").as_deref(), Some("said \u{201C}hello\u{201D}"));
+        assert_eq!(
+            find_actual(file, "said \"hello\"").as_deref(),
+            Some("said \u{201C}hello\u{201D}")
+        );
         assert_eq!(
             apply_edit(file, "said \"hello\"", "said \"bye\"", false).unwrap(),
             "She said \u{201C}bye\u{201D} and it\u{2019}s fine."
         );
-        assert_eq!(restyle_quotes("\u{2018}x\u{2019}", "'it's'"), "\u{2018}it\u{2019}s\u{2019}");
+        assert_eq!(
+            restyle_quotes("\u{2018}x\u{2019}", "'it's'"),
+            "\u{2018}it\u{2019}s\u{2019}"
+        );
     }
 
     #[test]
     fn deleting_a_line_takes_its_newline() {
-        assert_eq!(apply_edit("a\ndrop\nb\n", "drop", "", false).unwrap(), "a\nb\n");
+        assert_eq!(
+            apply_edit("a\ndrop\nb\n", "drop", "", false).unwrap(),
+            "a\nb\n"
+        );
         assert_eq!(apply_edit("x x x", "x", "y", true).unwrap(), "y y y");
         assert_eq!(apply_edit("x x x", "x", "y", false).unwrap(), "y x x");
         assert_eq!(apply_edit("abc", "$", "d", false), None);
-        assert_eq!(apply_edit("a$b", "$", "$$", false).unwrap(), "a$$b", "replacement is literal");
+        assert_eq!(
+            apply_edit("a$b", "$", "$$", false).unwrap(),
+            "a$$b",
+            "replacement is literal"
+        );
     }
 
     #[test]

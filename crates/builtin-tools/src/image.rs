@@ -2,8 +2,14 @@
 
 /// The MIME type and, when the header says, the pixel size.
 pub(crate) fn sniff(b: &[u8]) -> Option<(&'static str, Option<(u32, u32)>)> {
-    let be32 = |i: usize| b.get(i..i + 4).map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]));
-    let le16 = |i: usize| b.get(i..i + 2).map(|s| u32::from(u16::from_le_bytes([s[0], s[1]])));
+    let be32 = |i: usize| {
+        b.get(i..i + 4)
+            .map(|s| u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
+    };
+    let le16 = |i: usize| {
+        b.get(i..i + 2)
+            .map(|s| u32::from(u16::from_le_bytes([s[0], s[1]])))
+    };
     if b.starts_with(b"\x89PNG\r\n\x1a\n") {
         return Some(("image/png", be32(16).zip(be32(20))));
     }
@@ -40,7 +46,10 @@ fn jpeg_size(b: &[u8]) -> Option<(u32, u32)> {
 
 fn webp_size(b: &[u8]) -> Option<(u32, u32)> {
     let chunk = b.get(12..16)?;
-    let u24 = |i: usize| b.get(i..i + 3).map(|s| u32::from(s[0]) | u32::from(s[1]) << 8 | u32::from(s[2]) << 16);
+    let u24 = |i: usize| {
+        b.get(i..i + 3)
+            .map(|s| u32::from(s[0]) | u32::from(s[1]) << 8 | u32::from(s[2]) << 16)
+    };
     match chunk {
         b"VP8X" => Some((u24(24)? + 1, u24(27)? + 1)),
         b"VP8 " => {

@@ -25,10 +25,21 @@ fn notebook_language(nb: &Value) -> String {
 pub(crate) fn render(nb: &Value) -> Vec<ContentBlock> {
     let language = notebook_language(nb);
     let mut blocks: Vec<ContentBlock> = Vec::new();
-    let cells = nb.get("cells").and_then(Value::as_array).cloned().unwrap_or_default();
+    let cells = nb
+        .get("cells")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     for (index, cell) in cells.iter().enumerate() {
-        let id = cell.get("id").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| format!("cell-{index}"));
-        let cell_type = cell.get("cell_type").and_then(Value::as_str).unwrap_or("code");
+        let id = cell
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("cell-{index}"));
+        let cell_type = cell
+            .get("cell_type")
+            .and_then(Value::as_str)
+            .unwrap_or("code");
         let mut text = format!("<cell id=\"{id}\">");
         if cell_type != "code" {
             text.push_str(&format!("<cell_type>{cell_type}</cell_type>"));
@@ -40,7 +51,12 @@ pub(crate) fn render(nb: &Value) -> Vec<ContentBlock> {
         text.push_str(&format!("</cell id=\"{id}\">"));
         blocks.push(ContentBlock::text(text));
         if cell_type == "code" {
-            for output in cell.get("outputs").and_then(Value::as_array).into_iter().flatten() {
+            for output in cell
+                .get("outputs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 blocks.extend(render_output(output));
             }
         }
@@ -49,10 +65,16 @@ pub(crate) fn render(nb: &Value) -> Vec<ContentBlock> {
 }
 
 fn render_output(output: &Value) -> Vec<ContentBlock> {
-    let kind = output.get("output_type").and_then(Value::as_str).unwrap_or("");
+    let kind = output
+        .get("output_type")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let mut out = Vec::new();
     match kind {
-        "stream" => out.push(ContentBlock::text(format!("\n{}", joined(output.get("text"))))),
+        "stream" => out.push(ContentBlock::text(format!(
+            "\n{}",
+            joined(output.get("text"))
+        ))),
         "execute_result" | "display_data" => {
             let data = output.get("data");
             let text = joined(data.and_then(|d| d.get("text/plain")));
@@ -67,10 +89,20 @@ fn render_output(output: &Value) -> Vec<ContentBlock> {
             }
         }
         "error" => {
-            let ename = output.get("ename").and_then(Value::as_str).unwrap_or("Error");
+            let ename = output
+                .get("ename")
+                .and_then(Value::as_str)
+                .unwrap_or("Error");
             let evalue = output.get("evalue").and_then(Value::as_str).unwrap_or("");
-            let tb: Vec<&str> = output.get("traceback").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
-            out.push(ContentBlock::text(format!("\n{ename}: {evalue}\n{}", tb.join("\n"))));
+            let tb: Vec<&str> = output
+                .get("traceback")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            out.push(ContentBlock::text(format!(
+                "\n{ename}: {evalue}\n{}",
+                tb.join("\n")
+            )));
         }
         _ => {}
     }
@@ -104,7 +136,9 @@ mod tests {
         ], "metadata": {"language_info": {"name": "python"}}});
         assert_eq!(
             render(&nb),
-            vec![ContentBlock::text("<cell id=\"m1\"><cell_type>markdown</cell_type># Title\ntext</cell id=\"m1\">\n<cell id=\"c1\">print(1)</cell id=\"c1\">\n\n1\n")]
+            vec![ContentBlock::text(
+                "<cell id=\"m1\"><cell_type>markdown</cell_type># Title\ntext</cell id=\"m1\">\n<cell id=\"c1\">print(1)</cell id=\"c1\">\n\n1\n"
+            )]
         );
     }
 
@@ -114,7 +148,12 @@ mod tests {
             {"output_type": "display_data", "data": {"image/png": "QUJD\n", "text/plain": "<Figure>"}}]}],
             "metadata": {"language_info": {"name": "julia"}}});
         let blocks = render(&nb);
-        assert_eq!(blocks[0], ContentBlock::text("<cell id=\"cell-0\"><language>julia</language>x</cell id=\"cell-0\">\n\n<Figure>"));
+        assert_eq!(
+            blocks[0],
+            ContentBlock::text(
+                "<cell id=\"cell-0\"><language>julia</language>x</cell id=\"cell-0\">\n\n<Figure>"
+            )
+        );
         assert_eq!(blocks[1], ContentBlock::image("image/png", "QUJD"));
     }
 }

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_core::texts::format_file_size;
 use tool_core::{
-    ContentBlock, FileState, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput, ToolResultContent,
-    ValidationFailure,
+    ContentBlock, FileState, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput,
+    ToolResultContent, ValidationFailure,
 };
 
 use crate::notebook;
@@ -30,12 +30,14 @@ const IMAGE_EXTENSIONS: &[&str] = &["png", "jpg", "jpeg", "gif", "webp"];
 
 /// Extensions Claude Code treats as binary (images and PDFs are handled separately).
 const BINARY_EXTENSIONS: &[&str] = &[
-    "bmp", "ico", "tiff", "tif", "heic", "avif", "mp4", "mov", "avi", "mkv", "webm", "wmv", "flv", "m4v", "mpeg", "mpg",
-    "mp3", "wav", "ogg", "flac", "aac", "m4a", "wma", "aiff", "opus", "zip", "tar", "gz", "bz2", "7z", "rar", "xz", "z",
-    "tgz", "iso", "exe", "dll", "so", "dylib", "bin", "o", "a", "obj", "lib", "app", "msi", "deb", "rpm", "doc", "docx",
-    "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp", "ttf", "otf", "woff", "woff2", "eot", "pyc", "pyo", "class", "jar",
-    "war", "ear", "node", "wasm", "rlib", "sqlite", "sqlite3", "db", "mdb", "idx", "psd", "ai", "eps", "sketch", "fig",
-    "xd", "blend", "3ds", "max", "swf", "fla", "lockb", "dat", "data",
+    "bmp", "ico", "tiff", "tif", "heic", "avif", "mp4", "mov", "avi", "mkv", "webm", "wmv", "flv",
+    "m4v", "mpeg", "mpg", "mp3", "wav", "ogg", "flac", "aac", "m4a", "wma", "aiff", "opus", "zip",
+    "tar", "gz", "bz2", "7z", "rar", "xz", "z", "tgz", "iso", "exe", "dll", "so", "dylib", "bin",
+    "o", "a", "obj", "lib", "app", "msi", "deb", "rpm", "doc", "docx", "xls", "xlsx", "ppt",
+    "pptx", "odt", "ods", "odp", "ttf", "otf", "woff", "woff2", "eot", "pyc", "pyo", "class",
+    "jar", "war", "ear", "node", "wasm", "rlib", "sqlite", "sqlite3", "db", "mdb", "idx", "psd",
+    "ai", "eps", "sketch", "fig", "xd", "blend", "3ds", "max", "swf", "fla", "lockb", "dat",
+    "data",
 ];
 
 /// The input of Read.
@@ -84,7 +86,11 @@ impl Tool for ReadTool {
         tool_core::input_schema_for::<ReadInput>()
     }
 
-    async fn validate_input(&self, input: &Value, ctx: &ToolContext) -> Result<(), ValidationFailure> {
+    async fn validate_input(
+        &self,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<(), ValidationFailure> {
         let input: ReadInput = parse(input)?;
         if let Some(pages) = &input.pages {
             match parse_pages(pages) {
@@ -96,7 +102,9 @@ impl Tool for ReadTool {
                         ),
                     ));
                 }
-                Some((first, last)) if last.map_or(true, |l| l - first + 1 > MAX_PAGES_PER_REQUEST) => {
+                Some((first, last))
+                    if last.map_or(true, |l| l - first + 1 > MAX_PAGES_PER_REQUEST) =>
+                {
                     return Err(ValidationFailure::new(
                         8,
                         format!(
@@ -109,7 +117,10 @@ impl Tool for ReadTool {
         }
         let path = ctx.resolve_path(&input.file_path);
         if ctx.path_policy.read_denied(&path) {
-            return Err(ValidationFailure::new(1, "File is in a directory that is denied by your permission settings."));
+            return Err(ValidationFailure::new(
+                1,
+                "File is in a directory that is denied by your permission settings.",
+            ));
         }
         let ext = extension(&path);
         if BINARY_EXTENSIONS.contains(&ext.as_str()) {
@@ -123,7 +134,10 @@ impl Tool for ReadTool {
         if path.starts_with("/dev") || path.starts_with("/proc") {
             return Err(ValidationFailure::new(
                 9,
-                format!("Cannot read '{}': this path names a device or process file that this tool does not read.", input.file_path),
+                format!(
+                    "Cannot read '{}': this path names a device or process file that this tool does not read.",
+                    input.file_path
+                ),
             ));
         }
         Ok(())
@@ -158,11 +172,15 @@ impl Tool for ReadTool {
 }
 
 fn parse(input: &Value) -> Result<ReadInput, ValidationFailure> {
-    serde_json::from_value(input.clone()).map_err(|e| ValidationFailure::new(99, format!("Invalid input: {e}")))
+    serde_json::from_value(input.clone())
+        .map_err(|e| ValidationFailure::new(99, format!("Invalid input: {e}")))
 }
 
 fn extension(path: &Path) -> String {
-    path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).unwrap_or_default()
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default()
 }
 
 /// `N`, `N-M` (M ≥ N) or `N-`, 1-based. Returns the first page and the last (None = open).
@@ -189,7 +207,10 @@ fn read(input: &ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         Err(e) => return Err(ToolCallError::new(format!("{e}"))),
     };
     if meta.is_dir() {
-        return Err(ToolCallError::new(format!("EISDIR: illegal operation on a directory, read '{}'", path.display())));
+        return Err(ToolCallError::new(format!(
+            "EISDIR: illegal operation on a directory, read '{}'",
+            path.display()
+        )));
     }
     let ext = extension(&path);
     if IMAGE_EXTENSIONS.contains(&ext.as_str()) {
@@ -222,8 +243,15 @@ impl Window {
             o if o <= 0 => (0, if o == 0 { 0 } else { 1 }),
             o => (u64::try_from(o - 1).unwrap_or(0), o),
         };
-        let limit = input.limit.filter(|l| *l > 0).and_then(|l| u64::try_from(l).ok());
-        Window { skip, first_number, limit }
+        let limit = input
+            .limit
+            .filter(|l| *l > 0)
+            .and_then(|l| u64::try_from(l).ok());
+        Window {
+            skip,
+            first_number,
+            limit,
+        }
     }
 }
 
@@ -249,7 +277,10 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
             if index >= skip && limit.is_none_or(|l| (lines.len() as u64) < l) {
                 lines.push(String::new());
             }
-            return Ok(Lines { lines, total: Some(index + 1) });
+            return Ok(Lines {
+                lines,
+                total: Some(index + 1),
+            });
         }
         let in_window = index >= skip && limit.is_none_or(|l| (lines.len() as u64) < l);
         if !in_window && index >= skip {
@@ -265,7 +296,10 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
             lines.push(String::from_utf8_lossy(bytes).into_owned());
         }
         if !ended_with_newline {
-            return Ok(Lines { lines, total: Some(index + 1) });
+            return Ok(Lines {
+                lines,
+                total: Some(index + 1),
+            });
         }
         index += 1;
     }
@@ -277,10 +311,18 @@ fn window_of_text(text: &str, skip: u64, limit: Option<u64>) -> Lines {
     let total = all.len() as u64;
     let start = usize::try_from(skip).unwrap_or(usize::MAX).min(all.len());
     let end = match limit {
-        Some(l) => start.saturating_add(usize::try_from(l).unwrap_or(usize::MAX)).min(all.len()),
+        Some(l) => start
+            .saturating_add(usize::try_from(l).unwrap_or(usize::MAX))
+            .min(all.len()),
         None => all.len(),
     };
-    Lines { lines: all[start..end].iter().map(|l| l.trim_end_matches('\r').to_owned()).collect(), total: Some(total) }
+    Lines {
+        lines: all[start..end]
+            .iter()
+            .map(|l| l.trim_end_matches('\r').to_owned())
+            .collect(),
+        total: Some(total),
+    }
 }
 
 fn max_tokens(ctx: &ToolContext) -> u64 {
@@ -303,7 +345,12 @@ fn number_lines(lines: &[String], first_number: i64) -> String {
     out
 }
 
-fn read_text(input: &ReadInput, path: &Path, meta: &std::fs::Metadata, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+fn read_text(
+    input: &ReadInput,
+    path: &Path,
+    meta: &std::fs::Metadata,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolCallError> {
     let window = Window::of(input);
     let allow_large = input.allow_large.unwrap_or(false);
     let size = meta.len();
@@ -319,23 +366,34 @@ fn read_text(input: &ReadInput, path: &Path, meta: &std::fs::Metadata, ctx: &Too
         return Ok(text_output(path, "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".into(), "", window.first_number, 0, 0));
     }
     let mut head = [0u8; 2];
-    let is_utf16 = File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && head == [0xFF, 0xFE];
+    let is_utf16 = File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && head == [0xFF, 0xFE];
     let mut got = if is_utf16 {
         let bytes = std::fs::read(path).map_err(|e| ToolCallError::new(e.to_string()))?;
-        let text = text_file::decode(&bytes).map(|(t, _)| t).unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
+        let text = text_file::decode(&bytes)
+            .map(|(t, _)| t)
+            .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
         window_of_text(&text, window.skip, window.limit)
     } else {
-        stream_lines(path, window.skip, window.limit).map_err(|e| ToolCallError::new(e.to_string()))?
+        stream_lines(path, window.skip, window.limit)
+            .map_err(|e| ToolCallError::new(e.to_string()))?
     };
     if got.lines.is_empty() {
         let total = match got.total {
             Some(t) => t,
-            None => stream_lines(path, u64::MAX, Some(0)).map_err(|e| ToolCallError::new(e.to_string()))?.total.unwrap_or(0),
+            None => stream_lines(path, u64::MAX, Some(0))
+                .map_err(|e| ToolCallError::new(e.to_string()))?
+                .total
+                .unwrap_or(0),
         };
         let offset = input.offset.unwrap_or(1);
         return Ok(text_output(
             path,
-            format!("<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {total} lines.</system-reminder>"),
+            format!(
+                "<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {total} lines.</system-reminder>"
+            ),
             "",
             window.first_number,
             0,
@@ -345,14 +403,24 @@ fn read_text(input: &ReadInput, path: &Path, meta: &std::fs::Metadata, ctx: &Too
     let mut notice = String::new();
     if window.limit.is_none() && !allow_large {
         let chars: u64 = got.lines.iter().map(|l| l.chars().count() as u64 + 1).sum();
-        let divisor = if matches!(extension(path).as_str(), "json" | "jsonl" | "jsonc") { 2 } else { 4 };
+        let divisor = if matches!(extension(path).as_str(), "json" | "jsonl" | "jsonc") {
+            2
+        } else {
+            4
+        };
         let tokens = chars.div_ceil(divisor);
         let cap = max_tokens(ctx);
         if tokens > cap {
             let shown = got.lines.len() as u64;
-            #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let page = (((shown as f64) * (cap as f64) / (tokens as f64) * 0.85).floor() as u64).max(1);
-            got.lines.truncate(usize::try_from(page).unwrap_or(usize::MAX));
+            #[allow(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss
+            )]
+            let page =
+                (((shown as f64) * (cap as f64) / (tokens as f64) * 0.85).floor() as u64).max(1);
+            got.lines
+                .truncate(usize::try_from(page).unwrap_or(usize::MAX));
             let total = got.total.unwrap_or(shown + window.skip);
             let start = window.first_number.max(1);
             let end = start + page as i64 - 1;
@@ -369,17 +437,44 @@ fn read_text(input: &ReadInput, path: &Path, meta: &std::fs::Metadata, ctx: &Too
     let numbered = number_lines(&got.lines, window.first_number);
     let n = got.lines.len() as u64;
     record(ctx, path, seen.clone(), timestamp_ms, input, full_view);
-    Ok(text_output(path, format!("{numbered}{notice}"), &seen, window.first_number, n, got.total.unwrap_or(0)))
+    Ok(text_output(
+        path,
+        format!("{numbered}{notice}"),
+        &seen,
+        window.first_number,
+        n,
+        got.total.unwrap_or(0),
+    ))
 }
 
-fn record(ctx: &ToolContext, path: &Path, content: String, timestamp_ms: u64, input: &ReadInput, full_view: bool) {
+fn record(
+    ctx: &ToolContext,
+    path: &Path,
+    content: String,
+    timestamp_ms: u64,
+    input: &ReadInput,
+    full_view: bool,
+) {
     ctx.file_state.insert(
         path.to_path_buf(),
-        FileState { content, timestamp_ms, offset: Some(input.offset.unwrap_or(1)), limit: input.limit, full_view },
+        FileState {
+            content,
+            timestamp_ms,
+            offset: Some(input.offset.unwrap_or(1)),
+            limit: input.limit,
+            full_view,
+        },
     );
 }
 
-fn text_output(path: &Path, content: String, seen: &str, start_line: i64, num_lines: u64, total_lines: u64) -> ToolOutput {
+fn text_output(
+    path: &Path,
+    content: String,
+    seen: &str,
+    start_line: i64,
+    num_lines: u64,
+    total_lines: u64,
+) -> ToolOutput {
     ToolOutput::new(
         json!({"type": "text", "file": {"filePath": path.display().to_string(), "content": seen,
                "numLines": num_lines, "startLine": start_line, "totalLines": total_lines}}),
@@ -387,7 +482,11 @@ fn text_output(path: &Path, content: String, seen: &str, start_line: i64, num_li
     )
 }
 
-fn read_notebook(path: &Path, meta: &std::fs::Metadata, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+fn read_notebook(
+    path: &Path,
+    meta: &std::fs::Metadata,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolCallError> {
     if meta.len() > MAX_WHOLE_FILE_BYTES {
         return Err(ToolCallError::new(format!(
             "Notebook content ({}) exceeds maximum allowed size (256KB). Use Bash with jq to read specific portions:\n  cat \"{p}\" | jq '.cells[:20]' # First 20 cells\n  cat \"{p}\" | jq '.cells[100:120]' # Cells 100-120\n  cat \"{p}\" | jq '.cells | length' # Count total cells",
@@ -396,12 +495,22 @@ fn read_notebook(path: &Path, meta: &std::fs::Metadata, ctx: &ToolContext) -> Re
         )));
     }
     let text = std::fs::read_to_string(path).map_err(|e| ToolCallError::new(e.to_string()))?;
-    let nb: Value = serde_json::from_str(&text)
-        .map_err(|e| ToolCallError::new(format!("The notebook {} is not valid JSON: {e}", path.display())))?;
+    let nb: Value = serde_json::from_str(&text).map_err(|e| {
+        ToolCallError::new(format!(
+            "The notebook {} is not valid JSON: {e}",
+            path.display()
+        ))
+    })?;
     let blocks = notebook::render(&nb);
     ctx.file_state.insert(
         path.to_path_buf(),
-        FileState { content: text.replace("\r\n", "\n"), timestamp_ms: text_file::mtime_ms(meta), offset: Some(1), limit: None, full_view: true },
+        FileState {
+            content: text.replace("\r\n", "\n"),
+            timestamp_ms: text_file::mtime_ms(meta),
+            offset: Some(1),
+            limit: None,
+            full_view: true,
+        },
     );
     Ok(ToolOutput::new(
         json!({"type": "notebook", "file": {"filePath": path.display().to_string(), "cells": nb.get("cells").cloned().unwrap_or(Value::Null)}}),
@@ -411,7 +520,10 @@ fn read_notebook(path: &Path, meta: &std::fs::Metadata, ctx: &ToolContext) -> Re
 
 fn read_image(path: &Path, size: u64) -> Result<ToolOutput, ToolCallError> {
     if size == 0 {
-        return Err(ToolCallError::new(format!("Image file is empty: {}", path.display())));
+        return Err(ToolCallError::new(format!(
+            "Image file is empty: {}",
+            path.display()
+        )));
     }
     let bytes = std::fs::read(path).map_err(|e| ToolCallError::new(e.to_string()))?;
     let Some((media_type, dims)) = crate::image::sniff(&bytes) else {
@@ -438,7 +550,10 @@ fn read_image(path: &Path, size: u64) -> Result<ToolOutput, ToolCallError> {
     }
     let raw = json!({"type": "image", "file": {"type": media_type, "originalSize": size,
                      "dimensions": dims.map(|(w, h)| json!({"width": w, "height": h}))}});
-    Ok(ToolOutput::new(raw, ToolResultContent::Blocks(vec![ContentBlock::image(media_type, data)])))
+    Ok(ToolOutput::new(
+        raw,
+        ToolResultContent::Blocks(vec![ContentBlock::image(media_type, data)]),
+    ))
 }
 
 #[cfg(test)]
@@ -468,7 +583,11 @@ mod tests {
         assert_eq!(w.total, None, "stopped before the end");
         let to_end = stream_lines(&p, 1, Some(2)).unwrap();
         assert_eq!(to_end.lines, ["b", "c"]);
-        assert_eq!(to_end.total, Some(4), "reached the end, so the total is known");
+        assert_eq!(
+            to_end.total,
+            Some(4),
+            "reached the end, so the total is known"
+        );
         let past = stream_lines(&p, 10, None).unwrap();
         assert!(past.lines.is_empty());
         assert_eq!(past.total, Some(4));

@@ -45,7 +45,11 @@ pub(crate) enum LoadError {
 
 impl From<io::Error> for LoadError {
     fn from(e: io::Error) -> Self {
-        if e.kind() == io::ErrorKind::NotFound { LoadError::Missing } else { LoadError::Io(e) }
+        if e.kind() == io::ErrorKind::NotFound {
+            LoadError::Missing
+        } else {
+            LoadError::Io(e)
+        }
     }
 }
 
@@ -62,20 +66,33 @@ pub(crate) fn mtime_ms(meta: &fs::Metadata) -> u64 {
 /// removed). Invalid UTF-8 is `None`: editing it as text would corrupt it.
 pub(crate) fn decode(bytes: &[u8]) -> Option<(String, Encoding)> {
     if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
-        let units: Vec<u16> = rest.chunks(2).map(|c| u16::from_le_bytes([c[0], *c.get(1).unwrap_or(&0)])).collect();
-        return String::from_utf16(&units).ok().map(|s| (s, Encoding::Utf16Le));
+        let units: Vec<u16> = rest
+            .chunks(2)
+            .map(|c| u16::from_le_bytes([c[0], *c.get(1).unwrap_or(&0)]))
+            .collect();
+        return String::from_utf16(&units)
+            .ok()
+            .map(|s| (s, Encoding::Utf16Le));
     }
     if let Some(rest) = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
-        return std::str::from_utf8(rest).ok().map(|s| (s.to_owned(), Encoding::Utf8 { bom: true }));
+        return std::str::from_utf8(rest)
+            .ok()
+            .map(|s| (s.to_owned(), Encoding::Utf8 { bom: true }));
     }
-    std::str::from_utf8(bytes).ok().map(|s| (s.to_owned(), Encoding::Utf8 { bom: false }))
+    std::str::from_utf8(bytes)
+        .ok()
+        .map(|s| (s.to_owned(), Encoding::Utf8 { bom: false }))
 }
 
 /// CRLF when CRLF line ends outnumber bare LF ones.
 pub(crate) fn detect_line_ending(text: &str) -> LineEnding {
     let crlf = text.matches("\r\n").count();
     let lf = text.matches('\n').count() - crlf;
-    if crlf > lf { LineEnding::CrLf } else { LineEnding::Lf }
+    if crlf > lf {
+        LineEnding::CrLf
+    } else {
+        LineEnding::Lf
+    }
 }
 
 /// Load a file as text.
@@ -87,14 +104,22 @@ pub(crate) fn load(path: &Path) -> Result<TextFile, LoadError> {
     let bytes = fs::read(path)?;
     let (raw, encoding) = decode(&bytes).ok_or(LoadError::NotText)?;
     let line_ending = detect_line_ending(&raw);
-    Ok(TextFile { text: raw.replace("\r\n", "\n"), encoding, line_ending, mtime_ms: mtime_ms(&meta), len: meta.len() })
+    Ok(TextFile {
+        text: raw.replace("\r\n", "\n"),
+        encoding,
+        line_ending,
+        mtime_ms: mtime_ms(&meta),
+        len: meta.len(),
+    })
 }
 
 /// Encode text (LF line ends) for writing with the given encoding and line ending.
 pub(crate) fn encode(text: &str, encoding: Encoding, line_ending: LineEnding) -> Vec<u8> {
     let text = match line_ending {
         LineEnding::Lf => std::borrow::Cow::Borrowed(text),
-        LineEnding::CrLf => std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\n', "\r\n")),
+        LineEnding::CrLf => {
+            std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\n', "\r\n"))
+        }
     };
     match encoding {
         Encoding::Utf8 { bom: false } => text.as_bytes().to_vec(),
@@ -117,14 +142,23 @@ pub(crate) fn encode(text: &str, encoding: Encoding, line_ending: LineEnding) ->
 /// old file's permissions, fsync, rename over the target, fsync the directory. A reader sees
 /// the old content or the new, never a mix. A symlink is followed, so the link stays a link.
 /// `still_current` runs right before the rename; returning false aborts the write.
-pub(crate) fn atomic_write(path: &Path, bytes: &[u8], still_current: impl FnOnce() -> bool) -> io::Result<bool> {
+pub(crate) fn atomic_write(
+    path: &Path,
+    bytes: &[u8],
+    still_current: impl FnOnce() -> bool,
+) -> io::Result<bool> {
     let target: PathBuf = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path)?,
         _ => path.to_path_buf(),
     };
-    let dir = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
-    let mut tmp = tempfile::Builder::new().prefix(".toolgate-write-").tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".toolgate-write-")
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     match permissions {
         Some(p) => tmp.as_file().set_permissions(p)?,
@@ -177,7 +211,9 @@ pub(crate) fn strip_trailing_whitespace(path: &str, text: &str) -> String {
 
 /// Show `p` relative to `cwd` when it is inside it, else absolute.
 pub(crate) fn display_path(p: &Path, cwd: &Path) -> String {
-    p.strip_prefix(cwd).map(|r| r.display().to_string()).unwrap_or_else(|_| p.display().to_string())
+    p.strip_prefix(cwd)
+        .map(|r| r.display().to_string())
+        .unwrap_or_else(|_| p.display().to_string())
 }
 
 /// Claude Code's hint for a missing file: the same path under the cwd when the model dropped
@@ -199,7 +235,9 @@ pub(crate) fn suggest_for_missing(path: &Path, cwd: &Path) -> Option<String> {
         .ok()?
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.is_file() && p.file_stem().and_then(|s| s.to_str()) == Some(stem) && p != path)
+        .filter(|p| {
+            p.is_file() && p.file_stem().and_then(|s| s.to_str()) == Some(stem) && p != path
+        })
         .collect();
     siblings.sort();
     siblings.first().map(|p| display_path(p, cwd))
@@ -207,7 +245,10 @@ pub(crate) fn suggest_for_missing(path: &Path, cwd: &Path) -> Option<String> {
 
 /// `File does not exist. Note: your current working directory is X.` with the hint.
 pub(crate) fn missing_file_message(path: &Path, cwd: &Path) -> String {
-    let mut msg = format!("File does not exist. Note: your current working directory is {}.", cwd.display());
+    let mut msg = format!(
+        "File does not exist. Note: your current working directory is {}.",
+        cwd.display()
+    );
     if let Some(s) = suggest_for_missing(path, cwd) {
         msg.push_str(&format!(" Did you mean {s}?"));
     }
@@ -237,7 +278,10 @@ mod tests {
 
     #[test]
     fn strips_trailing_whitespace_but_keeps_terminators() {
-        assert_eq!(strip_trailing_whitespace("a.txt", "x  \r\ny\t\nz  "), "x\r\ny\nz");
+        assert_eq!(
+            strip_trailing_whitespace("a.txt", "x  \r\ny\t\nz  "),
+            "x\r\ny\nz"
+        );
         assert_eq!(strip_trailing_whitespace("a.md", "x  \n"), "x  \n");
     }
 
@@ -252,11 +296,23 @@ mod tests {
         std::os::unix::fs::symlink(&f, &link).unwrap();
         assert!(atomic_write(&link, b"new", || true).unwrap());
         assert_eq!(fs::read_to_string(&f).unwrap(), "new");
-        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
-        assert_eq!(fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o751);
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o751
+        );
         assert!(!atomic_write(&f, b"newer", || false).unwrap());
         assert_eq!(fs::read_to_string(&f).unwrap(), "new");
-        let leftovers: Vec<_> = fs::read_dir(d.path()).unwrap().filter_map(Result::ok).filter(|e| e.file_name().to_string_lossy().starts_with(".toolgate")).collect();
+        let leftovers: Vec<_> = fs::read_dir(d.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".toolgate"))
+            .collect();
         assert!(leftovers.is_empty());
     }
 
@@ -267,8 +323,14 @@ mod tests {
         fs::create_dir_all(cwd.join("src")).unwrap();
         fs::write(cwd.join("notes.md"), "").unwrap();
         fs::write(cwd.join("src/lib.rs"), "").unwrap();
-        assert_eq!(suggest_for_missing(&cwd.join("notes.txt"), &cwd).as_deref(), Some("notes.md"));
-        assert_eq!(suggest_for_missing(&d.path().join("src/lib.rs"), &cwd).as_deref(), Some("src/lib.rs"));
+        assert_eq!(
+            suggest_for_missing(&cwd.join("notes.txt"), &cwd).as_deref(),
+            Some("notes.md")
+        );
+        assert_eq!(
+            suggest_for_missing(&d.path().join("src/lib.rs"), &cwd).as_deref(),
+            Some("src/lib.rs")
+        );
         assert_eq!(suggest_for_missing(&cwd.join("other.txt"), &cwd), None);
     }
 }

@@ -4,9 +4,14 @@
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_core::{FileState, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput, ValidationFailure};
+use tool_core::{
+    FileState, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput, ValidationFailure,
+};
 
-use crate::edit::{DENIED, MODIFIED_SINCE_READ, NOT_READ, STATE_CURRENT, UNEXPECTEDLY_MODIFIED, changed_since_seen, structured_patch};
+use crate::edit::{
+    DENIED, MODIFIED_SINCE_READ, NOT_READ, STATE_CURRENT, UNEXPECTEDLY_MODIFIED,
+    changed_since_seen, structured_patch,
+};
 use crate::text_file::{self, Encoding, LineEnding, LoadError};
 
 /// The input of Write.
@@ -36,10 +41,18 @@ fn check(input: &WriteInput, ctx: &ToolContext) -> Result<(), ValidationFailure>
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(ValidationFailure::new(4, format!("Cannot read {}: {e}", path.display()))),
+        Err(e) => {
+            return Err(ValidationFailure::new(
+                4,
+                format!("Cannot read {}: {e}", path.display()),
+            ));
+        }
     };
     if meta.is_dir() {
-        return Err(ValidationFailure::new(5, format!("Cannot write {}: it is a directory.", path.display())));
+        return Err(ValidationFailure::new(
+            5,
+            format!("Cannot write {}: it is a directory.", path.display()),
+        ));
     }
     let Some(seen) = ctx.file_state.get(&path) else {
         return Err(ValidationFailure::new(2, NOT_READ));
@@ -67,16 +80,24 @@ impl Tool for WriteTool {
     }
 
     fn normalize_input(&self, mut input: Value) -> Value {
-        let path = input.get("file_path").and_then(Value::as_str).unwrap_or("").to_owned();
+        let path = input
+            .get("file_path")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
         if let Some(Value::String(content)) = input.get_mut("content") {
             *content = text_file::strip_trailing_whitespace(&path, content);
         }
         input
     }
 
-    async fn validate_input(&self, input: &Value, ctx: &ToolContext) -> Result<(), ValidationFailure> {
-        let input: WriteInput =
-            serde_json::from_value(input.clone()).map_err(|e| ValidationFailure::new(99, format!("Invalid input: {e}")))?;
+    async fn validate_input(
+        &self,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<(), ValidationFailure> {
+        let input: WriteInput = serde_json::from_value(input.clone())
+            .map_err(|e| ValidationFailure::new(99, format!("Invalid input: {e}")))?;
         check(&input, ctx)
     }
 
@@ -103,24 +124,41 @@ impl Tool for WriteTool {
 fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let path = ctx.resolve_path(&input.file_path);
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| ToolCallError::new(format!("Cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| ToolCallError::new(format!("Cannot create {}: {e}", dir.display())))?;
     }
     let (original, encoding, expected) = match text_file::load(&path) {
         Ok(current) => {
             // Re-check right before writing, with the content fallback: a touch is not a change.
-            let seen = ctx.file_state.get(&path).ok_or_else(|| ToolCallError::new(NOT_READ))?;
+            let seen = ctx
+                .file_state
+                .get(&path)
+                .ok_or_else(|| ToolCallError::new(NOT_READ))?;
             if changed_since_seen(&current, &seen) {
                 return Err(ToolCallError::new(UNEXPECTEDLY_MODIFIED));
             }
-            (Some(current.text), current.encoding, Some((current.mtime_ms, current.len)))
+            (
+                Some(current.text),
+                current.encoding,
+                Some((current.mtime_ms, current.len)),
+            )
         }
         Err(LoadError::Missing) => (None, Encoding::Utf8 { bom: false }, None),
         Err(LoadError::NotText) => {
             // Replacing a binary file with text is what the model asked for; keep UTF-8.
             let meta = std::fs::metadata(&path).map_err(|e| ToolCallError::new(e.to_string()))?;
-            (Some(String::new()), Encoding::Utf8 { bom: false }, Some((text_file::mtime_ms(&meta), meta.len())))
+            (
+                Some(String::new()),
+                Encoding::Utf8 { bom: false },
+                Some((text_file::mtime_ms(&meta), meta.len())),
+            )
         }
-        Err(LoadError::Io(e)) => return Err(ToolCallError::new(format!("Cannot read {}: {e}", path.display()))),
+        Err(LoadError::Io(e)) => {
+            return Err(ToolCallError::new(format!(
+                "Cannot read {}: {e}",
+                path.display()
+            )));
+        }
     };
     let bytes = text_file::encode(&input.content, encoding, LineEnding::Lf);
     let unchanged_on_disk = || match (expected, std::fs::metadata(&path)) {
@@ -133,16 +171,30 @@ fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallEr
     if !written {
         return Err(ToolCallError::new(UNEXPECTEDLY_MODIFIED));
     }
-    let mtime = std::fs::metadata(&path).map(|m| text_file::mtime_ms(&m)).unwrap_or(0);
+    let mtime = std::fs::metadata(&path)
+        .map(|m| text_file::mtime_ms(&m))
+        .unwrap_or(0);
     ctx.file_state.insert(
         path.clone(),
-        FileState { content: input.content.replace("\r\n", "\n"), timestamp_ms: mtime, offset: None, limit: None, full_view: true },
+        FileState {
+            content: input.content.replace("\r\n", "\n"),
+            timestamp_ms: mtime,
+            offset: None,
+            limit: None,
+            full_view: true,
+        },
     );
     let created = original.as_deref().is_none_or(str::is_empty);
     let text = if created {
-        format!("File created successfully at: {}{STATE_CURRENT}", input.file_path)
+        format!(
+            "File created successfully at: {}{STATE_CURRENT}",
+            input.file_path
+        )
     } else {
-        format!("The file {} has been updated successfully.{STATE_CURRENT}", input.file_path)
+        format!(
+            "The file {} has been updated successfully.{STATE_CURRENT}",
+            input.file_path
+        )
     };
     let original = original.unwrap_or_default();
     let raw = json!({

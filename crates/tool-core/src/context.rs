@@ -58,7 +58,11 @@ impl ToolContext {
     /// A context rooted at `project_root` (also the cwd and the only working directory), with
     /// `home` as the home directory, default mode, an empty file-state cache, no path rules and
     /// results spilled under `tool_results_dir`.
-    pub fn new(project_root: impl Into<PathBuf>, home: impl Into<PathBuf>, tool_results_dir: impl Into<PathBuf>) -> Self {
+    pub fn new(
+        project_root: impl Into<PathBuf>,
+        home: impl Into<PathBuf>,
+        tool_results_dir: impl Into<PathBuf>,
+    ) -> Self {
         let root = normalize(&project_root.into());
         Self {
             cwd: root.clone(),
@@ -141,7 +145,10 @@ mod tests {
     fn resolves_relative_home_and_dots() {
         let mut c = ToolContext::new("/work/proj", "/home/u", "/tmp/r");
         c.cwd = "/work/proj/sub".into();
-        assert_eq!(c.resolve_path("a.txt"), PathBuf::from("/work/proj/sub/a.txt"));
+        assert_eq!(
+            c.resolve_path("a.txt"),
+            PathBuf::from("/work/proj/sub/a.txt")
+        );
         assert_eq!(c.resolve_path("../b/./c"), PathBuf::from("/work/proj/b/c"));
         assert_eq!(c.resolve_path("~/x"), PathBuf::from("/home/u/x"));
         assert_eq!(c.resolve_path("/a//b/../c"), PathBuf::from("/a/c"));

@@ -162,16 +162,23 @@ pub enum DecisionReason {
 impl fmt::Display for DecisionReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DecisionReason::Rule { rule, list, source } => write!(f, "{list} rule `{rule}` from {source}"),
+            DecisionReason::Rule { rule, list, source } => {
+                write!(f, "{list} rule `{rule}` from {source}")
+            }
             DecisionReason::Mode { mode } => write!(f, "permission mode `{mode}`"),
             DecisionReason::ReadInsideWorkingDirectory { path } => {
                 write!(f, "read-only access to {path}, inside a working directory")
             }
-            DecisionReason::Hook { hook, reason: Some(r) } => write!(f, "hook `{hook}`: {r}"),
+            DecisionReason::Hook {
+                hook,
+                reason: Some(r),
+            } => write!(f, "hook `{hook}`: {r}"),
             DecisionReason::Hook { hook, reason: None } => write!(f, "hook `{hook}`"),
             DecisionReason::Approver { approved: true } => f.write_str("approved by the user"),
             DecisionReason::Approver { approved: false } => f.write_str("rejected by the user"),
-            DecisionReason::NoApprover => f.write_str("needs approval, and no approver is configured"),
+            DecisionReason::NoApprover => {
+                f.write_str("needs approval, and no approver is configured")
+            }
             DecisionReason::NotGranted => f.write_str("no rule or mode allows it"),
             DecisionReason::Check { name } => write!(f, "check: {name}"),
         }
@@ -196,22 +203,41 @@ pub struct Decision {
 impl Decision {
     /// An allow.
     pub fn allow(reason: DecisionReason) -> Self {
-        Self { verdict: Verdict::Allow, message: String::new(), reason, updated_input: None }
+        Self {
+            verdict: Verdict::Allow,
+            message: String::new(),
+            reason,
+            updated_input: None,
+        }
     }
 
     /// An ask with the message the model sees if nobody grants it.
     pub fn ask(message: impl Into<String>, reason: DecisionReason) -> Self {
-        Self { verdict: Verdict::Ask, message: message.into(), reason, updated_input: None }
+        Self {
+            verdict: Verdict::Ask,
+            message: message.into(),
+            reason,
+            updated_input: None,
+        }
     }
 
     /// A deny with the message the model sees.
     pub fn deny(message: impl Into<String>, reason: DecisionReason) -> Self {
-        Self { verdict: Verdict::Deny, message: message.into(), reason, updated_input: None }
+        Self {
+            verdict: Verdict::Deny,
+            message: message.into(),
+            reason,
+            updated_input: None,
+        }
     }
 
     /// The stricter of two decisions (`Allow < Ask < Deny`); on a tie, `self`.
     pub fn stricter(self, other: Decision) -> Decision {
-        if other.verdict > self.verdict { other } else { self }
+        if other.verdict > self.verdict {
+            other
+        } else {
+            self
+        }
     }
 }
 
@@ -292,21 +318,41 @@ pub trait PermissionPolicy: Send + Sync {
     /// Combine the policy's decision with a PreToolUse hook's answer. A hook's allow only
     /// waives a prompt: it never lifts a deny, an ask rule or a safety check. A hook's deny
     /// beats everything.
-    fn resolve_with_hook(&self, request: &PermissionRequest<'_>, hook: Option<&HookDecision>) -> Decision {
+    fn resolve_with_hook(
+        &self,
+        request: &PermissionRequest<'_>,
+        hook: Option<&HookDecision>,
+    ) -> Decision {
         let decision = self.decide(request);
         match hook {
             None => decision,
             Some(h) => match h.verdict {
                 Verdict::Deny => Decision::deny(
-                    h.reason.clone().unwrap_or_else(|| format!("Hook PreToolUse:{} denied this tool", request.tool_name)),
-                    DecisionReason::Hook { hook: h.hook.clone(), reason: h.reason.clone() },
+                    h.reason.clone().unwrap_or_else(|| {
+                        format!("Hook PreToolUse:{} denied this tool", request.tool_name)
+                    }),
+                    DecisionReason::Hook {
+                        hook: h.hook.clone(),
+                        reason: h.reason.clone(),
+                    },
                 ),
                 Verdict::Ask if decision.verdict == Verdict::Allow => Decision::ask(
-                    h.reason.clone().unwrap_or_else(|| decision_ask_message(request)),
-                    DecisionReason::Hook { hook: h.hook.clone(), reason: h.reason.clone() },
+                    h.reason
+                        .clone()
+                        .unwrap_or_else(|| decision_ask_message(request)),
+                    DecisionReason::Hook {
+                        hook: h.hook.clone(),
+                        reason: h.reason.clone(),
+                    },
                 ),
-                Verdict::Allow if decision.verdict == Verdict::Ask && decision.reason == DecisionReason::NotGranted => {
-                    Decision::allow(DecisionReason::Hook { hook: h.hook.clone(), reason: h.reason.clone() })
+                Verdict::Allow
+                    if decision.verdict == Verdict::Ask
+                        && decision.reason == DecisionReason::NotGranted =>
+                {
+                    Decision::allow(DecisionReason::Hook {
+                        hook: h.hook.clone(),
+                        reason: h.reason.clone(),
+                    })
                 }
                 _ => decision,
             },
@@ -398,13 +444,28 @@ mod tests {
     #[test]
     fn verdicts_order_allow_ask_deny() {
         assert!(Verdict::Allow < Verdict::Ask && Verdict::Ask < Verdict::Deny);
-        assert_eq!([Verdict::Ask, Verdict::Deny, Verdict::Allow].into_iter().max(), Some(Verdict::Deny));
+        assert_eq!(
+            [Verdict::Ask, Verdict::Deny, Verdict::Allow]
+                .into_iter()
+                .max(),
+            Some(Verdict::Deny)
+        );
     }
 
     #[test]
     fn hook_merge_takes_strictest_in_any_order() {
-        let d = |v| HookOutcome { decision: Some(HookDecision { verdict: v, reason: None, hook: format!("{v}") }), ..Default::default() };
-        for order in [[Verdict::Allow, Verdict::Deny, Verdict::Ask], [Verdict::Deny, Verdict::Ask, Verdict::Allow]] {
+        let d = |v| HookOutcome {
+            decision: Some(HookDecision {
+                verdict: v,
+                reason: None,
+                hook: format!("{v}"),
+            }),
+            ..Default::default()
+        };
+        for order in [
+            [Verdict::Allow, Verdict::Deny, Verdict::Ask],
+            [Verdict::Deny, Verdict::Ask, Verdict::Allow],
+        ] {
             let mut acc = HookOutcome::default();
             for v in order {
                 acc.merge(d(v));
@@ -415,7 +476,13 @@ mod tests {
 
     #[test]
     fn modes_parse_and_print() {
-        for m in ["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"] {
+        for m in [
+            "default",
+            "acceptEdits",
+            "plan",
+            "dontAsk",
+            "bypassPermissions",
+        ] {
             assert_eq!(m.parse::<PermissionMode>().unwrap().as_str(), m);
         }
         assert!("auto-yes".parse::<PermissionMode>().is_err());

@@ -18,7 +18,9 @@ pub enum Error {
         message: String,
     },
     /// A permission mode name is not one of the known ones.
-    #[error("unknown permission mode `{0}` (expected default, acceptEdits, plan, dontAsk or bypassPermissions)")]
+    #[error(
+        "unknown permission mode `{0}` (expected default, acceptEdits, plan, dontAsk or bypassPermissions)"
+    )]
     InvalidPermissionMode(String),
     /// A pipeline stage failed in a way that is not the tool's fault.
     #[error("pipeline failure: {0}")]

@@ -59,7 +59,11 @@ impl FileStateCache {
         Self {
             max_entries: max_entries.max(1),
             max_bytes,
-            inner: Mutex::new(Inner { map: HashMap::new(), bytes: 0, clock: 0 }),
+            inner: Mutex::new(Inner {
+                map: HashMap::new(),
+                bytes: 0,
+                clock: 0,
+            }),
         }
     }
 
@@ -96,7 +100,12 @@ impl FileStateCache {
         inner.bytes += size;
         inner.map.insert(path, (state, now));
         while inner.map.len() > self.max_entries || inner.bytes > self.max_bytes {
-            let Some(oldest) = inner.map.iter().min_by_key(|(_, (_, used))| *used).map(|(p, _)| p.clone()) else {
+            let Some(oldest) = inner
+                .map
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(p, _)| p.clone())
+            else {
                 break;
             };
             if let Some((old, _)) = inner.map.remove(&oldest) {
@@ -134,7 +143,13 @@ mod tests {
     use super::*;
 
     fn st(content: &str) -> FileState {
-        FileState { content: content.into(), timestamp_ms: 1, offset: Some(1), limit: None, full_view: true }
+        FileState {
+            content: content.into(),
+            timestamp_ms: 1,
+            offset: Some(1),
+            limit: None,
+            full_view: true,
+        }
     }
 
     #[test]
@@ -144,7 +159,10 @@ mod tests {
         c.insert("/b".into(), st("b"));
         assert!(c.get(Path::new("/a")).is_some());
         c.insert("/c".into(), st("c"));
-        assert!(c.get(Path::new("/b")).is_none(), "b was least recently used");
+        assert!(
+            c.get(Path::new("/b")).is_none(),
+            "b was least recently used"
+        );
         assert!(c.get(Path::new("/a")).is_some());
         assert_eq!(c.len(), 2);
     }

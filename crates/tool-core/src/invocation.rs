@@ -41,8 +41,19 @@ impl std::fmt::Debug for ToolInvocation {
 
 impl ToolInvocation {
     /// A call of `tool` with `input` in `ctx`.
-    pub fn new(tool_use_id: impl Into<String>, tool: Arc<RegisteredTool>, input: Value, ctx: ToolContext) -> Self {
-        Self { tool_use_id: tool_use_id.into(), tool, input, ctx, hook_outcome: None }
+    pub fn new(
+        tool_use_id: impl Into<String>,
+        tool: Arc<RegisteredTool>,
+        input: Value,
+        ctx: ToolContext,
+    ) -> Self {
+        Self {
+            tool_use_id: tool_use_id.into(),
+            tool,
+            input,
+            ctx,
+            hook_outcome: None,
+        }
     }
 
     /// The tool's canonical name.
@@ -122,7 +133,12 @@ impl ToolOutcome {
 
     /// An outcome for a call that ran, successfully or not.
     pub fn ran(tool_use_id: impl Into<String>, content: ToolResultContent, is_error: bool) -> Self {
-        Self { content, is_error, stage: Stage::Ran, ..Self::refused(tool_use_id, Stage::Ran, String::new()) }
+        Self {
+            content,
+            is_error,
+            stage: Stage::Ran,
+            ..Self::refused(tool_use_id, Stage::Ran, String::new())
+        }
     }
 
     /// The `tool_result` block.

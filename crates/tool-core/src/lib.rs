@@ -52,8 +52,9 @@ mod wire;
 
 pub use context::{ToolContext, normalize};
 pub use decision::{
-    Approval, ApprovalRequest, Approver, Decision, DecisionReason, HookDecision, HookOutcome, NoPathRules, PathPolicy,
-    PermissionMode, PermissionPolicy, PermissionRequest, RuleList, Verdict,
+    Approval, ApprovalRequest, Approver, Decision, DecisionReason, HookDecision, HookOutcome,
+    NoPathRules, PathPolicy, PermissionMode, PermissionPolicy, PermissionRequest, RuleList,
+    Verdict,
 };
 pub use error::Error;
 pub use file_state::{DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, FileState, FileStateCache};
@@ -61,11 +62,12 @@ pub use invocation::{Stage, ToolInvocation, ToolOutcome};
 pub use registry::{Lookup, RegisteredTool, ToolRegistry};
 pub use schema::{CompiledSchema, InputError};
 pub use tool::{
-    ContextModifier, InterruptBehavior, PermissionSubject, Tool, ToolCallError, ToolOutput, ValidationFailure, input_schema_for,
-    parse_input,
+    ContextModifier, InterruptBehavior, PermissionSubject, Tool, ToolCallError, ToolOutput,
+    ValidationFailure, input_schema_for, parse_input,
 };
 pub use wire::{
-    ContentBlock, ImageSource, Role, ToolDefinition, ToolResult, ToolResultContent, ToolUse, UserContent, UserMessage, utf16_len,
+    ContentBlock, ImageSource, Role, ToolDefinition, ToolResult, ToolResultContent, ToolUse,
+    UserContent, UserMessage, utf16_len,
 };
 
 // Re-exported so hosts implementing tools need not add these dependencies themselves.

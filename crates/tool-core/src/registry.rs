@@ -27,7 +27,9 @@ impl RegisteredTool {
 
 impl std::fmt::Debug for RegisteredTool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RegisteredTool").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("RegisteredTool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -63,16 +65,26 @@ impl ToolRegistry {
         let aliases = tool.aliases();
         let deprecated = tool.deprecated_aliases();
         for n in std::iter::once(&name).chain(&aliases).chain(&deprecated) {
-            if self.by_name.contains_key(n) || self.by_alias.contains_key(n) || self.by_deprecated.contains_key(n) {
+            if self.by_name.contains_key(n)
+                || self.by_alias.contains_key(n)
+                || self.by_deprecated.contains_key(n)
+            {
                 return Err(Error::DuplicateTool(n.clone()));
             }
         }
         let schema = CompiledSchema::compile(tool.input_schema()).map_err(|e| match e {
-            Error::InvalidSchema(m) => Error::InvalidToolSchema { tool: name.clone(), message: m },
+            Error::InvalidSchema(m) => Error::InvalidToolSchema {
+                tool: name.clone(),
+                message: m,
+            },
             other => other,
         })?;
         let idx = self.tools.len();
-        self.tools.push(Arc::new(RegisteredTool { tool, schema, name: name.clone() }));
+        self.tools.push(Arc::new(RegisteredTool {
+            tool,
+            schema,
+            name: name.clone(),
+        }));
         self.by_name.insert(name, idx);
         for a in aliases {
             self.by_alias.insert(a, idx);
@@ -114,7 +126,11 @@ impl ToolRegistry {
         if self.by_name.contains_key(name) || self.by_alias.contains_key(name) {
             return Lookup::NotFound(texts::tool_disabled(name));
         }
-        if let Some(t) = self.tools.iter().find(|t| offered(t.name()) && t.name().eq_ignore_ascii_case(name)) {
+        if let Some(t) = self
+            .tools
+            .iter()
+            .find(|t| offered(t.name()) && t.name().eq_ignore_ascii_case(name))
+        {
             return Lookup::NotFound(texts::tool_name_case(name, t.name()));
         }
         Lookup::NotFound(texts::no_such_tool(name))
@@ -188,17 +204,34 @@ mod tests {
         assert_eq!(found(r.lookup("Read", &all)), "Read");
         assert_eq!(found(r.lookup("ReadFile", &all)), "Read");
         let only_read = |n: &str| n == "Read";
-        assert_eq!(found(r.lookup("KillShell", &only_read)), "TaskStop", "deprecated aliases resolve even when not offered");
-        assert_eq!(found(r.lookup("TaskStop", &only_read)), texts::tool_disabled("TaskStop"));
-        assert_eq!(found(r.lookup("read", &all)), texts::tool_name_case("read", "Read"));
-        assert_eq!(found(r.lookup("Nope", &all)), "<tool_use_error>Error: No such tool available: Nope</tool_use_error>");
+        assert_eq!(
+            found(r.lookup("KillShell", &only_read)),
+            "TaskStop",
+            "deprecated aliases resolve even when not offered"
+        );
+        assert_eq!(
+            found(r.lookup("TaskStop", &only_read)),
+            texts::tool_disabled("TaskStop")
+        );
+        assert_eq!(
+            found(r.lookup("read", &all)),
+            texts::tool_name_case("read", "Read")
+        );
+        assert_eq!(
+            found(r.lookup("Nope", &all)),
+            "<tool_use_error>Error: No such tool available: Nope</tool_use_error>"
+        );
     }
 
     #[test]
     fn duplicates_are_rejected() {
         let r = reg();
-        assert!(matches!(r.clone().with(Arc::new(T("Read", vec![], vec![]))), Err(Error::DuplicateTool(n)) if n == "Read"));
-        assert!(matches!(r.with(Arc::new(T("Other", vec!["KillShell".into()], vec![]))), Err(Error::DuplicateTool(n)) if n == "KillShell"));
+        assert!(
+            matches!(r.clone().with(Arc::new(T("Read", vec![], vec![]))), Err(Error::DuplicateTool(n)) if n == "Read")
+        );
+        assert!(
+            matches!(r.with(Arc::new(T("Other", vec!["KillShell".into()], vec![]))), Err(Error::DuplicateTool(n)) if n == "KillShell")
+        );
     }
 
     #[test]
@@ -206,6 +239,9 @@ mod tests {
         let r = reg();
         let defs = r.definitions(&|n: &str| n == "Read");
         assert_eq!(defs.len(), 1);
-        assert_eq!(serde_json::to_value(&defs[0]).unwrap(), json!({"name": "Read", "description": "test", "input_schema": {"type": "object"}}));
+        assert_eq!(
+            serde_json::to_value(&defs[0]).unwrap(),
+            json!({"name": "Read", "description": "test", "input_schema": {"type": "object"}})
+        );
     }
 }

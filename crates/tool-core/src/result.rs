@@ -31,14 +31,18 @@ pub fn apply_result_policy(
     if content.has_image() {
         return content;
     }
-    let Some(threshold) = persistence_threshold(max_result_size_chars) else { return content };
+    let Some(threshold) = persistence_threshold(max_result_size_chars) else {
+        return content;
+    };
     let size = content.text_len();
     if size <= threshold {
         return content;
     }
     let (text, ext) = match &content {
         ToolResultContent::Text(s) => (s.clone(), "txt"),
-        ToolResultContent::Blocks(b) => (serde_json::to_string_pretty(b).unwrap_or_default(), "json"),
+        ToolResultContent::Blocks(b) => {
+            (serde_json::to_string_pretty(b).unwrap_or_default(), "json")
+        }
     };
     match persist(results_dir, tool_use_id, ext, &text) {
         Ok(path) => ToolResultContent::Text(persisted_preview(&text, size, &path)),
@@ -51,9 +55,22 @@ pub fn apply_result_policy(
 
 fn persist(dir: &Path, id: &str, ext: &str, text: &str) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
-    let safe: String = id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    let safe: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     let path = dir.join(format!("{safe}.{ext}"));
-    match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+    {
         Ok(mut f) => {
             f.write_all(text.as_bytes())?;
             f.sync_all()?;
@@ -92,42 +109,56 @@ mod tests {
 
     #[test]
     fn empty_results_get_the_marker() {
-        let d = tempfile_dir();
-        for c in [ToolResultContent::Text(" \n".into()), ToolResultContent::Blocks(vec![ContentBlock::text("")])] {
-            assert_eq!(apply_result_policy(c, "Bash", Some(30_000), &d, "t"), ToolResultContent::Text("(Bash completed with no output)".into()));
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().to_path_buf();
+        for c in [
+            ToolResultContent::Text(" \n".into()),
+            ToolResultContent::Blocks(vec![ContentBlock::text("")]),
+        ] {
+            assert_eq!(
+                apply_result_policy(c, "Bash", Some(30_000), &d, "t"),
+                ToolResultContent::Text("(Bash completed with no output)".into())
+            );
         }
     }
 
     #[test]
     fn large_results_are_persisted_with_preview() {
-        let d = tempfile_dir();
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().to_path_buf();
         let line = "x".repeat(99) + "\n";
         let text = line.repeat(600);
-        let out = apply_result_policy(ToolResultContent::Text(text.clone()), "Bash", Some(30_000), &d, "toolu_1").to_text();
+        let out = apply_result_policy(
+            ToolResultContent::Text(text.clone()),
+            "Bash",
+            Some(30_000),
+            &d,
+            "toolu_1",
+        )
+        .to_text();
         let file = d.join("toolu_1.txt");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
         assert!(out.starts_with(&format!("<persisted-output>\nOutput too large (58.6KB). Full output saved to: {}\n\nPreview (first 2KB):\n", file.display())));
         assert!(out.ends_with("\n...\n</persisted-output>"));
         let preview = out.split("Preview (first 2KB):\n").nth(1).unwrap();
-        assert_eq!(preview.trim_end_matches("\n...\n</persisted-output>").len(), 1999, "cut at the last newline");
+        assert_eq!(
+            preview.trim_end_matches("\n...\n</persisted-output>").len(),
+            1999,
+            "cut at the last newline"
+        );
     }
 
     #[test]
     fn unlimited_tools_and_images_are_never_persisted() {
-        let d = tempfile_dir();
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().to_path_buf();
         let big = ToolResultContent::Text("y".repeat(200_000));
         assert_eq!(apply_result_policy(big.clone(), "Read", None, &d, "t"), big);
-        let img = ToolResultContent::Blocks(vec![ContentBlock::image("image/png", "z".repeat(200_000))]);
-        assert_eq!(apply_result_policy(img.clone(), "Read", Some(10), &d, "t"), img);
-    }
-
-    fn tempfile_dir() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("tool-core-result-{}-{}", std::process::id(), rand_suffix()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
-    fn rand_suffix() -> u128 {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        let img =
+            ToolResultContent::Blocks(vec![ContentBlock::image("image/png", "z".repeat(200_000))]);
+        assert_eq!(
+            apply_result_policy(img.clone(), "Read", Some(10), &d, "t"),
+            img
+        );
     }
 }

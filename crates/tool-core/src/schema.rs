@@ -46,20 +46,34 @@ impl InputError {
     pub fn render(&self, tool_name: &str) -> String {
         match self {
             InputError::Unparsable { raw } => render_unparsable_input(tool_name, raw),
-            InputError::Invalid { missing, unexpected, mismatched, other } => {
+            InputError::Invalid {
+                missing,
+                unexpected,
+                mismatched,
+                other,
+            } => {
                 let mut lines: Vec<String> = Vec::new();
-                lines.extend(missing.iter().map(|p| format!("The required parameter `{p}` is missing")));
-                lines.extend(unexpected.iter().map(|k| format!("An unexpected parameter `{k}` was provided")));
                 lines.extend(
-                    mismatched
+                    missing
                         .iter()
-                        .map(|(p, e, r)| format!("The parameter `{p}` type is expected as `{e}` but provided as `{r}`")),
+                        .map(|p| format!("The required parameter `{p}` is missing")),
                 );
+                lines.extend(
+                    unexpected
+                        .iter()
+                        .map(|k| format!("An unexpected parameter `{k}` was provided")),
+                );
+                lines.extend(mismatched.iter().map(|(p, e, r)| {
+                    format!("The parameter `{p}` type is expected as `{e}` but provided as `{r}`")
+                }));
                 if lines.is_empty() {
                     serde_json::to_string_pretty(&Value::Array(other.clone())).unwrap_or_default()
                 } else {
                     let noun = if lines.len() == 1 { "issue" } else { "issues" };
-                    format!("{tool_name} failed due to the following {noun}:\n{}", lines.join("\n"))
+                    format!(
+                        "{tool_name} failed due to the following {noun}:\n{}",
+                        lines.join("\n")
+                    )
                 }
             }
         }
@@ -67,7 +81,10 @@ impl InputError {
 
     /// The whole tool_result text: `<tool_use_error>InputValidationError: ...</tool_use_error>`.
     pub fn to_tool_result_text(&self, tool_name: &str) -> String {
-        crate::texts::wrap_tool_use_error(&format!("InputValidationError: {}", self.render(tool_name)))
+        crate::texts::wrap_tool_use_error(&format!(
+            "InputValidationError: {}",
+            self.render(tool_name)
+        ))
     }
 }
 
@@ -87,7 +104,8 @@ pub fn render_unparsable_input(tool_name: &str, raw: &str) -> String {
 impl CompiledSchema {
     /// Compile a schema. Fails when the schema itself is invalid, naming the problem.
     pub fn compile(schema: Value) -> Result<Self, Error> {
-        let validator = jsonschema::validator_for(&schema).map_err(|e| Error::InvalidSchema(e.to_string()))?;
+        let validator =
+            jsonschema::validator_for(&schema).map_err(|e| Error::InvalidSchema(e.to_string()))?;
         Ok(Self { schema, validator })
     }
 
@@ -105,7 +123,11 @@ impl CompiledSchema {
                 _ => return Err(InputError::Unparsable { raw: raw.clone() }),
             },
             Value::Object(_) => input.clone(),
-            other => return Err(InputError::Unparsable { raw: other.to_string() }),
+            other => {
+                return Err(InputError::Unparsable {
+                    raw: other.to_string(),
+                });
+            }
         };
         coerce(&self.schema, &mut value);
         if self.validator.is_valid(&value) {
@@ -130,12 +152,17 @@ impl CompiledSchema {
                 .collect();
             match err.kind() {
                 jsonschema::error::ValidationErrorKind::Required { property } => {
-                    let name = property.as_str().map(str::to_owned).unwrap_or_else(|| property.to_string());
+                    let name = property
+                        .as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| property.to_string());
                     let mut segs = segments.clone();
                     segs.push(Seg::Key(name));
                     missing.push((self.order_of(&segs), path_string(&segs)));
                 }
-                jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected: keys } => {
+                jsonschema::error::ValidationErrorKind::AdditionalProperties {
+                    unexpected: keys,
+                } => {
                     for k in keys {
                         let mut segs = segments.clone();
                         segs.push(Seg::Key(k.clone()));
@@ -147,7 +174,11 @@ impl CompiledSchema {
                     let expected = expected_type_word(self.schema_at(&segments), instance);
                     mismatched.push((
                         self.order_of(&segments),
-                        (path_string(&segments), expected, received_type_word(instance).to_owned()),
+                        (
+                            path_string(&segments),
+                            expected,
+                            received_type_word(instance).to_owned(),
+                        ),
                     ));
                 }
                 kind => other.push(zod_issue(kind, &segments, &err.to_string())),
@@ -165,7 +196,9 @@ impl CompiledSchema {
 
     /// Position of the first segment's property in the schema, for Zod's issue order.
     fn order_of(&self, segs: &[Seg]) -> usize {
-        let Some(Seg::Key(first)) = segs.first() else { return 0 };
+        let Some(Seg::Key(first)) = segs.first() else {
+            return 0;
+        };
         self.schema
             .get("properties")
             .and_then(Value::as_object)
@@ -219,7 +252,12 @@ fn declared_types(schema: Option<&Value>) -> Vec<&str> {
 /// fractional number, in which case Zod's integer check says `int`.
 fn expected_type_word(schema: Option<&Value>, instance: &Value) -> String {
     let types = declared_types(schema);
-    let Some(first) = types.iter().find(|t| **t != "null").copied().or(types.first().copied()) else {
+    let Some(first) = types
+        .iter()
+        .find(|t| **t != "null")
+        .copied()
+        .or(types.first().copied())
+    else {
         return "unknown".to_owned();
     };
     match first {
@@ -251,18 +289,29 @@ fn zod_issue(kind: &jsonschema::error::ValidationErrorKind, segs: &[Seg], messag
         .collect();
     match kind {
         K::Enum { options } => {
-            let opts: Vec<String> = options.as_array().map(|a| a.iter().map(|o| o.to_string()).collect()).unwrap_or_default();
+            let opts: Vec<String> = options
+                .as_array()
+                .map(|a| a.iter().map(|o| o.to_string()).collect())
+                .unwrap_or_default();
             json!({"code": "invalid_value", "values": options.as_ref(), "path": path,
                    "message": format!("Invalid option: expected one of {}", opts.join("|"))})
         }
-        K::Minimum { limit } => json!({"origin": "number", "code": "too_small", "minimum": limit, "inclusive": true, "path": path,
-                   "message": format!("Too small: expected number to be >={limit}")}),
-        K::ExclusiveMinimum { limit } => json!({"origin": "number", "code": "too_small", "minimum": limit, "inclusive": false, "path": path,
-                   "message": format!("Too small: expected number to be >{limit}")}),
-        K::Maximum { limit } => json!({"origin": "number", "code": "too_big", "maximum": limit, "inclusive": true, "path": path,
-                   "message": format!("Too big: expected number to be <={limit}")}),
-        K::ExclusiveMaximum { limit } => json!({"origin": "number", "code": "too_big", "maximum": limit, "inclusive": false, "path": path,
-                   "message": format!("Too big: expected number to be <{limit}")}),
+        K::Minimum { limit } => {
+            json!({"origin": "number", "code": "too_small", "minimum": limit, "inclusive": true, "path": path,
+                   "message": format!("Too small: expected number to be >={limit}")})
+        }
+        K::ExclusiveMinimum { limit } => {
+            json!({"origin": "number", "code": "too_small", "minimum": limit, "inclusive": false, "path": path,
+                   "message": format!("Too small: expected number to be >{limit}")})
+        }
+        K::Maximum { limit } => {
+            json!({"origin": "number", "code": "too_big", "maximum": limit, "inclusive": true, "path": path,
+                   "message": format!("Too big: expected number to be <={limit}")})
+        }
+        K::ExclusiveMaximum { limit } => {
+            json!({"origin": "number", "code": "too_big", "maximum": limit, "inclusive": false, "path": path,
+                   "message": format!("Too big: expected number to be <{limit}")})
+        }
         _ => json!({"code": "custom", "path": path, "message": message}),
     }
 }
@@ -272,7 +321,9 @@ fn zod_issue(kind: &jsonschema::error::ValidationErrorKind, segs: &[Seg], messag
 /// wants a number; `"true"`/`"false"` become booleans where it wants a boolean. Integral floats
 /// become integers where the schema wants an integer.
 fn coerce(schema: &Value, value: &mut Value) {
-    let (Some(props), Value::Object(obj)) = (schema.get("properties").and_then(Value::as_object), value) else {
+    let (Some(props), Value::Object(obj)) =
+        (schema.get("properties").and_then(Value::as_object), value)
+    else {
         return;
     };
     for (key, v) in obj.iter_mut() {
@@ -299,7 +350,10 @@ fn js_number(v: &Value) -> Option<f64> {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => {
             let t = s.trim();
-            if t.is_empty() || t.eq_ignore_ascii_case("nan") || t.to_ascii_lowercase().contains("inf") {
+            if t.is_empty()
+                || t.eq_ignore_ascii_case("nan")
+                || t.to_ascii_lowercase().contains("inf")
+            {
                 return None;
             }
             t.parse::<f64>().ok().filter(|f| f.is_finite())
@@ -317,7 +371,9 @@ fn number_value(n: f64, prefer_int: bool) -> Value {
         #[allow(clippy::cast_possible_truncation)]
         return Value::Number(Number::from(n as i64));
     }
-    Number::from_f64(n).map(Value::Number).unwrap_or(Value::Null)
+    Number::from_f64(n)
+        .map(Value::Number)
+        .unwrap_or(Value::Null)
 }
 
 /// Convenience for tests and hosts: an object schema from `(name, type, required)` triples,
@@ -355,13 +411,34 @@ mod tests {
     #[test]
     fn renders_each_kind_as_claude_code_does() {
         let cases: &[(Value, &str)] = &[
-            (json!({"file_path": 12345}), "Read failed due to the following issue:\nThe parameter `file_path` type is expected as `string` but provided as `number`"),
-            (json!({"path": "/x"}), "Read failed due to the following issues:\nThe required parameter `file_path` is missing\nAn unexpected parameter `path` was provided"),
-            (json!({"file_path": "/x", "offset": 1.5}), "Read failed due to the following issue:\nThe parameter `offset` type is expected as `int` but provided as `number`"),
-            (json!({"file_path": "/x", "offset": "abc"}), "Read failed due to the following issue:\nThe parameter `offset` type is expected as `number` but provided as `string`"),
-            (json!({"file_path": "/x", "offset": null}), "Read failed due to the following issue:\nThe parameter `offset` type is expected as `number` but provided as `null`"),
-            (json!({"file_path": "/x", "allow_large": "yes"}), "Read failed due to the following issue:\nThe parameter `allow_large` type is expected as `boolean` but provided as `string`"),
-            (json!({"file_path": true, "limit": [1], "extra": 1, "more": 2}), "Read failed due to the following issues:\nAn unexpected parameter `extra` was provided\nAn unexpected parameter `more` was provided\nThe parameter `file_path` type is expected as `string` but provided as `boolean`"),
+            (
+                json!({"file_path": 12345}),
+                "Read failed due to the following issue:\nThe parameter `file_path` type is expected as `string` but provided as `number`",
+            ),
+            (
+                json!({"path": "/x"}),
+                "Read failed due to the following issues:\nThe required parameter `file_path` is missing\nAn unexpected parameter `path` was provided",
+            ),
+            (
+                json!({"file_path": "/x", "offset": 1.5}),
+                "Read failed due to the following issue:\nThe parameter `offset` type is expected as `int` but provided as `number`",
+            ),
+            (
+                json!({"file_path": "/x", "offset": "abc"}),
+                "Read failed due to the following issue:\nThe parameter `offset` type is expected as `number` but provided as `string`",
+            ),
+            (
+                json!({"file_path": "/x", "offset": null}),
+                "Read failed due to the following issue:\nThe parameter `offset` type is expected as `number` but provided as `null`",
+            ),
+            (
+                json!({"file_path": "/x", "allow_large": "yes"}),
+                "Read failed due to the following issue:\nThe parameter `allow_large` type is expected as `boolean` but provided as `string`",
+            ),
+            (
+                json!({"file_path": true, "limit": [1], "extra": 1, "more": 2}),
+                "Read failed due to the following issues:\nAn unexpected parameter `extra` was provided\nAn unexpected parameter `more` was provided\nThe parameter `file_path` type is expected as `string` but provided as `boolean`",
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(render(input.clone()), *want, "input {input}");
@@ -371,9 +448,16 @@ mod tests {
     #[test]
     fn coerces_numeric_and_boolean_strings() {
         let s = read_schema();
-        let v = s.check(&json!({"file_path": "/x", "offset": "2", "limit": [3], "allow_large": "true"})).unwrap();
-        assert_eq!(v, json!({"file_path": "/x", "offset": 2, "limit": 3, "allow_large": true}));
-        let v = s.check(&json!({"file_path": "/x", "offset": " 3 ", "limit": 1e3})).unwrap();
+        let v = s
+            .check(&json!({"file_path": "/x", "offset": "2", "limit": [3], "allow_large": "true"}))
+            .unwrap();
+        assert_eq!(
+            v,
+            json!({"file_path": "/x", "offset": 2, "limit": 3, "allow_large": true})
+        );
+        let v = s
+            .check(&json!({"file_path": "/x", "offset": " 3 ", "limit": 1e3}))
+            .unwrap();
         assert_eq!(v, json!({"file_path": "/x", "offset": 3, "limit": 1000}));
         assert!(s.check(&json!({"file_path": "/x", "limit": true})).is_err());
     }
@@ -381,21 +465,36 @@ mod tests {
     #[test]
     fn string_input_is_parsed_or_reported() {
         let s = read_schema();
-        assert_eq!(s.check(&json!("{\"file_path\": \"/a\"}")).unwrap(), json!({"file_path": "/a"}));
+        assert_eq!(
+            s.check(&json!("{\"file_path\": \"/a\"}")).unwrap(),
+            json!({"file_path": "/a"})
+        );
         let raw = "{\"file_path\": \"/tmp/x";
-        let text = s.check(&json!(raw)).unwrap_err().to_tool_result_text("Read");
+        let text = s
+            .check(&json!(raw))
+            .unwrap_err()
+            .to_tool_result_text("Read");
         assert_eq!(
             text,
-            format!("<tool_use_error>InputValidationError: Read was called with input that could not be parsed as JSON.\nYou sent (first {n} of {n} bytes): {raw}\nCommon causes: unescaped backslashes in file paths (use / or \\\\), unescaped control characters, or truncated output. Retry with valid JSON.</tool_use_error>", n = raw.len())
+            format!(
+                "<tool_use_error>InputValidationError: Read was called with input that could not be parsed as JSON.\nYou sent (first {n} of {n} bytes): {raw}\nCommon causes: unescaped backslashes in file paths (use / or \\\\), unescaped control characters, or truncated output. Retry with valid JSON.</tool_use_error>",
+                n = raw.len()
+            )
         );
         let long = format!("{{\"a\": \"{}", "é".repeat(300));
         let msg = render_unparsable_input("Read", &long);
-        assert!(msg.contains(&format!("(first 199 of {} bytes)", long.len())), "{msg}");
+        assert!(
+            msg.contains(&format!("(first 199 of {} bytes)", long.len())),
+            "{msg}"
+        );
     }
 
     #[test]
     fn other_failures_render_as_issue_list() {
-        let s = CompiledSchema::compile(json!({"type": "object", "properties": {"mode": {"enum": ["a", "b"]}}})).unwrap();
+        let s = CompiledSchema::compile(
+            json!({"type": "object", "properties": {"mode": {"enum": ["a", "b"]}}}),
+        )
+        .unwrap();
         let text = s.check(&json!({"mode": "c"})).unwrap_err().render("T");
         let issues: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(issues[0]["code"], "invalid_value");

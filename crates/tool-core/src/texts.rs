@@ -2,8 +2,7 @@
 //! the pipeline stages and the tools.
 
 /// Sent for a call cancelled before it started.
-pub const CANCEL_MESSAGE: &str =
-    "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.";
+pub const CANCEL_MESSAGE: &str = "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed.";
 
 /// Sent when the user rejects a call.
 pub const REJECT_MESSAGE: &str = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed.";
@@ -70,7 +69,10 @@ pub fn truncate_middle(text: &str) -> String {
     }
     let head = String::from_utf16_lossy(&units[..HALF]);
     let tail = String::from_utf16_lossy(&units[units.len() - HALF..]);
-    format!("{head}\n\n... [{} characters truncated] ...\n\n{tail}", units.len() - LIMIT)
+    format!(
+        "{head}\n\n... [{} characters truncated] ...\n\n{tail}",
+        units.len() - LIMIT
+    )
 }
 
 /// Claude Code's `formatFileSize`: bytes below 1 KiB, else KB/MB/GB with one decimal and a

@@ -52,7 +52,10 @@ pub struct ValidationFailure {
 impl ValidationFailure {
     /// A failure with a message and code.
     pub fn new(code: u32, message: impl Into<String>) -> Self {
-        Self { message: message.into(), code }
+        Self {
+            message: message.into(),
+            code,
+        }
     }
 }
 
@@ -69,12 +72,18 @@ pub struct ToolCallError {
 impl ToolCallError {
     /// An error with a message.
     pub fn new(message: impl Into<String>) -> Self {
-        Self { message: message.into(), is_interrupt: false }
+        Self {
+            message: message.into(),
+            is_interrupt: false,
+        }
     }
 
     /// The error a cancelled call ends with.
     pub fn interrupted() -> Self {
-        Self { message: crate::texts::INTERRUPTED_FOR_TOOL_USE.to_owned(), is_interrupt: true }
+        Self {
+            message: crate::texts::INTERRUPTED_FOR_TOOL_USE.to_owned(),
+            is_interrupt: true,
+        }
     }
 }
 
@@ -130,7 +139,12 @@ impl Default for ToolResultContent {
 impl ToolOutput {
     /// An output with raw data and model-facing text.
     pub fn new(raw: Value, content: impl Into<ToolResultContent>) -> Self {
-        Self { raw, content: content.into(), extra_messages: Vec::new(), context_modifier: None }
+        Self {
+            raw,
+            content: content.into(),
+            extra_messages: Vec::new(),
+            context_modifier: None,
+        }
     }
 }
 
@@ -168,7 +182,11 @@ pub trait Tool: Send + Sync {
 
     /// Checks that need state: was the file read, is it stale, is the match unique, is the path
     /// denied. Runs after schema validation and before hooks.
-    async fn validate_input(&self, _input: &Value, _ctx: &ToolContext) -> Result<(), ValidationFailure> {
+    async fn validate_input(
+        &self,
+        _input: &Value,
+        _ctx: &ToolContext,
+    ) -> Result<(), ValidationFailure> {
         Ok(())
     }
 
@@ -224,7 +242,8 @@ pub trait Tool: Send + Sync {
 /// Parse a schema-valid input into the tool's input type. A failure here means the schema and
 /// the type disagree; it comes back as a [`ToolCallError`] naming the problem.
 pub fn parse_input<T: DeserializeOwned>(input: Value) -> Result<T, ToolCallError> {
-    serde_json::from_value(input).map_err(|e| ToolCallError::new(format!("Input does not match the tool's input type: {e}")))
+    serde_json::from_value(input)
+        .map_err(|e| ToolCallError::new(format!("Input does not match the tool's input type: {e}")))
 }
 
 /// The input schema for a type deriving `schemars::JsonSchema`, shaped as the API expects:
@@ -254,7 +273,10 @@ fn strip_null_type(prop: &mut Value) {
         }
     }
     if let Some(Value::Array(any_of)) = p.get("anyOf").cloned() {
-        let kept: Vec<Value> = any_of.into_iter().filter(|v| v.get("type") != Some(&Value::String("null".into()))).collect();
+        let kept: Vec<Value> = any_of
+            .into_iter()
+            .filter(|v| v.get("type") != Some(&Value::String("null".into())))
+            .collect();
         if kept.len() == 1 {
             p.remove("anyOf");
             if let Value::Object(inner) = &kept[0] {

@@ -25,7 +25,11 @@ pub struct ToolUse {
 impl ToolUse {
     /// A `tool_use` block with the given id, name and input.
     pub fn new(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
-        Self { id: id.into(), name: name.into(), input }
+        Self {
+            id: id.into(),
+            name: name.into(),
+            input,
+        }
     }
 }
 
@@ -67,7 +71,10 @@ impl ContentBlock {
     /// A base64 image block.
     pub fn image(media_type: impl Into<String>, data: impl Into<String>) -> Self {
         ContentBlock::Image {
-            source: ImageSource::Base64 { media_type: media_type.into(), data: data.into() },
+            source: ImageSource::Base64 {
+                media_type: media_type.into(),
+                data: data.into(),
+            },
         }
     }
 }
@@ -159,19 +166,29 @@ pub struct ToolResult {
 impl ToolResult {
     /// A successful result.
     pub fn success(tool_use_id: impl Into<String>, content: impl Into<ToolResultContent>) -> Self {
-        Self { tool_use_id: tool_use_id.into(), content: content.into(), is_error: false }
+        Self {
+            tool_use_id: tool_use_id.into(),
+            content: content.into(),
+            is_error: false,
+        }
     }
 
     /// An error result. An error result may only hold text (the API rejects images in it), so
     /// image blocks are dropped.
     pub fn error(tool_use_id: impl Into<String>, content: impl Into<ToolResultContent>) -> Self {
         let content = match content.into() {
-            ToolResultContent::Blocks(b) if b.iter().any(|b| matches!(b, ContentBlock::Image { .. })) => {
+            ToolResultContent::Blocks(b)
+                if b.iter().any(|b| matches!(b, ContentBlock::Image { .. })) =>
+            {
                 ToolResultContent::Text(ToolResultContent::Blocks(b).to_text())
             }
             other => other,
         };
-        Self { tool_use_id: tool_use_id.into(), content, is_error: true }
+        Self {
+            tool_use_id: tool_use_id.into(),
+            content,
+            is_error: true,
+        }
     }
 }
 
@@ -206,7 +223,10 @@ pub enum Role {
 impl UserMessage {
     /// A user message holding the given blocks.
     pub fn new(content: Vec<UserContent>) -> Self {
-        Self { role: Role::User, content }
+        Self {
+            role: Role::User,
+            content,
+        }
     }
 
     /// The tool results in this message, in order.
@@ -249,7 +269,8 @@ mod tests {
 
     #[test]
     fn tool_result_string_and_blocks_round_trip() {
-        let a = json!({"type": "tool_result", "tool_use_id": "t", "content": "x", "is_error": true});
+        let a =
+            json!({"type": "tool_result", "tool_use_id": "t", "content": "x", "is_error": true});
         let r: ToolResult = serde_json::from_value(a.clone()).unwrap();
         assert!(r.is_error);
         assert_eq!(serde_json::to_value(&r).unwrap(), a);
@@ -277,7 +298,13 @@ mod tests {
 
     #[test]
     fn error_results_drop_images() {
-        let r = ToolResult::error("t", ToolResultContent::Blocks(vec![ContentBlock::text("a"), ContentBlock::image("image/png", "x")]));
+        let r = ToolResult::error(
+            "t",
+            ToolResultContent::Blocks(vec![
+                ContentBlock::text("a"),
+                ContentBlock::image("image/png", "x"),
+            ]),
+        );
         assert_eq!(r.content, ToolResultContent::Text("a".into()));
     }
 

@@ -123,8 +123,18 @@ impl std::fmt::Debug for Hooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Hooks")
             .field("pre", &self.pre.iter().map(|h| &h.name).collect::<Vec<_>>())
-            .field("post", &self.post.iter().map(|h| &h.name).collect::<Vec<_>>())
-            .field("post_failure", &self.post_failure.iter().map(|h| &h.name).collect::<Vec<_>>())
+            .field(
+                "post",
+                &self.post.iter().map(|h| &h.name).collect::<Vec<_>>(),
+            )
+            .field(
+                "post_failure",
+                &self
+                    .post_failure
+                    .iter()
+                    .map(|h| &h.name)
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -136,21 +146,41 @@ impl Hooks {
     }
 
     /// Add a PreToolUse hook for the tools `matcher` selects.
-    pub fn pre_tool_use(&mut self, matcher: &str, hook: impl PreToolUseHook + 'static) -> Result<&mut Self, Error> {
+    pub fn pre_tool_use(
+        &mut self,
+        matcher: &str,
+        hook: impl PreToolUseHook + 'static,
+    ) -> Result<&mut Self, Error> {
         let m = Matcher::parse(matcher)?;
-        self.pre.push(Arc::new(Registered { name: format!("PreToolUse[{matcher}]#{}", self.pre.len()), matcher: m, hook: Arc::new(hook) }));
+        self.pre.push(Arc::new(Registered {
+            name: format!("PreToolUse[{matcher}]#{}", self.pre.len()),
+            matcher: m,
+            hook: Arc::new(hook),
+        }));
         Ok(self)
     }
 
     /// Add a PostToolUse hook.
-    pub fn post_tool_use(&mut self, matcher: &str, hook: impl PostToolUseHook + 'static) -> Result<&mut Self, Error> {
+    pub fn post_tool_use(
+        &mut self,
+        matcher: &str,
+        hook: impl PostToolUseHook + 'static,
+    ) -> Result<&mut Self, Error> {
         let m = Matcher::parse(matcher)?;
-        self.post.push(Arc::new(Registered { name: format!("PostToolUse[{matcher}]#{}", self.post.len()), matcher: m, hook: Arc::new(hook) }));
+        self.post.push(Arc::new(Registered {
+            name: format!("PostToolUse[{matcher}]#{}", self.post.len()),
+            matcher: m,
+            hook: Arc::new(hook),
+        }));
         Ok(self)
     }
 
     /// Add a PostToolUseFailure hook.
-    pub fn post_tool_use_failure(&mut self, matcher: &str, hook: impl PostToolUseHook + 'static) -> Result<&mut Self, Error> {
+    pub fn post_tool_use_failure(
+        &mut self,
+        matcher: &str,
+        hook: impl PostToolUseHook + 'static,
+    ) -> Result<&mut Self, Error> {
         let m = Matcher::parse(matcher)?;
         self.post_failure.push(Arc::new(Registered {
             name: format!("PostToolUseFailure[{matcher}]#{}", self.post_failure.len()),

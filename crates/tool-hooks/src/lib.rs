@@ -24,7 +24,9 @@ mod matcher;
 mod post_tool_use;
 mod pre_tool_use;
 
-pub use hooks::{Hooks, PostHookOutcome, PostToolUseHook, PostToolUseInput, PreToolUseHook, PreToolUseInput};
+pub use hooks::{
+    Hooks, PostHookOutcome, PostToolUseHook, PostToolUseInput, PreToolUseHook, PreToolUseInput,
+};
 pub use matcher::Matcher;
 pub use post_tool_use::{PostToolUse, PostToolUseLayer};
 pub use pre_tool_use::{PreToolUse, PreToolUseLayer};

@@ -23,10 +23,22 @@ impl Matcher {
         if p.is_empty() || p == "*" {
             return Ok(Matcher::All);
         }
-        if p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '|' | '-' | ' ' | ',')) {
-            return Ok(Matcher::Names(p.split(['|', ',']).map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()));
+        if p.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '|' | '-' | ' ' | ','))
+        {
+            return Ok(Matcher::Names(
+                p.split(['|', ','])
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+            ));
         }
-        Regex::new(p).map(Matcher::Regex).map_err(|e| Error::InvalidMatcher { matcher: pattern.to_owned(), message: e.to_string() })
+        Regex::new(p)
+            .map(Matcher::Regex)
+            .map_err(|e| Error::InvalidMatcher {
+                matcher: pattern.to_owned(),
+                message: e.to_string(),
+            })
     }
 
     /// Does it apply to `tool_name`?
@@ -57,7 +69,11 @@ mod tests {
             ("dit$", "Edit", true),
         ];
         for (m, tool, want) in cases {
-            assert_eq!(Matcher::parse(m).unwrap().matches(tool), want, "{m} vs {tool}");
+            assert_eq!(
+                Matcher::parse(m).unwrap().matches(tool),
+                want,
+                "{m} vs {tool}"
+            );
         }
         assert!(Matcher::parse("(").is_err());
     }

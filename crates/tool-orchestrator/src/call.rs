@@ -25,7 +25,11 @@ impl Service<ToolInvocation> for CallTool {
     fn call(&mut self, inv: ToolInvocation) -> Self::Future {
         Box::pin(async move {
             if inv.ctx.cancel.is_cancelled() {
-                return Ok(ToolOutcome::refused(inv.tool_use_id, Stage::Cancelled, CANCEL_MESSAGE));
+                return Ok(ToolOutcome::refused(
+                    inv.tool_use_id,
+                    Stage::Cancelled,
+                    CANCEL_MESSAGE,
+                ));
             }
             let tool = inv.tool.tool.clone();
             let cancel = inv.ctx.cancel.clone();
@@ -43,14 +47,19 @@ impl Service<ToolInvocation> for CallTool {
                     out
                 }
                 Ok(Err(err)) => {
-                    let mut out = ToolOutcome::ran(inv.tool_use_id, err.message.clone().into(), true);
+                    let mut out =
+                        ToolOutcome::ran(inv.tool_use_id, err.message.clone().into(), true);
                     out.call_error = Some(err);
                     out
                 }
                 Err(panic) => {
                     let msg = panic_message(panic.as_ref());
                     tracing::error!(tool = inv.tool.name(), panic = %msg, "tool panicked");
-                    ToolOutcome::refused(inv.tool_use_id, Stage::Internal, error_calling_tool(inv.tool.name(), &format!("the tool panicked: {msg}")))
+                    ToolOutcome::refused(
+                        inv.tool_use_id,
+                        Stage::Internal,
+                        error_calling_tool(inv.tool.name(), &format!("the tool panicked: {msg}")),
+                    )
                 }
             })
         })

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use futures::FutureExt;
 use tool_core::texts::{CANCEL_MESSAGE, error_calling_tool};
 use tool_core::{
-    Approver, Lookup, PermissionPolicy, Stage, ToolContext, ToolInvocation, ToolOutcome, ToolRegistry, ToolUse,
+    Approver, Lookup, PermissionPolicy, Stage, ToolContext, ToolInvocation, ToolOutcome,
+    ToolRegistry, ToolUse,
 };
 use tool_hooks::{Hooks, PostToolUseLayer, PreToolUseLayer};
 use tower::ServiceBuilder;
@@ -33,13 +34,19 @@ pub struct Pipeline {
 
 impl std::fmt::Debug for Pipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pipeline").field("registry", &self.registry).finish_non_exhaustive()
+        f.debug_struct("Pipeline")
+            .field("registry", &self.registry)
+            .finish_non_exhaustive()
     }
 }
 
 /// The standard stack around [`CallTool`], in the order of the architecture's table. The
 /// first layer sees the call first.
-pub fn standard_stack(hooks: Arc<Hooks>, policy: Arc<dyn PermissionPolicy>, approver: Option<Arc<dyn Approver>>) -> ToolService {
+pub fn standard_stack(
+    hooks: Arc<Hooks>,
+    policy: Arc<dyn PermissionPolicy>,
+    approver: Option<Arc<dyn Approver>>,
+) -> ToolService {
     let stack = ServiceBuilder::new()
         .layer(SchemaLayer)
         .layer(ValidateLayer)
@@ -68,10 +75,17 @@ impl Pipeline {
     /// Cancel safety: dropping the future abandons the call; cancel `ctx.cancel` instead to
     /// get the call's cancellation text. Never panics: a panic anywhere in the pipeline
     /// becomes an error result for this call.
-    pub async fn run(&self, tool_use: &ToolUse, ctx: ToolContext, offered: &(dyn Fn(&str) -> bool + Sync)) -> ToolOutcome {
+    pub async fn run(
+        &self,
+        tool_use: &ToolUse,
+        ctx: ToolContext,
+        offered: &(dyn Fn(&str) -> bool + Sync),
+    ) -> ToolOutcome {
         let tool = match self.registry.lookup(&tool_use.name, &|n| offered(n)) {
             Lookup::Found(t) => t,
-            Lookup::NotFound(text) => return ToolOutcome::refused(tool_use.id.clone(), Stage::Lookup, text),
+            Lookup::NotFound(text) => {
+                return ToolOutcome::refused(tool_use.id.clone(), Stage::Lookup, text);
+            }
         };
         if ctx.cancel.is_cancelled() {
             return ToolOutcome::refused(tool_use.id.clone(), Stage::Cancelled, CANCEL_MESSAGE);
@@ -84,11 +98,19 @@ impl Pipeline {
         let _enter = span.enter();
         match fut.await {
             Ok(Ok(outcome)) => outcome,
-            Ok(Err(e)) => ToolOutcome::refused(tool_use.id.clone(), Stage::Internal, error_calling_tool(&name, &e.to_string())),
+            Ok(Err(e)) => ToolOutcome::refused(
+                tool_use.id.clone(),
+                Stage::Internal,
+                error_calling_tool(&name, &e.to_string()),
+            ),
             Err(panic) => {
                 let msg = panic_message(panic.as_ref());
                 tracing::error!(tool = %name, panic = %msg, "pipeline panicked");
-                ToolOutcome::refused(tool_use.id.clone(), Stage::Internal, error_calling_tool(&name, &msg))
+                ToolOutcome::refused(
+                    tool_use.id.clone(),
+                    Stage::Internal,
+                    error_calling_tool(&name, &msg),
+                )
             }
         }
     }

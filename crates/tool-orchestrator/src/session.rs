@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use tool_core::{
-    Approver, ContentBlock, PathPolicy, PermissionPolicy, ToolContext, ToolDefinition, ToolOutcome, ToolRegistry, ToolUse,
-    UserContent, UserMessage,
+    Approver, ContentBlock, PathPolicy, PermissionPolicy, ToolContext, ToolDefinition, ToolOutcome,
+    ToolRegistry, ToolUse, UserContent, UserMessage,
 };
 use tool_hooks::Hooks;
 use tool_permissions::Policy;
@@ -27,7 +27,14 @@ impl SessionBuilder {
     /// A session over `registry` starting from `ctx`, with no rules (the default-mode
     /// baseline), no hooks, no approver (asks are refused) and every tool offered.
     pub fn new(registry: ToolRegistry, ctx: ToolContext) -> Self {
-        Self { registry, ctx, policy: Arc::new(Policy::empty()), hooks: Hooks::new(), approver: None, offered: None }
+        Self {
+            registry,
+            ctx,
+            policy: Arc::new(Policy::empty()),
+            hooks: Hooks::new(),
+            approver: None,
+            offered: None,
+        }
     }
 
     /// The permission policy; it also answers the tools' path checks.
@@ -59,7 +66,12 @@ impl SessionBuilder {
     pub fn build(self) -> Session {
         let service = standard_stack(Arc::new(self.hooks), self.policy.clone(), self.approver);
         let registry = Arc::new(self.registry);
-        Session { pipeline: Pipeline::new(registry, service), ctx: self.ctx, policy: self.policy, offered: self.offered }
+        Session {
+            pipeline: Pipeline::new(registry, service),
+            ctx: self.ctx,
+            policy: self.policy,
+            offered: self.offered,
+        }
     }
 }
 
@@ -74,9 +86,14 @@ impl TurnOutcome {
     /// The user message to send back: every `tool_result` in block order, then the messages
     /// hooks and tools added, in call order.
     pub fn user_message(&self) -> UserMessage {
-        let mut content: Vec<UserContent> = self.outcomes.iter().map(|o| UserContent::ToolResult(o.tool_result())).collect();
+        let mut content: Vec<UserContent> = self
+            .outcomes
+            .iter()
+            .map(|o| UserContent::ToolResult(o.tool_result()))
+            .collect();
         for o in &self.outcomes {
-            let after: Vec<&ContentBlock> = o.hook_messages.iter().chain(&o.extra_messages).collect();
+            let after: Vec<&ContentBlock> =
+                o.hook_messages.iter().chain(&o.extra_messages).collect();
             content.extend(after.into_iter().cloned().map(UserContent::Block));
         }
         UserMessage::new(content)
@@ -98,7 +115,10 @@ pub struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("ctx", &self.ctx).field("offered", &self.offered).finish_non_exhaustive()
+        f.debug_struct("Session")
+            .field("ctx", &self.ctx)
+            .field("offered", &self.offered)
+            .finish_non_exhaustive()
     }
 }
 
@@ -126,7 +146,9 @@ impl Session {
 
     /// The API `tools` list for the offered tools.
     pub fn tool_definitions(&self) -> Vec<ToolDefinition> {
-        self.pipeline.registry().definitions(&|n| self.is_offered(n))
+        self.pipeline
+            .registry()
+            .definitions(&|n| self.is_offered(n))
     }
 
     /// Cancel whatever the current turn is running; the calls end with Claude Code's cancel
@@ -143,7 +165,10 @@ impl Session {
     /// Run one call and apply its context changes.
     pub async fn run_call(&mut self, tool_use: &ToolUse) -> ToolOutcome {
         let offered = |n: &str| self.is_offered(n);
-        let mut outcome = self.pipeline.run(tool_use, self.ctx.child(), &offered).await;
+        let mut outcome = self
+            .pipeline
+            .run(tool_use, self.ctx.child(), &offered)
+            .await;
         for m in outcome.context_modifiers.drain(..) {
             m.apply(&mut self.ctx);
         }

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use tool_core::texts::{permission_denied, permission_not_granted};
 use tool_core::{
-    Decision, DecisionReason, PathPolicy, PermissionMode, PermissionPolicy, PermissionRequest, PermissionSubject, RuleList,
+    Decision, DecisionReason, PathPolicy, PermissionMode, PermissionPolicy, PermissionRequest,
+    PermissionSubject, RuleList,
 };
 
 use crate::Error;
@@ -75,7 +76,11 @@ impl RuleEntry {
     }
 
     fn reason(&self) -> DecisionReason {
-        DecisionReason::Rule { rule: self.text.clone(), list: self.list, source: self.source() }
+        DecisionReason::Rule {
+            rule: self.text.clone(),
+            list: self.list,
+            source: self.source(),
+        }
     }
 }
 
@@ -102,15 +107,33 @@ impl PolicyBuilder {
     }
 
     /// Add one rule.
-    pub fn rule(&mut self, list: RuleList, text: &str, layer: Layer, file: Option<&Path>) -> Result<&mut Self, Error> {
+    pub fn rule(
+        &mut self,
+        list: RuleList,
+        text: &str,
+        layer: Layer,
+        file: Option<&Path>,
+    ) -> Result<&mut Self, Error> {
         let rule = PermissionRule::parse(text).map_err(|e| match (e, file) {
-            (Error::InvalidRule { rule, message }, Some(f)) => Error::InFile { file: f.to_path_buf(), source: Box::new(Error::InvalidRule { rule, message }) },
+            (Error::InvalidRule { rule, message }, Some(f)) => Error::InFile {
+                file: f.to_path_buf(),
+                source: Box::new(Error::InvalidRule { rule, message }),
+            },
             (e, _) => e,
         })?;
         if !rule.is_whole_tool() {
-            return Err(Error::UnsupportedRule { rule: text.to_owned(), file: file.map(Path::to_path_buf) });
+            return Err(Error::UnsupportedRule {
+                rule: text.to_owned(),
+                file: file.map(Path::to_path_buf),
+            });
         }
-        self.entries.push(RuleEntry { rule, text: text.to_owned(), list, layer, file: file.map(Path::to_path_buf) });
+        self.entries.push(RuleEntry {
+            rule,
+            text: text.to_owned(),
+            list,
+            layer,
+            file: file.map(Path::to_path_buf),
+        });
         Ok(self)
     }
 
@@ -131,11 +154,21 @@ impl PolicyBuilder {
     /// Load the `permissions` of a Claude Code settings file (`.claude/settings.json` and
     /// friends). A missing file adds nothing. Relative additional directories are taken
     /// relative to `base`.
-    pub fn claude_settings_file(&mut self, path: &Path, layer: Layer, base: &Path) -> Result<&mut Self, Error> {
+    pub fn claude_settings_file(
+        &mut self,
+        path: &Path,
+        layer: Layer,
+        base: &Path,
+    ) -> Result<&mut Self, Error> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self),
-            Err(e) => return Err(Error::Io { file: path.to_path_buf(), source: e }),
+            Err(e) => {
+                return Err(Error::Io {
+                    file: path.to_path_buf(),
+                    source: e,
+                });
+            }
         };
         let value: Value = serde_json::from_str(&text).map_err(|e| Error::Json {
             file: path.to_path_buf(),
@@ -147,27 +180,56 @@ impl PolicyBuilder {
     }
 
     /// Load the `permissions` object of Claude Code settings given as a value.
-    pub fn claude_settings(&mut self, settings: &Value, layer: Layer, file: Option<&Path>, base: &Path) -> Result<&mut Self, Error> {
-        let Some(perms) = settings.get("permissions") else { return Ok(self) };
-        let shape = |what: &str| Error::Shape { file: file.map(Path::to_path_buf), message: what.to_owned() };
-        let perms = perms.as_object().ok_or_else(|| shape("`permissions` must be an object"))?;
-        for (key, list) in [("allow", RuleList::Allow), ("ask", RuleList::Ask), ("deny", RuleList::Deny)] {
+    pub fn claude_settings(
+        &mut self,
+        settings: &Value,
+        layer: Layer,
+        file: Option<&Path>,
+        base: &Path,
+    ) -> Result<&mut Self, Error> {
+        let Some(perms) = settings.get("permissions") else {
+            return Ok(self);
+        };
+        let shape = |what: &str| Error::Shape {
+            file: file.map(Path::to_path_buf),
+            message: what.to_owned(),
+        };
+        let perms = perms
+            .as_object()
+            .ok_or_else(|| shape("`permissions` must be an object"))?;
+        for (key, list) in [
+            ("allow", RuleList::Allow),
+            ("ask", RuleList::Ask),
+            ("deny", RuleList::Deny),
+        ] {
             let Some(v) = perms.get(key) else { continue };
-            let items = v.as_array().ok_or_else(|| shape(&format!("`permissions.{key}` must be a list of strings")))?;
+            let items = v
+                .as_array()
+                .ok_or_else(|| shape(&format!("`permissions.{key}` must be a list of strings")))?;
             for item in items {
-                let text = item.as_str().ok_or_else(|| shape(&format!("`permissions.{key}` must be a list of strings")))?;
+                let text = item.as_str().ok_or_else(|| {
+                    shape(&format!("`permissions.{key}` must be a list of strings"))
+                })?;
                 self.rule(list, text, layer, file)?;
             }
         }
         if let Some(m) = perms.get("defaultMode") {
-            let m = m.as_str().ok_or_else(|| shape("`permissions.defaultMode` must be a string"))?;
-            let mode: PermissionMode = m.parse().map_err(|e: tool_core::Error| shape(&e.to_string()))?;
+            let m = m
+                .as_str()
+                .ok_or_else(|| shape("`permissions.defaultMode` must be a string"))?;
+            let mode: PermissionMode = m
+                .parse()
+                .map_err(|e: tool_core::Error| shape(&e.to_string()))?;
             self.default_mode(mode, layer);
         }
         if let Some(dirs) = perms.get("additionalDirectories") {
-            let dirs = dirs.as_array().ok_or_else(|| shape("`permissions.additionalDirectories` must be a list of strings"))?;
+            let dirs = dirs.as_array().ok_or_else(|| {
+                shape("`permissions.additionalDirectories` must be a list of strings")
+            })?;
             for d in dirs {
-                let d = d.as_str().ok_or_else(|| shape("`permissions.additionalDirectories` must be a list of strings"))?;
+                let d = d.as_str().ok_or_else(|| {
+                    shape("`permissions.additionalDirectories` must be a list of strings")
+                })?;
                 self.additional_directory(tool_core::normalize(&base.join(d)));
             }
         }
@@ -233,17 +295,25 @@ impl Policy {
     }
 
     fn find(&self, list: RuleList, tool: &str) -> Option<&RuleEntry> {
-        self.entries.iter().find(|e| e.list == list && e.rule.names_tool(tool))
+        self.entries
+            .iter()
+            .find(|e| e.list == list && e.rule.names_tool(tool))
     }
 
     fn ask_message(request: &PermissionRequest<'_>) -> String {
         let agent = &request.ctx.agent_name;
         match request.subject {
             PermissionSubject::ReadPaths(p) if !p.is_empty() => {
-                format!("{agent} requested permissions to read from {}, but you haven't granted it yet.", p[0].display())
+                format!(
+                    "{agent} requested permissions to read from {}, but you haven't granted it yet.",
+                    p[0].display()
+                )
             }
             PermissionSubject::WritePaths(p) if !p.is_empty() => {
-                format!("{agent} requested permissions to write to {}, but you haven't granted it yet.", p[0].display())
+                format!(
+                    "{agent} requested permissions to write to {}, but you haven't granted it yet.",
+                    p[0].display()
+                )
             }
             _ => permission_not_granted(agent, request.tool_name),
         }
@@ -253,13 +323,17 @@ impl Policy {
 impl PermissionPolicy for Policy {
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
         let decision = self.decide_before_mode_post(request);
-        if decision.verdict == tool_core::Verdict::Ask && request.ctx.permission_mode == PermissionMode::DontAsk {
+        if decision.verdict == tool_core::Verdict::Ask
+            && request.ctx.permission_mode == PermissionMode::DontAsk
+        {
             return Decision::deny(
                 format!(
                     "Permission to use {} has been denied because {} is running in don't ask mode.",
                     request.tool_name, request.ctx.agent_name
                 ),
-                DecisionReason::Mode { mode: PermissionMode::DontAsk },
+                DecisionReason::Mode {
+                    mode: PermissionMode::DontAsk,
+                },
             );
         }
         decision
@@ -284,8 +358,13 @@ impl Policy {
         // results) are allowed; in acceptEdits mode, so are writes inside them.
         match request.subject {
             PermissionSubject::ReadPaths(paths) if request.read_only && !paths.is_empty() => {
-                if paths.iter().all(|p| ctx.is_in_working_dirs(p) || p.starts_with(&ctx.tool_results_dir)) {
-                    return Decision::allow(DecisionReason::ReadInsideWorkingDirectory { path: paths[0].display().to_string() });
+                if paths
+                    .iter()
+                    .all(|p| ctx.is_in_working_dirs(p) || p.starts_with(&ctx.tool_results_dir))
+                {
+                    return Decision::allow(DecisionReason::ReadInsideWorkingDirectory {
+                        path: paths[0].display().to_string(),
+                    });
                 }
                 if let Some(e) = self.find(RuleList::Allow, "Edit") {
                     return Decision::allow(e.reason());
@@ -296,15 +375,24 @@ impl Policy {
                     && !paths.is_empty()
                     && paths.iter().all(|p| ctx.is_in_working_dirs(p)) =>
             {
-                return Decision::allow(DecisionReason::Mode { mode: PermissionMode::AcceptEdits });
+                return Decision::allow(DecisionReason::Mode {
+                    mode: PermissionMode::AcceptEdits,
+                });
             }
             _ => {}
         }
         if request.requires_user_interaction {
-            return Decision::ask(Self::ask_message(request), DecisionReason::Check { name: "the tool needs the user".into() });
+            return Decision::ask(
+                Self::ask_message(request),
+                DecisionReason::Check {
+                    name: "the tool needs the user".into(),
+                },
+            );
         }
         if ctx.permission_mode == PermissionMode::BypassPermissions {
-            return Decision::allow(DecisionReason::Mode { mode: PermissionMode::BypassPermissions });
+            return Decision::allow(DecisionReason::Mode {
+                mode: PermissionMode::BypassPermissions,
+            });
         }
         if let Some(e) = self.find(RuleList::Allow, tool) {
             return Decision::allow(e.reason());

@@ -26,16 +26,30 @@ impl PermissionRule {
             None => (t, None),
         };
         if tool.is_empty() {
-            return Err(Error::InvalidRule { rule: text.to_owned(), message: "the tool name is empty".into() });
-        }
-        if let Some(c) = tool.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '*'))) {
             return Err(Error::InvalidRule {
                 rule: text.to_owned(),
-                message: format!("`{c}` cannot appear in a tool name (write `Tool(content)` for a rule with content)"),
+                message: "the tool name is empty".into(),
             });
         }
-        let tool = LEGACY_NAMES.iter().find(|(old, _)| *old == tool).map_or(tool, |(_, new)| new).to_owned();
-        let content = content.map(|c| unescape(&c)).filter(|c| !c.is_empty() && c != "*");
+        if let Some(c) = tool
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '*')))
+        {
+            return Err(Error::InvalidRule {
+                rule: text.to_owned(),
+                message: format!(
+                    "`{c}` cannot appear in a tool name (write `Tool(content)` for a rule with content)"
+                ),
+            });
+        }
+        let tool = LEGACY_NAMES
+            .iter()
+            .find(|(old, _)| *old == tool)
+            .map_or(tool, |(_, new)| new)
+            .to_owned();
+        let content = content
+            .map(|c| unescape(&c))
+            .filter(|c| !c.is_empty() && c != "*");
         Ok(Self { tool, content })
     }
 
@@ -53,7 +67,10 @@ impl PermissionRule {
         if let Some(server) = self.tool.strip_prefix("mcp__") {
             let server = server.strip_suffix("__*").unwrap_or(server);
             if !server.contains("__") {
-                return tool_name.strip_prefix("mcp__").and_then(|rest| rest.strip_prefix(server)).is_some_and(|r| r.starts_with("__"));
+                return tool_name
+                    .strip_prefix("mcp__")
+                    .and_then(|rest| rest.strip_prefix(server))
+                    .is_some_and(|r| r.starts_with("__"));
             }
         }
         false
@@ -64,7 +81,14 @@ impl fmt::Display for PermissionRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.content {
             None => f.write_str(&self.tool),
-            Some(c) => write!(f, "{}({})", self.tool, c.replace('\\', "\\\\").replace('(', "\\(").replace(')', "\\)")),
+            Some(c) => write!(
+                f,
+                "{}({})",
+                self.tool,
+                c.replace('\\', "\\\\")
+                    .replace('(', "\\(")
+                    .replace(')', "\\)")
+            ),
         }
     }
 }
@@ -131,7 +155,11 @@ mod tests {
             ("mcp__srv__tool", "mcp__srv__tool", None),
         ];
         for (input, tool, content) in cases {
-            assert_eq!(p(input), ((*tool).to_owned(), content.map(str::to_owned)), "{input}");
+            assert_eq!(
+                p(input),
+                ((*tool).to_owned(), content.map(str::to_owned)),
+                "{input}"
+            );
         }
     }
 

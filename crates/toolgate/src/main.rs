@@ -11,7 +11,11 @@ use tool_permissions::{Layer, PolicyBuilder};
 use toolgate::{demo, scenario, transcript};
 
 #[derive(Parser)]
-#[command(name = "toolgate", version, about = "Run model tool calls safely, as Claude Code does. With no command, runs a demo.")]
+#[command(
+    name = "toolgate",
+    version,
+    about = "Run model tool calls safely, as Claude Code does. With no command, runs a demo."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -47,21 +51,39 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_env("TOOLGATE_LOG")).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("TOOLGATE_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
     match Cli::parse().command {
         None | Some(Command::Demo) => {
             print!("{}", demo::run().await?);
             Ok(())
         }
-        Some(Command::Run { file, workspace, settings, tools, mode, trust_project }) => {
-            let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-            let value: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
-            if value.get("turns").is_some() && (value.get("fixture").is_some() || value.get("name").is_some()) {
+        Some(Command::Run {
+            file,
+            workspace,
+            settings,
+            tools,
+            mode,
+            trust_project,
+        }) => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?;
+            let value: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("parsing {}", file.display()))?;
+            if value.get("turns").is_some()
+                && (value.get("fixture").is_some() || value.get("name").is_some())
+            {
                 return run_scenario(&file).await;
             }
-            let turns = transcript::parse(&value).map_err(anyhow::Error::msg).with_context(|| file.display().to_string())?;
+            let turns = transcript::parse(&value)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| file.display().to_string())?;
             let ws = std::fs::canonicalize(workspace.unwrap_or(std::env::current_dir()?))?;
-            let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| ws.clone());
+            let home = std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| ws.clone());
             let mut b = PolicyBuilder::new();
             b.trust_project(trust_project);
             b.claude_settings_file(&home.join(".claude/settings.json"), Layer::User, &home)?;
@@ -74,17 +96,25 @@ async fn main() -> anyhow::Result<()> {
                 b.claude_settings_file(s, Layer::CommandLine, s.parent().unwrap_or(&ws))?;
             }
             let policy = b.build();
-            let data = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from).unwrap_or_else(|| home.join(".local/share"));
+            let data = std::env::var_os("XDG_DATA_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join(".local/share"));
             let session_id = format!("run-{}", std::process::id());
-            let mut ctx = ToolContext::new(&ws, &home, data.join("toolgate/tool-results").join(&session_id));
+            let mut ctx = ToolContext::new(
+                &ws,
+                &home,
+                data.join("toolgate/tool-results").join(&session_id),
+            );
             ctx.session_id = session_id;
             ctx.env = Arc::new(std::env::vars().collect());
             ctx.permission_mode = match mode {
                 Some(m) => m.parse()?,
                 None => policy.default_mode().unwrap_or(PermissionMode::Default),
             };
-            ctx.working_dirs.extend(policy.additional_directories().iter().cloned());
-            let mut builder = Session::builder(builtin_tools::registry()?, ctx).policy(Arc::new(policy));
+            ctx.working_dirs
+                .extend(policy.additional_directories().iter().cloned());
+            let mut builder =
+                Session::builder(builtin_tools::registry()?, ctx).policy(Arc::new(policy));
             if let Some(t) = tools {
                 builder = builder.offered_tools(t);
             }
@@ -103,8 +133,14 @@ async fn main() -> anyhow::Result<()> {
 async fn run_scenario(file: &std::path::Path) -> anyhow::Result<()> {
     let s = scenario::Scenario::load(file)?;
     let layout = scenario::lay_out(&s)?;
-    eprintln!("scenario {} laid out in {}", s.name, layout.base().display());
-    let run = scenario::run(&s, &layout).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+    eprintln!(
+        "scenario {} laid out in {}",
+        s.name,
+        layout.base().display()
+    );
+    let run = scenario::run(&s, &layout)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     for (_, r) in &run.results {
         println!("{}", serde_json::to_string(r)?);
     }

@@ -22,8 +22,24 @@ pub const DEFAULT_SESSION_ID: &str = "00000000-0000-4000-8000-000000000001";
 /// Tools Claude Code has that this version of toolgate does not implement yet. A scenario
 /// that calls one is reported unsupported rather than failed.
 const NOT_YET_IMPLEMENTED: &[&str] = &[
-    "Bash", "Grep", "Glob", "NotebookEdit", "WebFetch", "WebSearch", "Agent", "Task", "TodoWrite", "TaskCreate",
-    "TaskUpdate", "TaskStop", "KillShell", "AskUserQuestion", "ExitPlanMode", "Skill", "ToolSearch", "LSP",
+    "Bash",
+    "Grep",
+    "Glob",
+    "NotebookEdit",
+    "WebFetch",
+    "WebSearch",
+    "Agent",
+    "Task",
+    "TodoWrite",
+    "TaskCreate",
+    "TaskUpdate",
+    "TaskStop",
+    "KillShell",
+    "AskUserQuestion",
+    "ExitPlanMode",
+    "Skill",
+    "ToolSearch",
+    "LSP",
 ];
 
 /// Errors of scenario handling.
@@ -86,13 +102,19 @@ pub struct Scenario {
 impl Scenario {
     /// Load a scenario file.
     pub fn load(path: &Path) -> Result<Self, Error> {
-        let text = fs::read_to_string(path).map_err(|e| Error::Load { file: path.into(), message: e.to_string() })?;
+        let text = fs::read_to_string(path).map_err(|e| Error::Load {
+            file: path.into(),
+            message: e.to_string(),
+        })?;
         let mut s: Scenario = serde_json::from_str(&text).map_err(|e| Error::Load {
             file: path.into(),
             message: format!("line {} column {}: {e}", e.line(), e.column()),
         })?;
         if s.name.is_empty() {
-            s.name = path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            s.name = path
+                .file_stem()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
         }
         Ok(s)
     }
@@ -107,8 +129,14 @@ impl Scenario {
                 let (content, before) = match &t {
                     Value::Array(items) => (items.clone(), Vec::new()),
                     Value::Object(o) => (
-                        o.get("content").and_then(Value::as_array).cloned().unwrap_or_default(),
-                        o.get("before_turn").and_then(Value::as_array).cloned().unwrap_or_default(),
+                        o.get("content")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default(),
+                        o.get("before_turn")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default(),
                     ),
                     _ => return Err(format!("turn {i} is neither a list nor an object")),
                 };
@@ -117,8 +145,14 @@ impl Scenario {
                     if b.get("type").and_then(Value::as_str) != Some("tool_use") {
                         continue;
                     }
-                    let id = b.get("id").and_then(Value::as_str).ok_or(format!("turn {i}: a tool_use without an id"))?;
-                    let name = b.get("name").and_then(Value::as_str).ok_or(format!("turn {i}: a tool_use without a name"))?;
+                    let id = b
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .ok_or(format!("turn {i}: a tool_use without an id"))?;
+                    let name = b
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .ok_or(format!("turn {i}: a tool_use without a name"))?;
                     let input = match (b.get("input"), b.get("raw_input_json")) {
                         (_, Some(Value::String(raw))) => Value::String(raw.clone()),
                         (Some(v), _) => v.clone(),
@@ -150,7 +184,11 @@ impl Scenario {
         for t in &self.turns {
             let blocks = match t {
                 Value::Array(b) => b.clone(),
-                Value::Object(o) => o.get("content").and_then(Value::as_array).cloned().unwrap_or_default(),
+                Value::Object(o) => o
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
                 _ => Vec::new(),
             };
             for b in blocks {
@@ -166,7 +204,12 @@ impl Scenario {
 
     fn offered_tools(&self) -> Option<Vec<String>> {
         let i = self.cli_args.iter().position(|a| a == "--tools")?;
-        self.cli_args.get(i + 1).map(|list| list.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect())
+        self.cli_args.get(i + 1).map(|list| {
+            list.split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
     }
 }
 
@@ -193,7 +236,10 @@ pub struct Subs {
 impl Subs {
     fn pairs(&self) -> Vec<(String, &'static str)> {
         let ws = self.ws.display().to_string();
-        let slug: String = ws.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        let slug: String = ws
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
         vec![
             (ws, "{{WORKSPACE}}"),
             (self.home.display().to_string(), "{{HOME}}"),
@@ -204,7 +250,8 @@ impl Subs {
 
     /// Put real paths in place of `{{WORKSPACE}}` and `{{HOME}}`.
     pub fn apply(&self, s: &str) -> String {
-        s.replace("{{WORKSPACE}}", &self.ws.display().to_string()).replace("{{HOME}}", &self.home.display().to_string())
+        s.replace("{{WORKSPACE}}", &self.ws.display().to_string())
+            .replace("{{HOME}}", &self.home.display().to_string())
     }
 
     /// [`apply`](Self::apply) to every string in a value.
@@ -219,7 +266,9 @@ impl Subs {
         for (real, ph) in self.pairs() {
             out = out.replace(&real, ph);
         }
-        tool_result_ids().replace_all(&out, "${1}{{TOOL_RESULT_ID}}${2}").into_owned()
+        tool_result_ids()
+            .replace_all(&out, "${1}{{TOOL_RESULT_ID}}${2}")
+            .into_owned()
     }
 
     /// [`unapply`](Self::unapply) to every string in a value.
@@ -230,14 +279,21 @@ impl Subs {
 
 fn tool_result_ids() -> &'static regex::Regex {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| regex::Regex::new(r"(/tool-results/)[A-Za-z0-9_-]+(\.[A-Za-z0-9]+)").unwrap_or_else(|_| unreachable!()))
+    RE.get_or_init(|| {
+        regex::Regex::new(r"(/tool-results/)[A-Za-z0-9_-]+(\.[A-Za-z0-9]+)")
+            .unwrap_or_else(|_| unreachable!())
+    })
 }
 
 fn map_strings(v: &Value, f: &dyn Fn(&str) -> String) -> Value {
     match v {
         Value::String(s) => Value::String(f(s)),
         Value::Array(a) => Value::Array(a.iter().map(|x| map_strings(x, f)).collect()),
-        Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), map_strings(x, f))).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), map_strings(x, f)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -260,14 +316,22 @@ impl Layout {
 /// Lay out a scenario's workspace and home as the oracle does (also under `/tmp`, so paths
 /// quoted in texts have the same length), with its settings files.
 pub fn lay_out(s: &Scenario) -> Result<Layout, Error> {
-    let tmp = if Path::new("/tmp").is_dir() { PathBuf::from("/tmp") } else { std::env::temp_dir() };
+    let tmp = if Path::new("/tmp").is_dir() {
+        PathBuf::from("/tmp")
+    } else {
+        std::env::temp_dir()
+    };
     let dir = tempfile::Builder::new()
         .prefix(&format!("oracle-{}-", s.name))
         .rand_bytes(8)
         .tempdir_in(&tmp)
         .map_err(|e| Error::Workspace(e.to_string()))?;
     let base = fs::canonicalize(dir.path()).map_err(|e| Error::Workspace(e.to_string()))?;
-    let subs = Subs { ws: base.join("ws"), home: base.join("home"), base: base.clone() };
+    let subs = Subs {
+        ws: base.join("ws"),
+        home: base.join("home"),
+        base: base.clone(),
+    };
     let w = |e: std::io::Error| Error::Workspace(e.to_string());
     fs::create_dir_all(&subs.ws).map_err(w)?;
     fs::create_dir_all(&subs.home).map_err(w)?;
@@ -279,12 +343,14 @@ pub fn lay_out(s: &Scenario) -> Result<Layout, Error> {
     }
     if let Some(settings) = &s.settings {
         fs::create_dir_all(subs.ws.join(".claude")).map_err(w)?;
-        let text = serde_json::to_string_pretty(&subs.apply_value(settings)).map_err(|e| Error::Workspace(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&subs.apply_value(settings))
+            .map_err(|e| Error::Workspace(e.to_string()))?;
         fs::write(subs.ws.join(".claude/settings.json"), text).map_err(w)?;
     }
     if let Some(settings) = &s.user_settings {
         fs::create_dir_all(subs.home.join(".claude")).map_err(w)?;
-        let text = serde_json::to_string_pretty(&subs.apply_value(settings)).map_err(|e| Error::Workspace(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&subs.apply_value(settings))
+            .map_err(|e| Error::Workspace(e.to_string()))?;
         fs::write(subs.home.join(".claude/settings.json"), text).map_err(w)?;
     }
     Ok(Layout { dir, subs })
@@ -292,12 +358,22 @@ pub fn lay_out(s: &Scenario) -> Result<Layout, Error> {
 
 fn build_fixture(root: &Path, fixture: &Value, subs: &Subs) -> Result<(), Error> {
     let w = |e: std::io::Error| Error::Workspace(e.to_string());
-    for d in fixture.get("dirs").and_then(Value::as_array).into_iter().flatten() {
+    for d in fixture
+        .get("dirs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if let Some(d) = d.as_str() {
             fs::create_dir_all(root.join(d)).map_err(w)?;
         }
     }
-    for (rel, spec) in fixture.get("files").and_then(Value::as_object).into_iter().flatten() {
+    for (rel, spec) in fixture
+        .get("files")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
         let p = root.join(rel);
         if let Some(parent) = p.parent() {
             fs::create_dir_all(parent).map_err(w)?;
@@ -312,8 +388,12 @@ fn build_fixture(root: &Path, fixture: &Value, subs: &Subs) -> Result<(), Error>
         }
         let n = spec.get("repeat").and_then(Value::as_u64).unwrap_or(1) as usize;
         let bytes: Vec<u8> = match spec.get("content_b64").and_then(Value::as_str) {
-            Some(b64) => base64::engine::general_purpose::STANDARD.decode(b64).map_err(|e| Error::Workspace(format!("{rel}: {e}")))?,
-            None => subs.apply(spec.get("content").and_then(Value::as_str).unwrap_or("")).into_bytes(),
+            Some(b64) => base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .map_err(|e| Error::Workspace(format!("{rel}: {e}")))?,
+            None => subs
+                .apply(spec.get("content").and_then(Value::as_str).unwrap_or(""))
+                .into_bytes(),
         };
         fs::write(&p, bytes.repeat(n)).map_err(w)?;
         if let Some(mode) = spec.get("mode").and_then(Value::as_str) {
@@ -328,28 +408,47 @@ fn build_fixture(root: &Path, fixture: &Value, subs: &Subs) -> Result<(), Error>
 
 fn set_mode(p: &Path, mode: &str) -> Result<(), Error> {
     use std::os::unix::fs::PermissionsExt;
-    let m = u32::from_str_radix(mode, 8).map_err(|e| Error::Workspace(format!("mode {mode}: {e}")))?;
-    fs::set_permissions(p, fs::Permissions::from_mode(m)).map_err(|e| Error::Workspace(e.to_string()))
+    let m =
+        u32::from_str_radix(mode, 8).map_err(|e| Error::Workspace(format!("mode {mode}: {e}")))?;
+    fs::set_permissions(p, fs::Permissions::from_mode(m))
+        .map_err(|e| Error::Workspace(e.to_string()))
 }
 
 fn set_mtime(p: &Path, t: SystemTime) -> Result<(), Error> {
-    let f = fs::File::options().read(true).open(p).or_else(|_| fs::File::open(p)).map_err(|e| Error::Workspace(e.to_string()))?;
-    f.set_times(fs::FileTimes::new().set_accessed(t).set_modified(t)).map_err(|e| Error::Workspace(e.to_string()))
+    let f = fs::File::options()
+        .read(true)
+        .open(p)
+        .or_else(|_| fs::File::open(p))
+        .map_err(|e| Error::Workspace(e.to_string()))?;
+    f.set_times(fs::FileTimes::new().set_accessed(t).set_modified(t))
+        .map_err(|e| Error::Workspace(e.to_string()))
 }
 
 /// Apply one `before_turn` action inside the workspace.
 pub fn apply_action(ws: &Path, action: &Value) -> Result<(), Error> {
     let op = action.get("op").and_then(Value::as_str).unwrap_or("");
-    let rel = action.get("path").and_then(Value::as_str).ok_or_else(|| Error::Workspace("before_turn action without a path".into()))?;
+    let rel = action
+        .get("path")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::Workspace("before_turn action without a path".into()))?;
     let p = tool_core::normalize(&ws.join(rel));
     if !p.starts_with(ws) {
-        return Err(Error::Workspace(format!("before_turn path {rel} leaves the workspace")));
+        return Err(Error::Workspace(format!(
+            "before_turn path {rel} leaves the workspace"
+        )));
     }
     let w = |e: std::io::Error| Error::Workspace(format!("{op} {rel}: {e}"));
     let content = || -> Result<Vec<u8>, Error> {
         match action.get("content_b64").and_then(Value::as_str) {
-            Some(b) => base64::engine::general_purpose::STANDARD.decode(b).map_err(|e| Error::Workspace(e.to_string())),
-            None => Ok(action.get("content").and_then(Value::as_str).unwrap_or("").as_bytes().to_vec()),
+            Some(b) => base64::engine::general_purpose::STANDARD
+                .decode(b)
+                .map_err(|e| Error::Workspace(e.to_string())),
+            None => Ok(action
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .as_bytes()
+                .to_vec()),
         }
     };
     if matches!(op, "write" | "append" | "touch") {
@@ -362,27 +461,54 @@ pub fn apply_action(ws: &Path, action: &Value) -> Result<(), Error> {
         "append" => {
             use std::io::Write;
             let data = content()?;
-            fs::OpenOptions::new().create(true).append(true).open(&p).and_then(|mut f| f.write_all(&data)).map_err(w)?;
+            fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&p)
+                .and_then(|mut f| f.write_all(&data))
+                .map_err(w)?;
         }
         "touch" => {
-            fs::OpenOptions::new().create(true).append(true).open(&p).map_err(w)?;
+            fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&p)
+                .map_err(w)?;
             set_mtime(&p, SystemTime::now())?;
         }
-        "chmod" => set_mode(&p, action.get("mode").and_then(Value::as_str).unwrap_or("644"))?,
+        "chmod" => set_mode(
+            &p,
+            action.get("mode").and_then(Value::as_str).unwrap_or("644"),
+        )?,
         "symlink" => {
             let _ = fs::remove_file(&p);
-            std::os::unix::fs::symlink(action.get("target").and_then(Value::as_str).unwrap_or(""), &p).map_err(w)?;
+            std::os::unix::fs::symlink(
+                action.get("target").and_then(Value::as_str).unwrap_or(""),
+                &p,
+            )
+            .map_err(w)?;
         }
         "mkdir" => fs::create_dir_all(&p).map_err(w)?,
         "delete" => {
             let meta = fs::symlink_metadata(&p).map_err(w)?;
-            if meta.is_dir() { fs::remove_dir_all(&p) } else { fs::remove_file(&p) }.map_err(w)?;
+            if meta.is_dir() {
+                fs::remove_dir_all(&p)
+            } else {
+                fs::remove_file(&p)
+            }
+            .map_err(w)?;
         }
-        other => return Err(Error::Workspace(format!("unknown before_turn op `{other}`"))),
+        other => {
+            return Err(Error::Workspace(format!(
+                "unknown before_turn op `{other}`"
+            )));
+        }
     }
     if op != "delete" && op != "symlink" {
         if let Some(bump) = action.get("mtime_bump").and_then(Value::as_f64) {
-            let old = fs::metadata(&p).and_then(|m| m.modified()).unwrap_or(UNIX_EPOCH);
+            let old = fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .unwrap_or(UNIX_EPOCH);
             let base = old.max(SystemTime::now());
             set_mtime(&p, base + Duration::from_secs_f64(bump))?;
         } else if let Some(t) = action.get("mtime").and_then(Value::as_f64) {
@@ -403,10 +529,14 @@ pub fn snapshot_workspace(ws: &Path, subs: &Subs) -> BTreeMap<String, String> {
     for v in out.values_mut() {
         let mut s = subs.unapply(v);
         if let Some(re) = &prompt {
-            s = re.replace_all(&s, r#""prompt_id":"{{PROMPT_ID}}""#).into_owned();
+            s = re
+                .replace_all(&s, r#""prompt_id":"{{PROMPT_ID}}""#)
+                .into_owned();
         }
         if let Some(re) = &duration {
-            s = re.replace_all(&s, r#""duration_ms":{{DURATION_MS}}"#).into_owned();
+            s = re
+                .replace_all(&s, r#""duration_ms":{{DURATION_MS}}"#)
+                .into_owned();
         }
         *v = s;
     }
@@ -414,16 +544,25 @@ pub fn snapshot_workspace(ws: &Path, subs: &Subs) -> BTreeMap<String, String> {
 }
 
 fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
-    let Ok(entries) = fs::read_dir(dir) else { return };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.filter_map(Result::ok) {
         let p = e.path();
-        let rel = p.strip_prefix(root).map(|r| r.display().to_string()).unwrap_or_default();
+        let rel = p
+            .strip_prefix(root)
+            .map(|r| r.display().to_string())
+            .unwrap_or_default();
         if dir == root && rel == ".claude" {
             continue;
         }
-        let Ok(meta) = fs::symlink_metadata(&p) else { continue };
+        let Ok(meta) = fs::symlink_metadata(&p) else {
+            continue;
+        };
         if meta.file_type().is_symlink() {
-            let target = fs::read_link(&p).map(|t| t.display().to_string()).unwrap_or_default();
+            let target = fs::read_link(&p)
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
             out.insert(rel, format!("<symlink -> {target}>"));
         } else if meta.is_dir() {
             walk(root, &p, out);
@@ -459,7 +598,9 @@ impl std::fmt::Display for RunError {
 
 fn setup_error(e: tool_permissions::Error) -> RunError {
     match e {
-        tool_permissions::Error::UnsupportedRule { rule, .. } => RunError::Unsupported(format!("permission rule `{rule}`")),
+        tool_permissions::Error::UnsupportedRule { rule, .. } => {
+            RunError::Unsupported(format!("permission rule `{rule}`"))
+        }
         other => RunError::Failed(other.to_string()),
     }
 }
@@ -477,14 +618,31 @@ pub struct Run {
 /// trusted unless it says otherwise), the offered tools from `--tools`, hooks' and spilled
 /// results' paths laid out as Claude Code lays them out under the scenario's home.
 pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
-    let session_id = s.session_id.clone().unwrap_or_else(|| DEFAULT_SESSION_ID.to_owned());
-    let slug: String = subs.ws.display().to_string().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-    let results_dir = subs.home.join(".claude/projects").join(slug).join(&session_id).join("tool-results");
+    let session_id = s
+        .session_id
+        .clone()
+        .unwrap_or_else(|| DEFAULT_SESSION_ID.to_owned());
+    let slug: String = subs
+        .ws
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let results_dir = subs
+        .home
+        .join(".claude/projects")
+        .join(slug)
+        .join(&session_id)
+        .join("tool-results");
     let mut ctx = ToolContext::new(&subs.ws, &subs.home, results_dir);
     ctx.session_id = session_id;
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     env.insert("HOME".into(), subs.home.display().to_string());
-    env.insert("PATH".into(), "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin".into());
+    env.insert(
+        "PATH".into(),
+        "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin".into(),
+    );
     for (k, v) in &s.env {
         env.insert(k.clone(), subs.apply(v));
     }
@@ -493,12 +651,28 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
     let mut b = PolicyBuilder::new();
     b.trust_project(s.trust_workspace.unwrap_or(true));
     let claude = |p: &Path| p.join(".claude");
-    b.claude_settings_file(&claude(&subs.home).join("settings.json"), Layer::User, &subs.home).map_err(setup_error)?;
-    b.claude_settings_file(&claude(&subs.ws).join("settings.json"), Layer::Project, &subs.ws).map_err(setup_error)?;
-    b.claude_settings_file(&claude(&subs.ws).join("settings.local.json"), Layer::Local, &subs.ws).map_err(setup_error)?;
+    b.claude_settings_file(
+        &claude(&subs.home).join("settings.json"),
+        Layer::User,
+        &subs.home,
+    )
+    .map_err(setup_error)?;
+    b.claude_settings_file(
+        &claude(&subs.ws).join("settings.json"),
+        Layer::Project,
+        &subs.ws,
+    )
+    .map_err(setup_error)?;
+    b.claude_settings_file(
+        &claude(&subs.ws).join("settings.local.json"),
+        Layer::Local,
+        &subs.ws,
+    )
+    .map_err(setup_error)?;
     let policy = b.build();
     ctx.permission_mode = policy.default_mode().unwrap_or(PermissionMode::Default);
-    ctx.working_dirs.extend(policy.additional_directories().iter().cloned());
+    ctx.working_dirs
+        .extend(policy.additional_directories().iter().cloned());
     let registry = builtin_tools::registry().map_err(|e| RunError::Failed(e.to_string()))?;
     let mut builder = Session::builder(registry, ctx).policy(Arc::new(policy));
     if let Some(tools) = s.offered_tools() {
@@ -522,5 +696,8 @@ pub async fn run(s: &Scenario, layout: &Layout) -> Result<Run, RunError> {
             results.push((call.name.clone(), o.tool_result()));
         }
     }
-    Ok(Run { results, workspace_after: snapshot_workspace(&subs.ws, subs) })
+    Ok(Run {
+        results,
+        workspace_after: snapshot_workspace(&subs.ws, subs),
+    })
 }

@@ -12,7 +12,11 @@ use tool_core::ToolUse;
 pub fn parse(value: &Value) -> Result<Vec<Vec<ToolUse>>, String> {
     let turns = match value {
         Value::Array(t) => t.clone(),
-        Value::Object(o) => o.get("turns").and_then(Value::as_array).cloned().ok_or("the object has no `turns` list")?,
+        Value::Object(o) => o
+            .get("turns")
+            .and_then(Value::as_array)
+            .cloned()
+            .ok_or("the object has no `turns` list")?,
         _ => return Err("a transcript is a JSON list of turns".into()),
     };
     turns
@@ -21,13 +25,24 @@ pub fn parse(value: &Value) -> Result<Vec<Vec<ToolUse>>, String> {
         .map(|(i, turn)| {
             let blocks = match turn {
                 Value::Array(b) => b.clone(),
-                Value::Object(o) => o.get("content").and_then(Value::as_array).cloned().unwrap_or_default(),
+                Value::Object(o) => o
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
                 _ => return Err(format!("turn {} is not a list of blocks", i + 1)),
             };
             blocks
                 .into_iter()
-                .filter(|b| b.get("type").and_then(Value::as_str).is_none_or(|t| t == "tool_use"))
-                .map(|b| serde_json::from_value::<ToolUse>(with_type(b)).map_err(|e| format!("turn {}: {e}", i + 1)))
+                .filter(|b| {
+                    b.get("type")
+                        .and_then(Value::as_str)
+                        .is_none_or(|t| t == "tool_use")
+                })
+                .map(|b| {
+                    serde_json::from_value::<ToolUse>(with_type(b))
+                        .map_err(|e| format!("turn {}: {e}", i + 1))
+                })
                 .collect()
         })
         .collect()
@@ -35,7 +50,8 @@ pub fn parse(value: &Value) -> Result<Vec<Vec<ToolUse>>, String> {
 
 fn with_type(mut b: Value) -> Value {
     if let Value::Object(o) = &mut b {
-        o.entry("type").or_insert_with(|| Value::String("tool_use".into()));
+        o.entry("type")
+            .or_insert_with(|| Value::String("tool_use".into()));
         if let Some(raw) = o.remove("raw_input_json") {
             o.insert("input".into(), raw);
         }
@@ -46,7 +62,8 @@ fn with_type(mut b: Value) -> Value {
 /// Read and parse a transcript file.
 pub fn load(path: &Path) -> Result<Vec<Vec<ToolUse>>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
     parse(&v).map_err(|e| format!("{}: {e}", path.display()))
 }
 

@@ -34,7 +34,10 @@ impl<S> PostToolUse<S> {
 
 impl<S> Service<ToolInvocation> for PostToolUse<S>
 where
-    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error> + Clone + Send + 'static,
+    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
 {
     type Response = ToolOutcome;
@@ -68,8 +71,16 @@ where
                 return Ok(outcome);
             }
             let failed = outcome.call_error.is_some();
-            let (event, list) = if failed { ("PostToolUseFailure", &hooks.post_failure) } else { ("PostToolUse", &hooks.post) };
-            let matching: Vec<_> = list.iter().filter(|h| h.matcher.matches(&tool_name)).cloned().collect();
+            let (event, list) = if failed {
+                ("PostToolUseFailure", &hooks.post_failure)
+            } else {
+                ("PostToolUse", &hooks.post)
+            };
+            let matching: Vec<_> = list
+                .iter()
+                .filter(|h| h.matcher.matches(&tool_name))
+                .cloned()
+                .collect();
             if matching.is_empty() {
                 return Ok(outcome);
             }
@@ -95,13 +106,20 @@ where
                     }
                 }
                 for ctx in &r.additional_context {
-                    outcome.hook_messages.push(reminder(&format!("{event}:{tool_name} hook additional context: {ctx}")));
+                    outcome.hook_messages.push(reminder(&format!(
+                        "{event}:{tool_name} hook additional context: {ctx}"
+                    )));
                 }
                 if let Some(err) = &r.blocking_error {
-                    outcome.hook_messages.push(reminder(&format!("{event}:{tool_name} hook blocking error from {name}: {err}")));
+                    outcome.hook_messages.push(reminder(&format!(
+                        "{event}:{tool_name} hook blocking error from {name}: {err}"
+                    )));
                 }
                 if r.prevent_continuation {
-                    outcome.stop_reason = Some(r.stop_reason.unwrap_or_else(|| "Execution stopped by hook".to_owned()));
+                    outcome.stop_reason = Some(
+                        r.stop_reason
+                            .unwrap_or_else(|| "Execution stopped by hook".to_owned()),
+                    );
                 }
                 outcome.user_notes.extend(r.user_notes);
             }

@@ -33,7 +33,10 @@ impl<S> PreToolUse<S> {
 
 impl<S> Service<ToolInvocation> for PreToolUse<S>
 where
-    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error> + Clone + Send + 'static,
+    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
 {
     type Response = ToolOutcome;
@@ -49,7 +52,12 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let hooks = self.hooks.clone();
         Box::pin(async move {
-            let matching: Vec<_> = hooks.pre.iter().filter(|h| h.matcher.matches(inv.tool_name())).cloned().collect();
+            let matching: Vec<_> = hooks
+                .pre
+                .iter()
+                .filter(|h| h.matcher.matches(inv.tool_name()))
+                .cloned()
+                .collect();
             if matching.is_empty() {
                 return inner.call(inv).await;
             }
@@ -74,7 +82,11 @@ where
             }));
             let outcomes = tokio_select_cancel(run, cancel).await;
             let Some(outcomes) = outcomes else {
-                return Ok(ToolOutcome::refused(inv.tool_use_id, Stage::Cancelled, tool_core::texts::CANCEL_MESSAGE));
+                return Ok(ToolOutcome::refused(
+                    inv.tool_use_id,
+                    Stage::Cancelled,
+                    tool_core::texts::CANCEL_MESSAGE,
+                ));
             };
             let mut combined = HookOutcome::default();
             for o in outcomes {
@@ -84,7 +96,11 @@ where
                 match inv.tool.schema.check(&updated) {
                     Ok(v) => inv.input = inv.tool.tool.normalize_input(v),
                     Err(e) => {
-                        return Ok(ToolOutcome::refused(inv.tool_use_id, Stage::Schema, e.to_tool_result_text(inv.tool.name())));
+                        return Ok(ToolOutcome::refused(
+                            inv.tool_use_id,
+                            Stage::Schema,
+                            e.to_tool_result_text(inv.tool.name()),
+                        ));
                     }
                 }
             }
@@ -95,7 +111,10 @@ where
 }
 
 /// Run `fut` unless `cancel` fires first.
-async fn tokio_select_cancel<F: std::future::Future>(fut: F, cancel: tool_core::CancellationToken) -> Option<F::Output> {
+async fn tokio_select_cancel<F: std::future::Future>(
+    fut: F,
+    cancel: tool_core::CancellationToken,
+) -> Option<F::Output> {
     futures::pin_mut!(fut);
     let cancelled = cancel.cancelled();
     futures::pin_mut!(cancelled);
@@ -104,5 +123,3 @@ async fn tokio_select_cancel<F: std::future::Future>(fut: F, cancel: tool_core::
         futures::future::Either::Right(((), _)) => None,
     }
 }
-
-

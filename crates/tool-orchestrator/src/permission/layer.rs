@@ -21,7 +21,9 @@ impl PermissionLayer {
 
 impl std::fmt::Debug for PermissionLayer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PermissionLayer").field("approver", &self.approver.is_some()).finish_non_exhaustive()
+        f.debug_struct("PermissionLayer")
+            .field("approver", &self.approver.is_some())
+            .finish_non_exhaustive()
     }
 }
 
@@ -29,6 +31,10 @@ impl<S> Layer<S> for PermissionLayer {
     type Service = Permission<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        Permission { inner, policy: self.policy.clone(), approver: self.approver.clone() }
+        Permission {
+            inner,
+            policy: self.policy.clone(),
+            approver: self.approver.clone(),
+        }
     }
 }

@@ -11,8 +11,8 @@ use std::task::{Context, Poll};
 use futures::future::BoxFuture;
 use tool_core::texts::{REJECT_MESSAGE, REJECT_WITH_FEEDBACK_PREFIX};
 use tool_core::{
-    Approval, ApprovalRequest, Approver, Decision, DecisionReason, PermissionPolicy, PermissionRequest, Stage, ToolInvocation,
-    ToolOutcome, Verdict,
+    Approval, ApprovalRequest, Approver, Decision, DecisionReason, PermissionPolicy,
+    PermissionRequest, Stage, ToolInvocation, ToolOutcome, Verdict,
 };
 use tower_service::Service;
 
@@ -34,7 +34,10 @@ fn refuse(inv: &ToolInvocation, decision: Decision, text: String) -> ToolOutcome
 
 impl<S> Service<ToolInvocation> for Permission<S>
 where
-    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error> + Clone + Send + 'static,
+    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
 {
     type Response = ToolOutcome;
@@ -63,7 +66,11 @@ where
                 ctx: &inv.ctx,
             };
             let mut decision = policy.resolve_with_hook(&request, hook.as_ref());
-            let stop = inv.hook_outcome.as_ref().filter(|h| h.prevent_continuation).map(|h| h.stop_reason.clone());
+            let stop = inv
+                .hook_outcome
+                .as_ref()
+                .filter(|h| h.prevent_continuation)
+                .map(|h| h.stop_reason.clone());
             if decision.verdict == Verdict::Deny {
                 let text = match (&stop, decision.message.is_empty()) {
                     (Some(reason), true) => stopped_text(reason.as_deref()),
@@ -106,7 +113,10 @@ where
                             Some(f) => format!("{REJECT_WITH_FEEDBACK_PREFIX}{f}"),
                             None => REJECT_MESSAGE.to_owned(),
                         };
-                        let d = Decision::deny(text.clone(), DecisionReason::Approver { approved: false });
+                        let d = Decision::deny(
+                            text.clone(),
+                            DecisionReason::Approver { approved: false },
+                        );
                         return Ok(refuse(&inv, d, text));
                     }
                 }

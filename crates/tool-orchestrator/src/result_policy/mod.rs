@@ -22,7 +22,10 @@ pub struct ResultPolicy<S> {
 
 impl<S> Service<ToolInvocation> for ResultPolicy<S>
 where
-    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error> + Clone + Send + 'static,
+    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
 {
     type Response = ToolOutcome;
@@ -46,15 +49,21 @@ where
             }
             if outcome.is_error {
                 let text = outcome.content.to_text();
-                let text = if text.trim().is_empty() { "Command failed with no output".to_owned() } else { truncate_middle(&text) };
+                let text = if text.trim().is_empty() {
+                    "Command failed with no output".to_owned()
+                } else {
+                    truncate_middle(&text)
+                };
                 outcome.content = ToolResultContent::Text(text);
                 return Ok(outcome);
             }
             let content = std::mem::take(&mut outcome.content);
             let max = tool.tool.max_result_size_chars();
-            outcome.content = tokio::task::spawn_blocking(move || apply_result_policy(content, tool.name(), max, &dir, &id))
-                .await
-                .map_err(|e| tool_core::Error::Pipeline(format!("result policy: {e}")))?;
+            outcome.content = tokio::task::spawn_blocking(move || {
+                apply_result_policy(content, tool.name(), max, &dir, &id)
+            })
+            .await
+            .map_err(|e| tool_core::Error::Pipeline(format!("result policy: {e}")))?;
             Ok(outcome)
         })
     }

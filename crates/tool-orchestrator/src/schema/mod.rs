@@ -20,7 +20,10 @@ pub struct Schema<S> {
 
 impl<S> Service<ToolInvocation> for Schema<S>
 where
-    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error> + Clone + Send + 'static,
+    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
 {
     type Response = ToolOutcome;
@@ -41,7 +44,12 @@ where
             }
             Err(e) => {
                 let text = e.to_tool_result_text(inv.tool.name());
-                futures::future::ready(Ok(ToolOutcome::refused(inv.tool_use_id, Stage::Schema, text))).boxed()
+                futures::future::ready(Ok(ToolOutcome::refused(
+                    inv.tool_use_id,
+                    Stage::Schema,
+                    text,
+                )))
+                .boxed()
             }
         }
     }

@@ -20,7 +20,10 @@ pub struct Validate<S> {
 
 impl<S> Service<ToolInvocation> for Validate<S>
 where
-    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error> + Clone + Send + 'static,
+    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
 {
     type Response = ToolOutcome;
@@ -36,7 +39,11 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         Box::pin(async move {
             if let Err(f) = inv.tool.tool.validate_input(&inv.input, &inv.ctx).await {
-                return Ok(ToolOutcome::refused(inv.tool_use_id, Stage::Validation, wrap_tool_use_error(&f.message)));
+                return Ok(ToolOutcome::refused(
+                    inv.tool_use_id,
+                    Stage::Validation,
+                    wrap_tool_use_error(&f.message),
+                ));
             }
             inner.call(inv).await
         })

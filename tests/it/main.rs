@@ -1,0 +1,7 @@
+//! toolgate's cross-crate tests, one binary (link time on two cores).
+
+mod file_tools;
+mod hooks_layers;
+mod pipeline_exits;
+mod policy_decisions;
+mod read_memory;

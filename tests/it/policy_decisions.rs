@@ -1,0 +1,400 @@
+//! Whole-tool rules, modes and the default-mode baseline, table-driven; and what a decision
+//! says about itself.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tool_core::{
+    Approval, ApprovalRequest, DecisionReason, PermissionMode, PermissionPolicy, PermissionRequest,
+    PermissionSubject, Stage, ToolContext, Verdict,
+};
+use tool_permissions::{Error, Layer, PolicyBuilder};
+use toolgate_tests::{Sandbox, call, policy};
+
+fn decide(
+    p: &dyn PermissionPolicy,
+    ctx: &ToolContext,
+    tool: &str,
+    subject: PermissionSubject,
+    read_only: bool,
+) -> (Verdict, String) {
+    let input = json!({});
+    let d = p.decide(&PermissionRequest {
+        tool_name: tool,
+        input: &input,
+        subject: &subject,
+        read_only,
+        requires_user_interaction: false,
+        ctx,
+    });
+    (d.verdict, d.message)
+}
+
+#[test]
+fn whole_tool_rules_and_modes() {
+    let sb = Sandbox::new();
+    let inside = sb.path("a.txt");
+    let outside = std::path::PathBuf::from("/etc/hostname");
+    let read = |p: &std::path::Path| PermissionSubject::ReadPaths(vec![p.to_path_buf()]);
+    let write = |p: &std::path::Path| PermissionSubject::WritePaths(vec![p.to_path_buf()]);
+    let mode = |m: PermissionMode| {
+        let mut c = sb.ctx();
+        c.permission_mode = m;
+        c
+    };
+    use PermissionMode::*;
+    use Verdict::*;
+    // (deny, allow, ask, mode, tool, subject, read_only, expected)
+    let cases: Vec<(
+        &[&str],
+        &[&str],
+        &[&str],
+        PermissionMode,
+        &str,
+        PermissionSubject,
+        bool,
+        Verdict,
+    )> = vec![
+        (&[], &[], &[], Default, "Read", read(&inside), true, Allow),
+        (&[], &[], &[], Default, "Read", read(&outside), true, Ask),
+        (
+            &[],
+            &["Read"],
+            &[],
+            Default,
+            "Read",
+            read(&outside),
+            true,
+            Allow,
+        ),
+        (
+            &[],
+            &["Edit"],
+            &[],
+            Default,
+            "Read",
+            read(&outside),
+            true,
+            Allow,
+        ),
+        (
+            &["Read"],
+            &["Read"],
+            &[],
+            Default,
+            "Read",
+            read(&inside),
+            true,
+            Deny,
+        ),
+        (&[], &[], &[], Default, "Edit", write(&inside), false, Ask),
+        (
+            &[],
+            &["Edit"],
+            &[],
+            Default,
+            "Edit",
+            write(&inside),
+            false,
+            Allow,
+        ),
+        (
+            &[],
+            &["Edit"],
+            &["Edit"],
+            Default,
+            "Edit",
+            write(&inside),
+            false,
+            Ask,
+        ),
+        (
+            &[],
+            &[],
+            &[],
+            AcceptEdits,
+            "Edit",
+            write(&inside),
+            false,
+            Allow,
+        ),
+        (
+            &[],
+            &[],
+            &[],
+            AcceptEdits,
+            "Edit",
+            write(&outside),
+            false,
+            Ask,
+        ),
+        (
+            &[],
+            &[],
+            &[],
+            BypassPermissions,
+            "Edit",
+            write(&outside),
+            false,
+            Allow,
+        ),
+        (
+            &["Edit"],
+            &[],
+            &[],
+            BypassPermissions,
+            "Edit",
+            write(&inside),
+            false,
+            Deny,
+        ),
+        (
+            &[],
+            &[],
+            &["Edit"],
+            BypassPermissions,
+            "Edit",
+            write(&inside),
+            false,
+            Ask,
+        ),
+        (&[], &[], &[], DontAsk, "Edit", write(&inside), false, Deny),
+        (
+            &[],
+            &["Edit"],
+            &[],
+            DontAsk,
+            "Edit",
+            write(&inside),
+            false,
+            Allow,
+        ),
+        (
+            &["mcp__srv"],
+            &[],
+            &[],
+            Default,
+            "mcp__srv__x",
+            PermissionSubject::Nothing,
+            false,
+            Deny,
+        ),
+    ];
+    for (i, (deny, allow, ask, m, tool, subject, ro, want)) in cases.into_iter().enumerate() {
+        let p = policy(deny, allow, ask);
+        let (got, _) = decide(&p, &mode(m), tool, subject, ro);
+        assert_eq!(
+            got, want,
+            "case {i}: deny {deny:?} allow {allow:?} ask {ask:?} mode {m} {tool}"
+        );
+    }
+}
+
+#[test]
+fn ask_messages_name_what_was_asked_for() {
+    let sb = Sandbox::new();
+    let p = policy(&[], &[], &[]);
+    let (_, m) = decide(
+        &p,
+        &sb.ctx(),
+        "Write",
+        PermissionSubject::WritePaths(vec![sb.path("n.txt")]),
+        false,
+    );
+    assert_eq!(
+        m,
+        format!(
+            "Claude requested permissions to write to {}, but you haven't granted it yet.",
+            sb.p("n.txt")
+        )
+    );
+    let (_, m) = decide(
+        &p,
+        &sb.ctx(),
+        "Read",
+        PermissionSubject::ReadPaths(vec!["/etc/x".into()]),
+        true,
+    );
+    assert_eq!(
+        m,
+        "Claude requested permissions to read from /etc/x, but you haven't granted it yet."
+    );
+    let mut ctx = sb.ctx();
+    ctx.agent_name = "Agent Smith".into();
+    let (_, m) = decide(&p, &ctx, "Fetch", PermissionSubject::Nothing, false);
+    assert_eq!(
+        m,
+        "Agent Smith requested permissions to use Fetch, but you haven't granted it yet."
+    );
+    let p = policy(&["Fetch"], &[], &[]);
+    assert_eq!(
+        decide(&p, &ctx, "Fetch", PermissionSubject::Nothing, false).1,
+        "Permission to use Fetch has been denied."
+    );
+}
+
+#[test]
+fn decisions_explain_the_rule_and_its_file() {
+    let sb = Sandbox::new();
+    let file = sb.path(".claude/settings.json");
+    sb.write(
+        ".claude/settings.json",
+        r#"{"permissions": {"allow": ["Edit"], "deny": ["WebFetch"]}}"#,
+    );
+    let mut b = PolicyBuilder::new();
+    b.trust_project(true)
+        .claude_settings_file(&file, Layer::Project, &sb.ws())
+        .unwrap();
+    let p = b.build();
+    let input = json!({});
+    let subject = PermissionSubject::WritePaths(vec![sb.path("a")]);
+    let ctx = sb.ctx();
+    let d = p.decide(&PermissionRequest {
+        tool_name: "Edit",
+        input: &input,
+        subject: &subject,
+        read_only: false,
+        requires_user_interaction: false,
+        ctx: &ctx,
+    });
+    assert_eq!(d.verdict, Verdict::Allow);
+    assert_eq!(
+        d.reason.to_string(),
+        format!(
+            "allow rule `Edit` from project settings ({})",
+            file.display()
+        )
+    );
+    assert!(p.removes_tool("WebFetch") && !p.removes_tool("Edit"));
+}
+
+#[test]
+fn untrusted_projects_lose_their_allow_rules_but_keep_denies() {
+    let sb = Sandbox::new();
+    sb.write(
+        ".claude/settings.json",
+        r#"{"permissions": {"allow": ["Edit"], "deny": ["Write"]}}"#,
+    );
+    let mut b = PolicyBuilder::new();
+    b.claude_settings_file(&sb.path(".claude/settings.json"), Layer::Project, &sb.ws())
+        .unwrap();
+    let p = b.build();
+    assert_eq!(p.ignored_rules().len(), 1);
+    assert!(p.removes_tool("Write"));
+    let input = json!({});
+    let subject = PermissionSubject::WritePaths(vec![sb.path("a")]);
+    let ctx = sb.ctx();
+    let d = p.decide(&PermissionRequest {
+        tool_name: "Edit",
+        input: &input,
+        subject: &subject,
+        read_only: false,
+        requires_user_interaction: false,
+        ctx: &ctx,
+    });
+    assert_eq!(d.verdict, Verdict::Ask);
+}
+
+#[test]
+fn settings_errors_point_at_the_problem() {
+    let sb = Sandbox::new();
+    sb.write(
+        "bad.json",
+        "{\n  \"permissions\": {\"allow\": [\"Edit\",]}\n}",
+    );
+    let err = PolicyBuilder::new()
+        .claude_settings_file(&sb.path("bad.json"), Layer::User, &sb.ws())
+        .unwrap_err();
+    assert!(matches!(err, Error::Json { line: 2, .. }), "{err}");
+    sb.write("shape.json", r#"{"permissions": {"allow": "Edit"}}"#);
+    let err = PolicyBuilder::new()
+        .claude_settings_file(&sb.path("shape.json"), Layer::User, &sb.ws())
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`permissions.allow` must be a list of strings"),
+        "{err}"
+    );
+    sb.write(
+        "content.json",
+        r#"{"permissions": {"deny": ["Read(./.env)"]}}"#,
+    );
+    let err = PolicyBuilder::new()
+        .claude_settings_file(&sb.path("content.json"), Layer::User, &sb.ws())
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::UnsupportedRule { rule, .. } if rule == "Read(./.env)"),
+        "{err}"
+    );
+    sb.write("mode.json", r#"{"permissions": {"defaultMode": "yolo"}}"#);
+    let err = PolicyBuilder::new()
+        .claude_settings_file(&sb.path("mode.json"), Layer::User, &sb.ws())
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("unknown permission mode `yolo`"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn whole_tool_deny_removes_the_tool_from_the_offered_set() {
+    let sb = Sandbox::new();
+    let mut s = sb
+        .builder(&[])
+        .policy(Arc::new(policy(&["Edit"], &["Edit"], &[])))
+        .build();
+    assert!(!s.tool_definitions().iter().any(|d| d.name == "Edit"));
+    assert!(s.tool_definitions().iter().any(|d| d.name == "Read"));
+    let o = call(
+        &mut s,
+        "Edit",
+        json!({"file_path": sb.p("x"), "old_string": "a", "new_string": "b"}),
+    )
+    .await;
+    assert_eq!(
+        o.content.to_text(),
+        "<tool_use_error>Error: No such tool available: Edit. Edit is disabled for this session, in subagents as well as here.</tool_use_error>"
+    );
+}
+
+#[tokio::test]
+async fn an_approver_answers_asks() {
+    let sb = Sandbox::new();
+    sb.write("f.txt", "hi\n");
+    let approve = |req: ApprovalRequest| async move {
+        if req.input["new_string"] == "yes" {
+            Approval::Approve {
+                updated_input: None,
+            }
+        } else {
+            Approval::Reject {
+                feedback: Some("not that".into()),
+            }
+        }
+    };
+    let mut s = sb.builder(&[]).approver(Arc::new(approve)).build();
+    call(&mut s, "Read", json!({"file_path": sb.p("f.txt")})).await;
+    let o = call(
+        &mut s,
+        "Edit",
+        json!({"file_path": sb.p("f.txt"), "old_string": "hi", "new_string": "no"}),
+    )
+    .await;
+    assert_eq!(o.stage, Stage::Permission);
+    assert_eq!(
+        o.content.to_text(),
+        format!("{}not that", tool_core::texts::REJECT_WITH_FEEDBACK_PREFIX)
+    );
+    let o = call(
+        &mut s,
+        "Edit",
+        json!({"file_path": sb.p("f.txt"), "old_string": "hi", "new_string": "yes"}),
+    )
+    .await;
+    assert!(!o.is_error, "{:?}", o.content);
+    assert_eq!(
+        o.decision.map(|d| d.reason),
+        Some(DecisionReason::Approver { approved: true })
+    );
+    assert_eq!(sb.read("f.txt"), b"yes\n");
+}
