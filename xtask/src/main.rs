@@ -35,13 +35,6 @@ enum Task {
     },
     /// Exactly what .ci/run runs: the tests, then the conformance suite.
     Ci,
-    /// (internal) Read a window of a file with the Read tool and report peak memory.
-    #[command(hide = true)]
-    ReadWindow {
-        file: PathBuf,
-        offset: i64,
-        limit: i64,
-    },
 }
 
 fn workspace_root() -> PathBuf {
@@ -51,9 +44,16 @@ fn workspace_root() -> PathBuf {
         .unwrap_or_default()
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+fn main() -> anyhow::Result<()> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == bench::MEASURE_ARG) {
+        std::process::exit(bench::spawn_and_measure(&args[2..]));
+    }
+    tokio::runtime::Runtime::new()?.block_on(run(Cli::parse()))
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
         Task::Conformance { dir } => {
             let dir = dir.unwrap_or_else(|| workspace_root().join("tests/conformance"));
             let (pass, fail, skip) = conformance::run_dir(&dir).await?;
@@ -68,11 +68,6 @@ async fn main() -> anyhow::Result<()> {
             other => bail!("unknown benchmark `{other}` (available: read)"),
         },
         Task::Ci => ci(),
-        Task::ReadWindow {
-            file,
-            offset,
-            limit,
-        } => bench::read_window(&file, offset, limit).await,
     }
 }
 

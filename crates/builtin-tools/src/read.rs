@@ -267,7 +267,30 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
     let mut reader = BufReader::with_capacity(256 * 1024, File::open(path)?);
     let mut buf = Vec::with_capacity(256);
     let mut lines = Vec::new();
+    // Skip whole lines by counting newlines in the reader's buffer, without copying them.
     let mut index: u64 = 0;
+    while index < skip {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            // The file ended before the window: it has `index + 1` lines.
+            return Ok(Lines {
+                lines,
+                total: Some(index + 1),
+            });
+        }
+        let need = skip - index;
+        let mut consumed = chunk.len();
+        let mut seen = 0;
+        for pos in memchr::memchr_iter(b'\n', chunk) {
+            seen += 1;
+            if seen == need {
+                consumed = pos + 1;
+                break;
+            }
+        }
+        index += seen;
+        reader.consume(consumed);
+    }
     loop {
         buf.clear();
         let n = reader.read_until(b'\n', &mut buf)?;
