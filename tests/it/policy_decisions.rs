@@ -30,6 +30,18 @@ fn decide(
     (d.verdict, d.message)
 }
 
+/// (deny, allow, ask, mode, tool, subject, read_only, expected)
+type Case<'a> = (
+    &'a [&'a str],
+    &'a [&'a str],
+    &'a [&'a str],
+    PermissionMode,
+    &'a str,
+    PermissionSubject,
+    bool,
+    Verdict,
+);
+
 #[test]
 fn whole_tool_rules_and_modes() {
     let sb = Sandbox::new();
@@ -44,17 +56,7 @@ fn whole_tool_rules_and_modes() {
     };
     use PermissionMode::*;
     use Verdict::*;
-    // (deny, allow, ask, mode, tool, subject, read_only, expected)
-    let cases: Vec<(
-        &[&str],
-        &[&str],
-        &[&str],
-        PermissionMode,
-        &str,
-        PermissionSubject,
-        bool,
-        Verdict,
-    )> = vec![
+    let cases: Vec<Case<'_>> = vec![
         (&[], &[], &[], Default, "Read", read(&inside), true, Allow),
         (&[], &[], &[], Default, "Read", read(&outside), true, Ask),
         (

@@ -154,10 +154,10 @@ fn same_file(path: &str, ours: &str, recorded: &str) -> bool {
         return true;
     }
     let json = |s: &str| serde_json::from_str::<Value>(s).ok();
-    if path.ends_with(".json") {
-        if let (Some(a), Some(b)) = (json(ours), json(recorded)) {
-            return a == b;
-        }
+    if path.ends_with(".json")
+        && let (Some(a), Some(b)) = (json(ours), json(recorded))
+    {
+        return a == b;
     }
     if path.ends_with(".jsonl") {
         let lines = |s: &str| -> Option<Vec<Value>> {

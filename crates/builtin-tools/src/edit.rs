@@ -164,16 +164,16 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
     if ctx.path_policy.edit_denied(&path) {
         return Err(ValidationFailure::new(2, DENIED));
     }
-    if let Ok(meta) = std::fs::metadata(&path) {
-        if meta.len() > MAX_EDIT_FILE_BYTES {
-            return Err(ValidationFailure::new(
-                10,
-                format!(
-                    "File is too large to edit ({}). Maximum editable file size is 1GB.",
-                    tool_core::texts::format_file_size(meta.len())
-                ),
-            ));
-        }
+    if let Ok(meta) = std::fs::metadata(&path)
+        && meta.len() > MAX_EDIT_FILE_BYTES
+    {
+        return Err(ValidationFailure::new(
+            10,
+            format!(
+                "File is too large to edit ({}). Maximum editable file size is 1GB.",
+                tool_core::texts::format_file_size(meta.len())
+            ),
+        ));
     }
     let current = match text_file::load(&path) {
         Ok(f) => f,

@@ -103,7 +103,7 @@ impl Tool for ReadTool {
                     ));
                 }
                 Some((first, last))
-                    if last.map_or(true, |l| l - first + 1 > MAX_PAGES_PER_REQUEST) =>
+                    if last.is_none_or(|l| l - first + 1 > MAX_PAGES_PER_REQUEST) =>
                 {
                     return Err(ValidationFailure::new(
                         8,
@@ -555,13 +555,13 @@ fn read_image(path: &Path, size: u64) -> Result<ToolOutput, ToolCallError> {
             path.display()
         )));
     };
-    if let Some((w, h)) = dims {
-        if w > MAX_IMAGE_DIMENSION || h > MAX_IMAGE_DIMENSION {
-            return Err(ToolCallError::new(format!(
-                "Image {} is {w}x{h} pixels; this tool sends images of at most {MAX_IMAGE_DIMENSION}x{MAX_IMAGE_DIMENSION} and does not resize them. Make a smaller copy (for example with a shell command) and read that.",
-                path.display()
-            )));
-        }
+    if let Some((w, h)) = dims
+        && (w > MAX_IMAGE_DIMENSION || h > MAX_IMAGE_DIMENSION)
+    {
+        return Err(ToolCallError::new(format!(
+            "Image {} is {w}x{h} pixels; this tool sends images of at most {MAX_IMAGE_DIMENSION}x{MAX_IMAGE_DIMENSION} and does not resize them. Make a smaller copy (for example with a shell command) and read that.",
+            path.display()
+        )));
     }
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     if data.len() > MAX_IMAGE_BASE64_BYTES {

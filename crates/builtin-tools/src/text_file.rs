@@ -219,14 +219,13 @@ pub(crate) fn display_path(p: &Path, cwd: &Path) -> String {
 /// Claude Code's hint for a missing file: the same path under the cwd when the model dropped
 /// the repository folder, else a sibling with the same stem and another extension.
 pub(crate) fn suggest_for_missing(path: &Path, cwd: &Path) -> Option<String> {
-    if let Some(parent) = cwd.parent() {
-        if !path.starts_with(cwd) {
-            if let Ok(rel) = path.strip_prefix(parent) {
-                let candidate = cwd.join(rel);
-                if candidate.exists() {
-                    return Some(display_path(&candidate, cwd));
-                }
-            }
+    if let Some(parent) = cwd.parent()
+        && !path.starts_with(cwd)
+        && let Ok(rel) = path.strip_prefix(parent)
+    {
+        let candidate = cwd.join(rel);
+        if candidate.exists() {
+            return Some(display_path(&candidate, cwd));
         }
     }
     let stem = path.file_stem()?.to_str()?;

@@ -115,10 +115,10 @@ impl ToolRegistry {
     /// among all tools by deprecated alias; otherwise the model-facing error, which says when
     /// the tool exists but is not offered and when only the case was wrong.
     pub fn lookup(&self, name: &str, offered: &dyn Fn(&str) -> bool) -> Lookup {
-        if let Some(&i) = self.by_name.get(name).or_else(|| self.by_alias.get(name)) {
-            if offered(self.tools[i].name()) {
-                return Lookup::Found(self.tools[i].clone());
-            }
+        if let Some(&i) = self.by_name.get(name).or_else(|| self.by_alias.get(name))
+            && offered(self.tools[i].name())
+        {
+            return Lookup::Found(self.tools[i].clone());
         }
         if let Some(&i) = self.by_deprecated.get(name) {
             return Lookup::Found(self.tools[i].clone());

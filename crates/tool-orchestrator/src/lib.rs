@@ -40,3 +40,8 @@ pub enum Error {
     #[error(transparent)]
     Core(#[from] tool_core::Error),
 }
+
+/// The README's examples, compiled as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExamples;

@@ -48,7 +48,7 @@ pub async fn run() -> anyhow::Result<String> {
         .build();
 
     let p = |rel: &str| ws.join(rel).display().to_string();
-    let turns = vec![
+    let turns = [
         vec![ToolUse::new(
             "toolu_1",
             "Read",

@@ -192,10 +192,10 @@ impl Scenario {
                 _ => Vec::new(),
             };
             for b in blocks {
-                if let Some(name) = b.get("name").and_then(Value::as_str) {
-                    if NOT_YET_IMPLEMENTED.contains(&name) {
-                        return Some(format!("tool {name}"));
-                    }
+                if let Some(name) = b.get("name").and_then(Value::as_str)
+                    && NOT_YET_IMPLEMENTED.contains(&name)
+                {
+                    return Some(format!("tool {name}"));
                 }
             }
         }
@@ -451,10 +451,10 @@ pub fn apply_action(ws: &Path, action: &Value) -> Result<(), Error> {
                 .to_vec()),
         }
     };
-    if matches!(op, "write" | "append" | "touch") {
-        if let Some(parent) = p.parent() {
-            fs::create_dir_all(parent).map_err(w)?;
-        }
+    if matches!(op, "write" | "append" | "touch")
+        && let Some(parent) = p.parent()
+    {
+        fs::create_dir_all(parent).map_err(w)?;
     }
     match op {
         "write" => fs::write(&p, content()?).map_err(w)?,

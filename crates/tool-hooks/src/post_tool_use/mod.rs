@@ -96,14 +96,15 @@ where
             }))
             .await;
             for (name, r) in results {
-                if external && !failed {
-                    if let Some(out) = r.updated_output {
-                        outcome.content = match &out {
-                            serde_json::Value::String(s) => ToolResultContent::Text(s.clone()),
-                            other => ToolResultContent::Text(other.to_string()),
-                        };
-                        outcome.raw_output = Some(out);
-                    }
+                if external
+                    && !failed
+                    && let Some(out) = r.updated_output
+                {
+                    outcome.content = match &out {
+                        serde_json::Value::String(s) => ToolResultContent::Text(s.clone()),
+                        other => ToolResultContent::Text(other.to_string()),
+                    };
+                    outcome.raw_output = Some(out);
                 }
                 for ctx in &r.additional_context {
                     outcome.hook_messages.push(reminder(&format!(
