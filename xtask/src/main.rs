@@ -33,7 +33,7 @@ enum Task {
         #[arg(long, default_value_t = 1024)]
         size_mib: u64,
     },
-    /// Exactly what .ci/run runs: the tests, then the conformance suite.
+    /// Exactly what .ci/run runs: format and lint checks, the tests, then the conformance suite.
     Ci,
 }
 
@@ -74,7 +74,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 fn ci() -> anyhow::Result<()> {
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let steps: [&[&str]; 2] = [
+    let steps: [&[&str]; 4] = [
+        &["fmt", "--all", "--", "--check"],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--quiet",
+            "--",
+            "-D",
+            "warnings",
+        ],
         &["test", "--workspace", "--no-fail-fast"],
         &["run", "--quiet", "--package", "xtask", "--", "conformance"],
     ];
