@@ -131,6 +131,19 @@ async fn denied_by_rule_and_refused_ask() {
         o.content.to_text(),
         "Claude requested permissions to use Picky, but you haven't granted it yet."
     );
+    // In dontAsk mode the ask becomes a deny.
+    let mut s = sb.session(&[]);
+    s.context_mut().permission_mode = tool_core::PermissionMode::DontAsk;
+    let o = call(&mut s, "Picky", json!({})).await;
+    assert_eq!(o.stage, Stage::Permission);
+    assert_eq!(
+        o.decision.as_ref().map(|d| d.verdict),
+        Some(tool_core::Verdict::Deny)
+    );
+    assert_eq!(
+        o.content.to_text(),
+        "Permission to use Picky has been denied because Claude is running in don't ask mode."
+    );
     // An ask rule beats an allow rule.
     let mut s = sb
         .builder(&[])

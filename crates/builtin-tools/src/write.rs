@@ -145,8 +145,16 @@ fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallEr
         }
         Err(LoadError::Missing) => (None, Encoding::Utf8 { bom: false }, None),
         Err(LoadError::NotText) => {
-            // Replacing a binary file with text is what the model asked for; keep UTF-8.
+            // Replacing a non-text file with text is what the model asked for; it is written
+            // as UTF-8. Without text to compare, any newer mtime counts as a change.
             let meta = std::fs::metadata(&path).map_err(|e| ToolCallError::new(e.to_string()))?;
+            let seen = ctx
+                .file_state
+                .get(&path)
+                .ok_or_else(|| ToolCallError::new(NOT_READ))?;
+            if text_file::mtime_ms(&meta) > seen.timestamp_ms {
+                return Err(ToolCallError::new(UNEXPECTEDLY_MODIFIED));
+            }
             (
                 Some(String::new()),
                 Encoding::Utf8 { bom: false },
