@@ -270,16 +270,8 @@ impl Tool for EditTool {
         tool_core::input_schema_for::<EditInput>()
     }
 
-    fn normalize_input(&self, mut input: Value) -> Value {
-        let path = input
-            .get("file_path")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        if let Some(Value::String(new)) = input.get_mut("new_string") {
-            *new = text_file::strip_trailing_whitespace(&path, new);
-        }
-        input
+    fn normalize_input(&self, input: Value) -> Value {
+        text_file::normalize_text_field(input, "new_string")
     }
 
     async fn validate_input(
@@ -375,29 +367,14 @@ fn edit(input: &EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         ));
     }
     let bytes = text_file::encode(&updated, encoding, line_ending);
-    let unchanged_on_disk = || match (expected_mtime, std::fs::metadata(&path)) {
-        (None, Err(_)) => true,
-        (Some((mtime, len)), Ok(m)) => text_file::mtime_ms(&m) == mtime && m.len() == len,
-        _ => false,
-    };
-    let written = text_file::atomic_write(&path, &bytes, unchanged_on_disk)
-        .map_err(|e| ToolCallError::new(format!("Cannot write {}: {e}", path.display())))?;
-    if !written {
-        return Err(ToolCallError::new(UNEXPECTEDLY_MODIFIED));
-    }
-    let mtime = std::fs::metadata(&path)
-        .map(|m| text_file::mtime_ms(&m))
-        .unwrap_or(0);
-    ctx.file_state.insert(
-        path.clone(),
-        FileState {
-            content: updated.clone(),
-            timestamp_ms: mtime,
-            offset: None,
-            limit: None,
-            full_view,
-        },
-    );
+    text_file::commit(
+        ctx,
+        &path,
+        &bytes,
+        expected_mtime,
+        updated.clone(),
+        full_view,
+    )?;
     let mut text = if replace_all {
         format!(
             "The file {} has been updated. All occurrences were successfully replaced.",

@@ -187,6 +187,57 @@ fn set_new_file_mode(_f: &fs::File) -> io::Result<()> {
     Ok(())
 }
 
+/// Write `bytes` to `path` atomically, provided the file is still as it was loaded
+/// (`expected`: its mtime and length, or `None` for a file that did not exist), then record
+/// `seen` (LF line ends) as what the model now knows of the file. Returns nothing on success;
+/// a file that changed in the meantime is [`UNEXPECTEDLY_MODIFIED`](crate::edit::UNEXPECTEDLY_MODIFIED).
+pub(crate) fn commit(
+    ctx: &tool_core::ToolContext,
+    path: &Path,
+    bytes: &[u8],
+    expected: Option<(u64, u64)>,
+    seen: String,
+    full_view: bool,
+) -> Result<(), tool_core::ToolCallError> {
+    use tool_core::ToolCallError;
+    let unchanged_on_disk = || match (expected, fs::metadata(path)) {
+        (None, Err(_)) => true,
+        (Some((mtime, len)), Ok(m)) => mtime_ms(&m) == mtime && m.len() == len,
+        _ => false,
+    };
+    let written = atomic_write(path, bytes, unchanged_on_disk)
+        .map_err(|e| ToolCallError::new(format!("Cannot write {}: {e}", path.display())))?;
+    if !written {
+        return Err(ToolCallError::new(crate::edit::UNEXPECTEDLY_MODIFIED));
+    }
+    let timestamp_ms = fs::metadata(path).map(|m| mtime_ms(&m)).unwrap_or(0);
+    ctx.file_state.insert(
+        path.to_path_buf(),
+        tool_core::FileState {
+            content: seen,
+            timestamp_ms,
+            offset: None,
+            limit: None,
+            full_view,
+        },
+    );
+    Ok(())
+}
+
+/// [`strip_trailing_whitespace`] applied to one string field of a tool input, judged by the
+/// input's `file_path`.
+pub(crate) fn normalize_text_field(mut input: serde_json::Value, field: &str) -> serde_json::Value {
+    let path = input
+        .get("file_path")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    if let Some(serde_json::Value::String(text)) = input.get_mut(field) {
+        *text = strip_trailing_whitespace(&path, text);
+    }
+    input
+}
+
 /// Remove trailing whitespace from every line, keeping each line's terminator (`\n` or
 /// `\r\n`). Markdown files keep theirs: two trailing spaces are a line break there.
 pub(crate) fn strip_trailing_whitespace(path: &str, text: &str) -> String {

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_core::{
-    FileState, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput, ValidationFailure,
+    PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput, ValidationFailure,
 };
 
 use crate::edit::{
@@ -79,16 +79,8 @@ impl Tool for WriteTool {
         tool_core::input_schema_for::<WriteInput>()
     }
 
-    fn normalize_input(&self, mut input: Value) -> Value {
-        let path = input
-            .get("file_path")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        if let Some(Value::String(content)) = input.get_mut("content") {
-            *content = text_file::strip_trailing_whitespace(&path, content);
-        }
-        input
+    fn normalize_input(&self, input: Value) -> Value {
+        text_file::normalize_text_field(input, "content")
     }
 
     async fn validate_input(
@@ -169,29 +161,14 @@ fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallEr
         }
     };
     let bytes = text_file::encode(&input.content, encoding, LineEnding::Lf);
-    let unchanged_on_disk = || match (expected, std::fs::metadata(&path)) {
-        (None, Err(_)) => true,
-        (Some((mtime, len)), Ok(m)) => text_file::mtime_ms(&m) == mtime && m.len() == len,
-        _ => false,
-    };
-    let written = text_file::atomic_write(&path, &bytes, unchanged_on_disk)
-        .map_err(|e| ToolCallError::new(format!("Cannot write {}: {e}", path.display())))?;
-    if !written {
-        return Err(ToolCallError::new(UNEXPECTEDLY_MODIFIED));
-    }
-    let mtime = std::fs::metadata(&path)
-        .map(|m| text_file::mtime_ms(&m))
-        .unwrap_or(0);
-    ctx.file_state.insert(
-        path.clone(),
-        FileState {
-            content: input.content.replace("\r\n", "\n"),
-            timestamp_ms: mtime,
-            offset: None,
-            limit: None,
-            full_view: true,
-        },
-    );
+    text_file::commit(
+        ctx,
+        &path,
+        &bytes,
+        expected,
+        input.content.replace("\r\n", "\n"),
+        true,
+    )?;
     let created = original.as_deref().is_none_or(str::is_empty);
     let text = if created {
         format!(

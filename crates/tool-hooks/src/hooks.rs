@@ -151,12 +151,7 @@ impl Hooks {
         matcher: &str,
         hook: impl PreToolUseHook + 'static,
     ) -> Result<&mut Self, Error> {
-        let m = Matcher::parse(matcher)?;
-        self.pre.push(Arc::new(Registered {
-            name: format!("PreToolUse[{matcher}]#{}", self.pre.len()),
-            matcher: m,
-            hook: Arc::new(hook),
-        }));
+        register(&mut self.pre, "PreToolUse", matcher, Arc::new(hook))?;
         Ok(self)
     }
 
@@ -166,12 +161,7 @@ impl Hooks {
         matcher: &str,
         hook: impl PostToolUseHook + 'static,
     ) -> Result<&mut Self, Error> {
-        let m = Matcher::parse(matcher)?;
-        self.post.push(Arc::new(Registered {
-            name: format!("PostToolUse[{matcher}]#{}", self.post.len()),
-            matcher: m,
-            hook: Arc::new(hook),
-        }));
+        register(&mut self.post, "PostToolUse", matcher, Arc::new(hook))?;
         Ok(self)
     }
 
@@ -181,12 +171,12 @@ impl Hooks {
         matcher: &str,
         hook: impl PostToolUseHook + 'static,
     ) -> Result<&mut Self, Error> {
-        let m = Matcher::parse(matcher)?;
-        self.post_failure.push(Arc::new(Registered {
-            name: format!("PostToolUseFailure[{matcher}]#{}", self.post_failure.len()),
-            matcher: m,
-            hook: Arc::new(hook),
-        }));
+        register(
+            &mut self.post_failure,
+            "PostToolUseFailure",
+            matcher,
+            Arc::new(hook),
+        )?;
         Ok(self)
     }
 
@@ -194,6 +184,22 @@ impl Hooks {
     pub fn is_empty(&self) -> bool {
         self.pre.is_empty() && self.post.is_empty() && self.post_failure.is_empty()
     }
+}
+
+/// Add a hook to one event's list, named after the event, its matcher and its position.
+fn register<H: ?Sized>(
+    list: &mut Vec<Arc<Registered<H>>>,
+    event: &str,
+    matcher: &str,
+    hook: Arc<H>,
+) -> Result<(), Error> {
+    let name = format!("{event}[{matcher}]#{}", list.len());
+    list.push(Arc::new(Registered {
+        name,
+        matcher: Matcher::parse(matcher)?,
+        hook,
+    }));
+    Ok(())
 }
 
 /// A `<system-reminder>` text block, as hook messages reach the model.

@@ -125,41 +125,10 @@ impl Scenario {
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let t = subs.apply_value(t);
-                let (content, before) = match &t {
-                    Value::Array(items) => (items.clone(), Vec::new()),
-                    Value::Object(o) => (
-                        o.get("content")
-                            .and_then(Value::as_array)
-                            .cloned()
-                            .unwrap_or_default(),
-                        o.get("before_turn")
-                            .and_then(Value::as_array)
-                            .cloned()
-                            .unwrap_or_default(),
-                    ),
-                    _ => return Err(format!("turn {i} is neither a list nor an object")),
-                };
-                let mut calls = Vec::new();
-                for b in content {
-                    if b.get("type").and_then(Value::as_str) != Some("tool_use") {
-                        continue;
-                    }
-                    let id = b
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .ok_or(format!("turn {i}: a tool_use without an id"))?;
-                    let name = b
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .ok_or(format!("turn {i}: a tool_use without a name"))?;
-                    let input = match (b.get("input"), b.get("raw_input_json")) {
-                        (_, Some(Value::String(raw))) => Value::String(raw.clone()),
-                        (Some(v), _) => v.clone(),
-                        (None, _) => Value::Object(Default::default()),
-                    };
-                    calls.push(ToolUse::new(id, name, input));
-                }
+                let (blocks, before) = crate::transcript::turn_parts(&subs.apply_value(t))
+                    .ok_or_else(|| format!("turn {i} is neither a list nor an object"))?;
+                let calls =
+                    crate::transcript::tool_uses(blocks).map_err(|e| format!("turn {i}: {e}"))?;
                 Ok(Turn { calls, before })
             })
             .collect()
@@ -182,15 +151,9 @@ impl Scenario {
             }
         }
         for t in &self.turns {
-            let blocks = match t {
-                Value::Array(b) => b.clone(),
-                Value::Object(o) => o
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => Vec::new(),
-            };
+            let blocks = crate::transcript::turn_parts(t)
+                .map(|(b, _)| b)
+                .unwrap_or_default();
             for b in blocks {
                 if let Some(name) = b.get("name").and_then(Value::as_str)
                     && NOT_YET_IMPLEMENTED.contains(&name)

@@ -23,28 +23,40 @@ pub fn parse(value: &Value) -> Result<Vec<Vec<ToolUse>>, String> {
         .iter()
         .enumerate()
         .map(|(i, turn)| {
-            let blocks = match turn {
-                Value::Array(b) => b.clone(),
-                Value::Object(o) => o
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => return Err(format!("turn {} is not a list of blocks", i + 1)),
-            };
-            blocks
-                .into_iter()
-                .filter(|b| {
-                    b.get("type")
-                        .and_then(Value::as_str)
-                        .is_none_or(|t| t == "tool_use")
-                })
-                .map(|b| {
-                    serde_json::from_value::<ToolUse>(with_type(b))
-                        .map_err(|e| format!("turn {}: {e}", i + 1))
-                })
-                .collect()
+            let (blocks, _) = turn_parts(turn)
+                .ok_or_else(|| format!("turn {} is not a list of blocks", i + 1))?;
+            tool_uses(blocks).map_err(|e| format!("turn {}: {e}", i + 1))
         })
+        .collect()
+}
+
+/// A turn's blocks and `before_turn` actions: a turn is a list of blocks, or an object with
+/// `content` (and optionally `before_turn`), as oracle scenarios write it.
+pub fn turn_parts(turn: &Value) -> Option<(Vec<Value>, Vec<Value>)> {
+    let list = |o: &serde_json::Map<String, Value>, k: &str| {
+        o.get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    match turn {
+        Value::Array(b) => Some((b.clone(), Vec::new())),
+        Value::Object(o) => Some((list(o, "content"), list(o, "before_turn"))),
+        _ => None,
+    }
+}
+
+/// The `tool_use` blocks among `blocks` (a block without a `type` counts as one); a
+/// `raw_input_json` string stands for the input, as a model streaming broken JSON sends it.
+pub fn tool_uses(blocks: Vec<Value>) -> Result<Vec<ToolUse>, String> {
+    blocks
+        .into_iter()
+        .filter(|b| {
+            b.get("type")
+                .and_then(Value::as_str)
+                .is_none_or(|t| t == "tool_use")
+        })
+        .map(|b| serde_json::from_value::<ToolUse>(with_type(b)).map_err(|e| e.to_string()))
         .collect()
 }
 
@@ -55,6 +67,8 @@ fn with_type(mut b: Value) -> Value {
         if let Some(raw) = o.remove("raw_input_json") {
             o.insert("input".into(), raw);
         }
+        o.entry("input")
+            .or_insert_with(|| Value::Object(Default::default()));
     }
     b
 }
