@@ -293,10 +293,7 @@ impl Tool for EditTool {
     }
 
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
-        match input.get("file_path").and_then(Value::as_str) {
-            Some(p) => PermissionSubject::WritePaths(vec![ctx.resolve_path(p)]),
-            None => PermissionSubject::Nothing,
-        }
+        text_file::file_path_subject(input, ctx, PermissionSubject::WritePaths)
     }
 
     fn is_destructive(&self, _input: &Value) -> bool {
@@ -306,9 +303,7 @@ impl Tool for EditTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
         let input: EditInput = tool_core::parse_input(input)?;
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || edit(&input, &ctx))
-            .await
-            .map_err(|e| ToolCallError::new(format!("Edit failed: {e}")))?
+        text_file::run_blocking("Edit", move || edit(&input, &ctx)).await
     }
 }
 

@@ -144,10 +144,7 @@ impl Tool for ReadTool {
     }
 
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
-        match input.get("file_path").and_then(Value::as_str) {
-            Some(p) => PermissionSubject::ReadPaths(vec![ctx.resolve_path(p)]),
-            None => PermissionSubject::Nothing,
-        }
+        text_file::file_path_subject(input, ctx, PermissionSubject::ReadPaths)
     }
 
     fn is_concurrency_safe(&self, _input: &Value) -> bool {
@@ -165,9 +162,7 @@ impl Tool for ReadTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
         let input: ReadInput = tool_core::parse_input(input)?;
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || read(&input, &ctx))
-            .await
-            .map_err(|e| ToolCallError::new(format!("Read failed: {e}")))?
+        text_file::run_blocking("Read", move || read(&input, &ctx)).await
     }
 }
 

@@ -94,10 +94,7 @@ impl Tool for WriteTool {
     }
 
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
-        match input.get("file_path").and_then(Value::as_str) {
-            Some(p) => PermissionSubject::WritePaths(vec![ctx.resolve_path(p)]),
-            None => PermissionSubject::Nothing,
-        }
+        text_file::file_path_subject(input, ctx, PermissionSubject::WritePaths)
     }
 
     fn is_destructive(&self, _input: &Value) -> bool {
@@ -107,9 +104,7 @@ impl Tool for WriteTool {
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
         let input: WriteInput = tool_core::parse_input(input)?;
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || write(&input, &ctx))
-            .await
-            .map_err(|e| ToolCallError::new(format!("Write failed: {e}")))?
+        text_file::run_blocking("Write", move || write(&input, &ctx)).await
     }
 }
 
