@@ -3,24 +3,30 @@
 //! (as recorded from the current CLI), streaming reads, and atomic writes that keep a file's
 //! encoding, line endings and permissions.
 //!
-//! Grep, Glob and Bash arrive with their own issue.
+//! [`GrepTool`] and [`GlobTool`] search in-process with ripgrep's library crates, returning the
+//! texts Claude Code builds from `rg`'s output. Bash arrives with its own issue.
 //!
 //! ```
 //! let registry = builtin_tools::registry().unwrap();
 //! let names: Vec<_> = registry.tools().map(|t| t.name().to_owned()).collect();
-//! assert_eq!(names, ["Read", "Edit", "Write"]);
+//! assert_eq!(names, ["Read", "Edit", "Write", "Grep", "Glob"]);
 //! ```
 
 mod edit;
+mod glob;
+mod grep;
 mod image;
 mod notebook;
 mod read;
+mod search;
 mod text_file;
 mod write;
 
 use std::sync::Arc;
 
 pub use edit::{EditInput, EditTool, MAX_EDIT_FILE_BYTES};
+pub use glob::{GlobInput, GlobTool, MAX_GLOB_RESULTS};
+pub use grep::{DEFAULT_HEAD_LIMIT, GrepInput, GrepTool, MAX_COLUMNS, OutputMode};
 pub use read::{DEFAULT_MAX_TOKENS, MAX_WHOLE_FILE_BYTES, ReadInput, ReadTool};
 pub use write::{WriteInput, WriteTool};
 
@@ -34,7 +40,13 @@ pub enum Error {
 
 /// The built-in tools, each once.
 pub fn all() -> Vec<Arc<dyn tool_core::Tool>> {
-    vec![Arc::new(ReadTool), Arc::new(EditTool), Arc::new(WriteTool)]
+    vec![
+        Arc::new(ReadTool),
+        Arc::new(EditTool),
+        Arc::new(WriteTool),
+        Arc::new(GrepTool),
+        Arc::new(GlobTool),
+    ]
 }
 
 /// A registry holding every built-in tool.

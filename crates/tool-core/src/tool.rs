@@ -254,13 +254,57 @@ pub fn input_schema_for<T: schemars::JsonSchema>() -> Value {
     if let Value::Object(map) = &mut schema {
         map.remove("$schema");
         map.remove("title");
+        let defs = map.remove("$defs");
         if let Some(Value::Object(props)) = map.get_mut("properties") {
             for prop in props.values_mut() {
                 strip_null_type(prop);
+                inline_ref(prop, defs.as_ref());
+                consts_to_enum(prop);
             }
+        }
+        let unresolved = map
+            .get("properties")
+            .is_some_and(|p| p.to_string().contains("\"$ref\""));
+        if let (true, Some(d)) = (unresolved, defs) {
+            map.insert("$defs".into(), d);
         }
     }
     schema
+}
+
+/// Replace a `#/$defs/X` reference with the definition itself (keeping the property's own
+/// description), so the model and the error renderer see the property's real shape.
+fn inline_ref(prop: &mut Value, defs: Option<&Value>) {
+    let Value::Object(p) = prop else { return };
+    let Some(name) = p
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .map(str::to_owned)
+    else {
+        return;
+    };
+    let Some(Value::Object(def)) = defs.and_then(|d| d.get(&name)) else {
+        return;
+    };
+    p.remove("$ref");
+    for (k, v) in def {
+        p.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+}
+
+/// schemars writes a documented unit enum as `oneOf` of `const`s; write it as a plain `enum`
+/// of strings, as Claude Code's schemas do.
+fn consts_to_enum(prop: &mut Value) {
+    let Value::Object(p) = prop else { return };
+    let Some(Value::Array(options)) = p.get("oneOf") else {
+        return;
+    };
+    let consts: Option<Vec<Value>> = options.iter().map(|o| o.get("const").cloned()).collect();
+    let Some(values) = consts else { return };
+    p.remove("oneOf");
+    p.insert("type".into(), Value::String("string".into()));
+    p.insert("enum".into(), Value::Array(values));
 }
 
 fn strip_null_type(prop: &mut Value) {

@@ -1,0 +1,497 @@
+//! Grep: ripgrep's search in-process, with the arguments Claude Code passes to `rg` and the
+//! texts it builds from `rg`'s output.
+
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_core::{PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput};
+
+use crate::search::{VCS_DIRS, WalkSpec, display_relative, rg_rejected, walk_files};
+use crate::text_file;
+
+/// Default `head_limit`.
+pub const DEFAULT_HEAD_LIMIT: usize = 250;
+/// Lines longer than this many bytes are not printed (ripgrep's `--max-columns 500`).
+pub const MAX_COLUMNS: usize = 500;
+
+/// What Grep reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputMode {
+    /// Matching lines.
+    Content,
+    /// Paths of matching files (the default).
+    #[default]
+    FilesWithMatches,
+    /// Matching-line counts per file.
+    Count,
+}
+
+/// The input of Grep.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrepInput {
+    /// The regular expression to search for (Rust regex syntax, as ripgrep).
+    pub pattern: String,
+    /// File or directory to search (default: the working directory).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Glob(s) limiting the files searched, e.g. `*.rs` or `*.{ts,tsx}`.
+    #[serde(default)]
+    pub glob: Option<String>,
+    /// What to report (default files_with_matches).
+    #[serde(default)]
+    pub output_mode: Option<OutputMode>,
+    /// Lines of context before each match (content mode).
+    #[serde(rename = "-B", default)]
+    pub before: Option<i64>,
+    /// Lines of context after each match (content mode).
+    #[serde(rename = "-A", default)]
+    pub after: Option<i64>,
+    /// Lines of context around each match (content mode).
+    #[serde(rename = "-C", default)]
+    pub around: Option<i64>,
+    /// Same as -C.
+    #[serde(default)]
+    pub context: Option<i64>,
+    /// Show line numbers (content mode; default true).
+    #[serde(rename = "-n", default)]
+    pub line_numbers: Option<bool>,
+    /// Ignore case.
+    #[serde(rename = "-i", default)]
+    pub ignore_case: Option<bool>,
+    /// A ripgrep file type (rust, py, js, ...).
+    #[serde(rename = "type", default)]
+    pub file_type: Option<String>,
+    /// Show at most this many entries (default 250; 0 for all).
+    #[serde(default)]
+    pub head_limit: Option<i64>,
+    /// Skip this many entries first.
+    #[serde(default)]
+    pub offset: Option<i64>,
+    /// Let `.` match newlines and patterns span lines.
+    #[serde(default)]
+    pub multiline: Option<bool>,
+}
+
+/// The Grep tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GrepTool;
+
+impl GrepTool {
+    /// The tool's name.
+    pub const NAME: &'static str = "Grep";
+}
+
+#[async_trait]
+impl Tool for GrepTool {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn description(&self) -> String {
+        "Searches file contents with a regular expression (ripgrep syntax), respecting .gitignore. \
+         output_mode files_with_matches (default) lists matching files, newest first; content shows \
+         matching lines (with -A/-B/-C context and line numbers); count shows per-file counts. Narrow \
+         with glob or type; page with head_limit and offset."
+            .to_owned()
+    }
+
+    fn input_schema(&self) -> Value {
+        tool_core::input_schema_for::<GrepInput>()
+    }
+
+    fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
+        let path = input
+            .get("path")
+            .and_then(Value::as_str)
+            .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
+        PermissionSubject::ReadPaths(vec![path])
+    }
+
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn is_read_only(&self, _input: &Value) -> bool {
+        true
+    }
+
+    fn max_result_size_chars(&self) -> Option<usize> {
+        Some(20_000)
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+        let input: GrepInput = tool_core::parse_input(input)?;
+        let ctx = ctx.clone();
+        text_file::run_blocking("Grep", move || grep(&input, &ctx)).await
+    }
+}
+
+/// Claude Code's `--glob` splitting: on whitespace, then on commas outside braces.
+fn split_globs(glob: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for part in glob.split_whitespace() {
+        if part.contains('{') {
+            out.push(part.to_owned());
+        } else {
+            out.extend(part.split(',').filter(|p| !p.is_empty()).map(str::to_owned));
+        }
+    }
+    out
+}
+
+fn nonneg(v: Option<i64>) -> Option<usize> {
+    v.map(|n| usize::try_from(n.max(0)).unwrap_or(0))
+}
+
+/// One file's results.
+struct FileHits {
+    path: PathBuf,
+    mtime: Option<std::time::SystemTime>,
+    /// Output lines (content mode) or the count of matching lines.
+    lines: Vec<String>,
+    count: u64,
+}
+
+fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+    let mode = input.output_mode.unwrap_or_default();
+    let root = input
+        .path
+        .as_deref()
+        .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
+    if !root.exists() {
+        return Err(ToolCallError::new(format!(
+            "Path does not exist: {}. Note: your current working directory is {}.",
+            root.display(),
+            ctx.cwd.display()
+        )));
+    }
+    let multiline = input.multiline.unwrap_or(false);
+    let mut mb = RegexMatcherBuilder::new();
+    mb.case_insensitive(input.ignore_case.unwrap_or(false));
+    if multiline {
+        mb.multi_line(true).dot_matches_new_line(true);
+    } else {
+        mb.line_terminator(Some(b'\n'));
+    }
+    let matcher = mb
+        .build(&input.pattern)
+        .map_err(|e| rg_rejected(&e.to_string()))?;
+    let (before, after) = if mode == OutputMode::Content {
+        match nonneg(input.context).or(nonneg(input.around)) {
+            Some(c) => (c, c),
+            None => (
+                nonneg(input.before).unwrap_or(0),
+                nonneg(input.after).unwrap_or(0),
+            ),
+        }
+    } else {
+        (0, 0)
+    };
+    let line_numbers = input.line_numbers.unwrap_or(true);
+    let mut globs: Vec<String> = VCS_DIRS.iter().map(|d| format!("!{d}")).collect();
+    if let Some(g) = &input.glob {
+        globs.extend(split_globs(g));
+    }
+    let single_file = root.is_file();
+    let spec = WalkSpec {
+        root: &root,
+        globs,
+        file_type: input.file_type.as_deref(),
+        respect_ignores: true,
+        path_policy: ctx.path_policy.clone(),
+    };
+    let mut searcher_template = SearcherBuilder::new();
+    searcher_template
+        .binary_detection(BinaryDetection::quit(0))
+        .line_number(true)
+        .multi_line(multiline)
+        .before_context(before)
+        .after_context(after);
+    let found = walk_files(&spec, || {
+        let mut searcher = searcher_template.build();
+        let matcher = matcher.clone();
+        let cwd = ctx.cwd.clone();
+        move |path: &Path, mtime| {
+            search_file(
+                &mut searcher,
+                &matcher,
+                path,
+                mode,
+                line_numbers,
+                single_file,
+                mtime,
+                &cwd,
+            )
+        }
+    })?;
+    Ok(render(input, mode, found, &ctx.cwd))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    mode: OutputMode,
+    line_numbers: bool,
+    single_file: bool,
+    mtime: Option<std::time::SystemTime>,
+    cwd: &Path,
+) -> Option<FileHits> {
+    let prefix = if single_file {
+        String::new()
+    } else {
+        display_relative(path, cwd)
+    };
+    let mut sink = Collect {
+        mode,
+        line_numbers,
+        prefix,
+        lines: Vec::new(),
+        count: 0,
+        last_line: None,
+    };
+    searcher.search_path(matcher, path, &mut sink).ok()?;
+    (sink.count > 0).then(|| FileHits {
+        path: path.to_path_buf(),
+        mtime,
+        lines: sink.lines,
+        count: sink.count,
+    })
+}
+
+struct Collect {
+    mode: OutputMode,
+    line_numbers: bool,
+    prefix: String,
+    lines: Vec<String>,
+    count: u64,
+    last_line: Option<u64>,
+}
+
+impl Collect {
+    fn push(&mut self, number: Option<u64>, sep: char, bytes: &[u8], omitted: &str) {
+        let text = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        let shown = if text.len() > MAX_COLUMNS {
+            omitted.to_owned()
+        } else {
+            String::from_utf8_lossy(text).into_owned()
+        };
+        let mut line = String::new();
+        if !self.prefix.is_empty() {
+            line.push_str(&self.prefix);
+            line.push(sep);
+        }
+        if self.line_numbers
+            && let Some(n) = number
+        {
+            line.push_str(&n.to_string());
+            line.push(sep);
+        }
+        line.push_str(&shown);
+        self.lines.push(line);
+        self.last_line = number;
+    }
+}
+
+impl Sink for Collect {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _searcher: &Searcher, m: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
+        match self.mode {
+            OutputMode::FilesWithMatches => {
+                self.count += 1;
+                Ok(false)
+            }
+            OutputMode::Count => {
+                self.count += 1;
+                Ok(true)
+            }
+            OutputMode::Content => {
+                self.count += 1;
+                let first = m.line_number();
+                for (i, line) in m.bytes().split_inclusive(|b| *b == b'\n').enumerate() {
+                    self.push(
+                        first.map(|n| n + i as u64),
+                        ':',
+                        line,
+                        "[Omitted long matching line]",
+                    );
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    fn context(
+        &mut self,
+        _searcher: &Searcher,
+        c: &SinkContext<'_>,
+    ) -> Result<bool, std::io::Error> {
+        if matches!(c.kind(), SinkContextKind::Before | SinkContextKind::After) {
+            self.push(
+                c.line_number(),
+                '-',
+                c.bytes(),
+                "[Omitted long context line]",
+            );
+        }
+        Ok(true)
+    }
+
+    fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, std::io::Error> {
+        if self.last_line.is_some() {
+            self.lines.push("--".to_owned());
+        }
+        Ok(true)
+    }
+}
+
+/// ` limit: L, offset: O` parts, as applicable.
+fn pagination(limit: Option<usize>, offset: usize) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(l) = limit {
+        parts.push(format!("limit: {l}"));
+    }
+    if offset > 0 {
+        parts.push(format!("offset: {offset}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// Apply offset and head_limit; report the limit only when it cut something.
+fn page<T>(items: Vec<T>, input: &GrepInput) -> (Vec<T>, Option<usize>, usize) {
+    let offset = nonneg(input.offset).unwrap_or(0);
+    let limit = nonneg(input.head_limit).unwrap_or(DEFAULT_HEAD_LIMIT);
+    let rest: Vec<T> = items.into_iter().skip(offset).collect();
+    if limit > 0 && rest.len() > limit {
+        (rest.into_iter().take(limit).collect(), Some(limit), offset)
+    } else {
+        (rest, None, offset)
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &Path) -> ToolOutput {
+    let no_entries = |offset: usize| {
+        format!("No entries at this offset. [Showing results with pagination = offset: {offset}]")
+    };
+    match mode {
+        OutputMode::FilesWithMatches => {
+            found.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
+            let total = found.len();
+            let paths: Vec<String> = found
+                .iter()
+                .map(|f| display_relative(&f.path, cwd))
+                .collect();
+            let (shown, limit, offset) = page(paths, input);
+            let text = if total == 0 {
+                "No files found".to_owned()
+            } else if shown.is_empty() {
+                no_entries(offset)
+            } else {
+                let suffix = pagination(limit, offset)
+                    .map(|p| format!(" {p}"))
+                    .unwrap_or_default();
+                format!(
+                    "Found {}{suffix}\n{}",
+                    plural(shown.len(), "file", "files"),
+                    shown.join("\n")
+                )
+            };
+            ToolOutput::new(
+                json!({"mode": "files_with_matches", "filenames": shown, "numFiles": total}),
+                text,
+            )
+        }
+        OutputMode::Content => {
+            found.sort_by(|a, b| a.path.cmp(&b.path));
+            let total = found.len();
+            let lines: Vec<String> = found.into_iter().flat_map(|f| f.lines).collect();
+            let (shown, limit, offset) = page(lines, input);
+            let text = if total == 0 {
+                "No matches found".to_owned()
+            } else if shown.is_empty() {
+                no_entries(offset)
+            } else {
+                let note = pagination(limit, offset)
+                    .map(|p| format!("\n\n[Showing results with pagination = {p}]"))
+                    .unwrap_or_default();
+                format!("{}{note}", shown.join("\n"))
+            };
+            ToolOutput::new(
+                json!({"mode": "content", "numFiles": total, "numLines": shown.len()}),
+                text,
+            )
+        }
+        OutputMode::Count => {
+            found.sort_by(|a, b| a.path.cmp(&b.path));
+            let files = found.len();
+            let total: u64 = found.iter().map(|f| f.count).sum();
+            let lines: Vec<String> = found
+                .iter()
+                .map(|f| format!("{}:{}", display_relative(&f.path, cwd), f.count))
+                .collect();
+            let (shown, limit, offset) = page(lines, input);
+            let summary = format!(
+                "Found {total} total {} across {}.",
+                if total == 1 {
+                    "occurrence"
+                } else {
+                    "occurrences"
+                },
+                plural(files, "file", "files")
+            );
+            let text = if files == 0 {
+                format!("No matches found\n\n{summary}")
+            } else if shown.is_empty() {
+                no_entries(offset)
+            } else {
+                let note = pagination(limit, offset)
+                    .map(|p| format!(" with pagination = {p}"))
+                    .unwrap_or_default();
+                format!("{}\n\n{summary}{note}", shown.join("\n"))
+            };
+            ToolOutput::new(
+                json!({"mode": "count", "numFiles": files, "numMatches": total}),
+                text,
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_split_like_claude_code() {
+        assert_eq!(split_globs("*.rs *.toml"), ["*.rs", "*.toml"]);
+        assert_eq!(split_globs("*.js,*.ts"), ["*.js", "*.ts"]);
+        assert_eq!(split_globs("*.{js,ts} src/*.py"), ["*.{js,ts}", "src/*.py"]);
+    }
+
+    #[test]
+    fn regex_errors_read_as_ripgreps() {
+        let e = RegexMatcherBuilder::new()
+            .line_terminator(Some(b'\n'))
+            .build("beta(")
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "regex parse error:\n    (?:beta()\n    ^\nerror: unclosed group"
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! What Grep and Glob share: ripgrep's walk (the `ignore` crate) with ripgrep's own override
+//! and file-type semantics, so the files searched and the errors reported match `rg`'s.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use ignore::overrides::OverrideBuilder;
+use ignore::types::TypesBuilder;
+use ignore::{WalkBuilder, WalkState};
+use tool_core::{PathPolicy, ToolCallError};
+
+/// Directories of version-control systems that Grep never searches (Claude Code passes
+/// `--glob !.git` and friends to ripgrep).
+pub(crate) const VCS_DIRS: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".sl"];
+
+/// How a search walks the tree.
+pub(crate) struct WalkSpec<'a> {
+    /// Where to start (a directory or a single file).
+    pub root: &'a Path,
+    /// Override globs in ripgrep's `--glob` form (`!x` excludes).
+    pub globs: Vec<String>,
+    /// A ripgrep file type to select.
+    pub file_type: Option<&'a str>,
+    /// Respect `.gitignore` and friends.
+    pub respect_ignores: bool,
+    /// The policy seam: files it says are unreadable are never visited.
+    pub path_policy: Arc<dyn PathPolicy>,
+}
+
+/// The error text Claude Code gives when ripgrep refuses its arguments.
+pub(crate) fn rg_rejected(message: &str) -> ToolCallError {
+    ToolCallError::new(format!(
+        "Search failed — ripgrep rejected the pattern, glob, or file type without searching:\nrg: {message}"
+    ))
+}
+
+/// Walk in parallel: each walker thread makes its own visitor with `make_visit` (so it can keep
+/// a searcher and buffers) and calls it for every file that passes the filters. Returns what
+/// the visits collected, in no particular order.
+pub(crate) fn walk_files<T, V>(
+    spec: &WalkSpec<'_>,
+    make_visit: impl Fn() -> V + Sync,
+) -> Result<Vec<T>, ToolCallError>
+where
+    T: Send,
+    V: FnMut(&Path, Option<SystemTime>) -> Option<T> + Send,
+{
+    let mut overrides = OverrideBuilder::new(spec.root);
+    for g in &spec.globs {
+        overrides.add(g).map_err(|e| rg_rejected(&e.to_string()))?;
+    }
+    let overrides = overrides.build().map_err(|e| rg_rejected(&e.to_string()))?;
+    let mut types = TypesBuilder::new();
+    types.add_defaults();
+    if let Some(t) = spec.file_type {
+        types.select(t);
+    }
+    let types = types.build().map_err(|e| rg_rejected(&e.to_string()))?;
+    let mut builder = WalkBuilder::new(spec.root);
+    builder
+        .standard_filters(spec.respect_ignores)
+        .hidden(false)
+        .overrides(overrides)
+        .types(types)
+        .threads(
+            std::thread::available_parallelism()
+                .map_or(2, |n| n.get())
+                .min(12),
+        );
+    let policy = spec.path_policy.clone();
+    builder.filter_entry(move |e| !policy.read_denied(e.path()));
+    let out = Mutex::new(Vec::new());
+    let make_visit = &make_visit;
+    builder.build_parallel().run(|| {
+        let out = &out;
+        let mut visit = make_visit();
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
+            if let Some(t) = visit(entry.path(), mtime) {
+                out.lock().unwrap_or_else(|p| p.into_inner()).push(t);
+            }
+            WalkState::Continue
+        })
+    });
+    Ok(out.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// A path as the model sees it: relative to the cwd when inside it, else absolute.
+pub(crate) fn display_relative(path: &Path, cwd: &Path) -> String {
+    match path.strip_prefix(cwd) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// A file found, with its modification time for sorting.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    pub path: PathBuf,
+    pub mtime: Option<SystemTime>,
+}
