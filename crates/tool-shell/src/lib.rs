@@ -1,8 +1,31 @@
 //! Bash command-line analysis for toolgate: the simple commands a command line runs (through
-//! lists, pipelines, subshells, substitutions, heredocs and redirections), the wrappers around
-//! them, and a read-only classification that fails closed.
+//! lists, pipelines, subshells, brace groups, control flow and substitutions), their
+//! arguments, assignments and redirections, and a read-only classification that fails closed.
 //!
-//! This crate is empty for now. Its job arrives with the Bash tool (which needs the read-only
-//! classification to decide whether a call may run alongside others) and with the permission
-//! engine (which checks every executed command against the rules). It will depend on nothing
-//! else of toolgate's.
+//! It parses with `brush-parser`, a real bash grammar, so `a;b`, `a && b`, `$(b)`, `` `b` ``,
+//! `<(b)` and heredocs are seen for what they are rather than split on characters.
+//!
+//! ```
+//! use tool_shell::{CommandLine, is_read_only};
+//!
+//! assert!(is_read_only("git status && cat a | wc -l"));
+//! assert!(!is_read_only("echo x > f"));
+//! assert!(!is_read_only("echo $(id)"));
+//! let line = CommandLine::parse("FOO=1 ls -la src; rm -rf target").unwrap();
+//! let names: Vec<_> = line.commands.iter().filter_map(|c| c.name()).collect();
+//! assert_eq!(names, ["ls", "rm"]);
+//! ```
+
+mod classify;
+mod parse;
+
+pub use classify::is_read_only;
+pub use parse::{CommandLine, Redirect, RedirectKind, SimpleCommand, Word};
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The command line is not valid bash.
+    #[error("cannot parse the command: {0}")]
+    Parse(String),
+}
