@@ -1,5 +1,6 @@
 //! toolgate's cross-crate tests, one binary (link time on two cores).
 
+mod bash_process;
 mod file_tools;
 mod hooks_layers;
 mod pipeline_exits;

@@ -145,7 +145,18 @@ async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::Result<Verdi
 /// Content compares as JSON values: a string with a string, a block list with a block list
 /// (key order does not matter).
 fn same_content(ours: &Value, recorded: &Value) -> bool {
-    ours == recorded
+    normalised(ours) == normalised(recorded)
+}
+
+fn normalised(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(scenario::normalise_task_ids(s)),
+        Value::Array(a) => Value::Array(a.iter().map(normalised).collect()),
+        Value::Object(o) => {
+            Value::Object(o.iter().map(|(k, x)| (k.clone(), normalised(x))).collect())
+        }
+        other => other.clone(),
+    }
 }
 
 /// Files compare byte for byte; JSON and JSON-lines files compare as parsed values.

@@ -4,14 +4,17 @@
 //! encoding, line endings and permissions.
 //!
 //! [`GrepTool`] and [`GlobTool`] search in-process with ripgrep's library crates, returning the
-//! texts Claude Code builds from `rg`'s output. Bash arrives with its own issue.
+//! texts Claude Code builds from `rg`'s output. [`BashTool`] runs each command line in its own
+//! process group, classified read-only (and so concurrency-safe) only by `tool-shell`'s
+//! fail-closed classifier.
 //!
 //! ```
 //! let registry = builtin_tools::registry().unwrap();
 //! let names: Vec<_> = registry.tools().map(|t| t.name().to_owned()).collect();
-//! assert_eq!(names, ["Read", "Edit", "Write", "Grep", "Glob"]);
+//! assert_eq!(names, ["Read", "Edit", "Write", "Grep", "Glob", "Bash"]);
 //! ```
 
+mod bash;
 mod edit;
 mod glob;
 mod grep;
@@ -24,6 +27,7 @@ mod write;
 
 use std::sync::Arc;
 
+pub use bash::{BashInput, BashTool, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, format_duration};
 pub use edit::{EditInput, EditTool, MAX_EDIT_FILE_BYTES};
 pub use glob::{GlobInput, GlobTool, MAX_GLOB_RESULTS};
 pub use grep::{DEFAULT_HEAD_LIMIT, GrepInput, GrepTool, MAX_COLUMNS, OutputMode};
@@ -46,6 +50,7 @@ pub fn all() -> Vec<Arc<dyn tool_core::Tool>> {
         Arc::new(WriteTool),
         Arc::new(GrepTool),
         Arc::new(GlobTool),
+        Arc::new(BashTool),
     ]
 }
 

@@ -38,6 +38,9 @@ pub struct ToolContext {
     pub path_policy: Arc<dyn PathPolicy>,
     /// Where results too large to inline are written.
     pub tool_results_dir: PathBuf,
+    /// Where shell commands write their output (a background command's output file stays
+    /// there for the model to read).
+    pub task_output_dir: PathBuf,
     /// The agent's name in texts that mention it ("Claude requested permissions ...").
     pub agent_name: String,
 }
@@ -64,7 +67,9 @@ impl ToolContext {
         tool_results_dir: impl Into<PathBuf>,
     ) -> Self {
         let root = normalize(&project_root.into());
+        let tool_results_dir: PathBuf = tool_results_dir.into();
         Self {
+            task_output_dir: tool_results_dir.with_file_name("tasks"),
             cwd: root.clone(),
             working_dirs: vec![root.clone()],
             project_root: root,
@@ -75,7 +80,7 @@ impl ToolContext {
             file_state: Arc::new(FileStateCache::default()),
             env: Arc::new(BTreeMap::new()),
             path_policy: Arc::new(NoPathRules),
-            tool_results_dir: tool_results_dir.into(),
+            tool_results_dir,
             agent_name: "Claude".to_owned(),
         }
     }

@@ -370,6 +370,13 @@ impl Policy {
                     return Decision::allow(e.reason());
                 }
             }
+            PermissionSubject::ShellCommand(command)
+                if request.read_only && shell_paths_inside(command, ctx) =>
+            {
+                return Decision::allow(DecisionReason::Check {
+                    name: "read-only command".into(),
+                });
+            }
             PermissionSubject::WritePaths(paths)
                 if ctx.permission_mode == PermissionMode::AcceptEdits
                     && !paths.is_empty()
@@ -399,6 +406,33 @@ impl Policy {
         }
         Decision::ask(Self::ask_message(request), DecisionReason::NotGranted)
     }
+}
+
+/// Every argument of a command line that names a path (absolute, `~`, or with `..`, also
+/// after `--flag=`) resolves inside a working directory. Arguments that are not literals fail.
+/// The full path analysis (every reader and writer, rules per path) is the permissions
+/// issue's; until then a read-only command touching anything outside asks.
+fn shell_paths_inside(command: &str, ctx: &tool_core::ToolContext) -> bool {
+    let Ok(line) = tool_shell::CommandLine::parse(command) else {
+        return false;
+    };
+    line.commands.iter().all(|c| {
+        c.argv
+            .iter()
+            .skip(1)
+            .chain(c.redirects.iter().filter_map(|r| r.target.as_ref()))
+            .all(|w| {
+                let Some(lit) = &w.literal else { return false };
+                let value = lit
+                    .split_once('=')
+                    .filter(|(k, _)| k.starts_with('-'))
+                    .map_or(lit.as_str(), |(_, v)| v);
+                let pathish = value.starts_with('/')
+                    || value.starts_with('~')
+                    || value.split('/').any(|p| p == "..");
+                !pathish || value == "/dev/null" || ctx.is_in_working_dirs(&ctx.resolve_path(value))
+            })
+    })
 }
 
 /// Path rules arrive with the permissions issue; whole-tool rules deny no individual path

@@ -22,7 +22,6 @@ pub const DEFAULT_SESSION_ID: &str = "00000000-0000-4000-8000-000000000001";
 /// Tools Claude Code has that this version of toolgate does not implement yet. A scenario
 /// that calls one is reported unsupported rather than failed.
 const NOT_YET_IMPLEMENTED: &[&str] = &[
-    "Bash",
     "NotebookEdit",
     "WebFetch",
     "WebSearch",
@@ -251,6 +250,16 @@ impl Subs {
     pub fn unapply_value(&self, v: &Value) -> Value {
         map_strings(v, &|s| self.unapply(s))
     }
+}
+
+/// Replace background task ids (random per run, and not normalised by the oracle) with
+/// `{{TASK_ID}}`, on both sides of a comparison.
+pub fn normalise_task_ids(s: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"(ID: |tasks/)b[a-z0-9]{8}\b").unwrap_or_else(|_| unreachable!())
+    });
+    re.replace_all(s, "${1}{{TASK_ID}}").into_owned()
 }
 
 fn tool_result_ids() -> &'static regex::Regex {
@@ -612,6 +621,24 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
         .join(&session_id)
         .join("tool-results");
     let mut ctx = ToolContext::new(&subs.ws, &subs.home, results_dir);
+    // Shell output goes where Claude Code puts it: $TMPDIR/claude-<uid>/<slug>/<session>/tasks,
+    // with the oracle's TMPDIR.
+    let tmp = subs.base.join("tmp");
+    let uid = std::os::unix::fs::MetadataExt::uid(
+        &fs::metadata(&subs.base).map_err(|e| RunError::Failed(e.to_string()))?,
+    );
+    let slug_dir: String = subs
+        .ws
+        .display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    ctx.task_output_dir = tmp
+        .join(format!("claude-{uid}"))
+        .join(slug_dir)
+        .join(&session_id)
+        .join("tasks");
     ctx.session_id = session_id;
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     env.insert("HOME".into(), subs.home.display().to_string());

@@ -1,0 +1,481 @@
+//! Bash: one shell process per call, in its own process group, stdout and stderr interleaved
+//! into one output file; Claude Code's exit-code semantics, texts, working-directory tracking,
+//! timeouts (moved to the background, or stopped) and background runs.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_core::{ContextModifier, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput};
+use tool_shell::CommandLine;
+
+/// Default timeout.
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+/// Largest timeout honoured; larger requests are reduced to it.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// How long a command moved to the background may keep running before it is stopped.
+pub const BACKGROUND_LIMIT: Duration = Duration::from_secs(600);
+/// How much of a failing command's output the model is shown.
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
+/// How much output is kept at most (the rest stays in the output file).
+const MAX_KEPT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The input of Bash.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashInput {
+    /// The command line to run.
+    pub command: String,
+    /// Timeout in milliseconds (default 120000, at most 600000).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    /// A few words saying what the command does.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Run it in the background and return at once with an id and an output file.
+    #[serde(default)]
+    pub run_in_background: Option<bool>,
+    /// Accepted for compatibility; toolgate runs no sandbox to disable.
+    #[serde(default, rename = "dangerouslyDisableSandbox")]
+    pub dangerously_disable_sandbox: Option<bool>,
+}
+
+/// The Bash tool.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BashTool;
+
+impl BashTool {
+    /// The tool's name.
+    pub const NAME: &'static str = "Bash";
+}
+
+#[async_trait]
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        Self::NAME
+    }
+
+    fn description(&self) -> String {
+        "Runs a bash command line in the working directory and returns its combined stdout and stderr. \
+         The working directory carries over to the next call; environment variables do not. Prefer Read, \
+         Grep and Glob for reading and searching. Use run_in_background for long-running commands."
+            .to_owned()
+    }
+
+    fn input_schema(&self) -> Value {
+        tool_core::input_schema_for::<BashInput>()
+    }
+
+    fn permission_subject(&self, input: &Value, _ctx: &ToolContext) -> PermissionSubject {
+        PermissionSubject::ShellCommand(
+            input
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        )
+    }
+
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        self.is_read_only(input)
+    }
+
+    fn is_read_only(&self, input: &Value) -> bool {
+        input
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(tool_shell::is_read_only)
+    }
+
+    fn is_destructive(&self, input: &Value) -> bool {
+        !self.is_read_only(input)
+    }
+
+    fn max_result_size_chars(&self) -> Option<usize> {
+        Some(30_000)
+    }
+
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+        let input: BashInput = tool_core::parse_input(input)?;
+        run(&input, ctx).await
+    }
+}
+
+/// Claude Code's duration words: `45s`, `2m 0s`, `1h 5m 0s`.
+pub fn format_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    match (s / 3600, (s % 3600) / 60, s % 60) {
+        (0, 0, sec) => format!("{sec}s"),
+        (0, m, sec) => format!("{m}m {sec}s"),
+        (h, m, sec) => format!("{h}h {m}m {sec}s"),
+    }
+}
+
+/// Quote for a POSIX shell.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// A background task id: `b` and eight characters.
+fn task_id() -> String {
+    let u = uuid::Uuid::new_v4().simple().to_string();
+    format!("b{}", &u[..8])
+}
+
+fn find_shell(ctx: &ToolContext) -> PathBuf {
+    let path = ctx
+        .env_var("PATH")
+        .map(str::to_owned)
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("bash"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+}
+
+fn truthy(v: Option<&str>) -> bool {
+    v.is_some_and(|v| {
+        !matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "" | "0" | "false" | "no"
+        )
+    })
+}
+
+/// Kill every process in `pgid`'s group.
+#[allow(unsafe_code)]
+pub(crate) fn kill_group(pgid: u32) {
+    let Ok(pgid) = i32::try_from(pgid) else {
+        return;
+    };
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: killpg is a plain system call on a process group we created (the child was
+    // spawned as the leader of its own group); it touches no memory of ours.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}
+
+/// Exit codes that are not errors for the command that ends the line.
+fn exit_is_error(command: &str, code: i32) -> bool {
+    if code == 0 {
+        return false;
+    }
+    let last = CommandLine::parse(command).ok().and_then(|l| {
+        l.commands.last().and_then(|c| {
+            c.name()
+                .map(|n| n.rsplit('/').next().unwrap_or(n).to_owned())
+        })
+    });
+    match last.as_deref() {
+        Some("grep" | "egrep" | "fgrep" | "rg" | "find" | "diff" | "test" | "[") => code >= 2,
+        _ => true,
+    }
+}
+
+/// Strip leading blank lines and trailing whitespace.
+fn tidy(output: &str) -> String {
+    let start = output
+        .char_indices()
+        .find(|(_, c)| *c != '\n' && *c != '\r')
+        .map_or(output.len(), |(i, _)| {
+            output[..i].rfind('\n').map_or(0, |n| n + 1)
+        });
+    output[start..].trim_end().to_owned()
+}
+
+fn read_output(path: &Path, max: u64) -> String {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    if let Ok(f) = std::fs::File::open(path) {
+        let _ = f.take(max).read_to_end(&mut buf);
+    }
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// A running child with its output file. Dropping it kills the child's whole process group
+/// (the pipeline drops a call's future when the call is cancelled), unless the command was
+/// handed to the background with [`Running::detach`].
+struct Running {
+    child: tokio::process::Child,
+    pgid: u32,
+    output: PathBuf,
+    cwd_file: PathBuf,
+    id: String,
+    attached: bool,
+}
+
+impl Running {
+    /// Hand the process group over to a background supervisor.
+    fn detach(mut self) -> Self {
+        self.attached = false;
+        self
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.attached {
+            kill_group(self.pgid);
+            let _ = std::fs::remove_file(&self.output);
+            let _ = std::fs::remove_file(&self.cwd_file);
+        }
+    }
+}
+
+fn spawn(input: &BashInput, ctx: &ToolContext) -> Result<Running, ToolCallError> {
+    std::fs::create_dir_all(&ctx.task_output_dir).map_err(|e| {
+        ToolCallError::new(format!(
+            "Cannot create {}: {e}",
+            ctx.task_output_dir.display()
+        ))
+    })?;
+    let id = task_id();
+    let output = ctx.task_output_dir.join(format!("{id}.output"));
+    let cwd_file = ctx.task_output_dir.join(format!("{id}.cwd"));
+    let out = std::fs::File::create(&output)
+        .map_err(|e| ToolCallError::new(format!("Cannot create {}: {e}", output.display())))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| ToolCallError::new(e.to_string()))?;
+    let script = format!(
+        "trap 'pwd -P >| {} 2>/dev/null' EXIT\n{}",
+        sh_quote(&cwd_file.display().to_string()),
+        input.command
+    );
+    let cwd = if ctx.cwd.is_dir() {
+        ctx.cwd.clone()
+    } else {
+        ctx.project_root.clone()
+    };
+    let mut cmd = tokio::process::Command::new(find_shell(ctx));
+    cmd.arg("-c")
+        .arg(script)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(ctx.env.iter())
+        .env("TOOLGATE", "1")
+        .env("GIT_EDITOR", "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err))
+        .process_group(0)
+        .kill_on_drop(false);
+    let child = cmd
+        .spawn()
+        .map_err(|e| ToolCallError::new(format!("Cannot start the shell: {e}")))?;
+    let pgid = child.id().unwrap_or(0);
+    Ok(Running {
+        child,
+        pgid,
+        output,
+        cwd_file,
+        id,
+        attached: true,
+    })
+}
+
+/// Keep a background task's group alive until it ends or `limit` passes, then stop it. The
+/// supervisor is a thread of its own, so it works whatever happens to the caller's runtime.
+fn supervise(running: Running, limit: Duration) {
+    let mut running = running.detach();
+    let spawned = std::thread::Builder::new()
+        .name(format!("toolgate-bash-{}", running.id))
+        .spawn(move || {
+            let deadline = std::time::Instant::now() + limit;
+            loop {
+                match running.child.try_wait() {
+                    Ok(Some(_)) | Err(_) => break,
+                    Ok(None) if std::time::Instant::now() >= deadline => {
+                        kill_group(running.pgid);
+                        break;
+                    }
+                    Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+                }
+            }
+            let _ = std::fs::remove_file(&running.cwd_file);
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "cannot supervise a background command; it runs without a limit");
+    }
+}
+
+fn background_limit(ctx: &ToolContext) -> Duration {
+    ctx.env_var("TOOLGATE_BASH_BACKGROUND_LIMIT_MS")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(BACKGROUND_LIMIT, Duration::from_millis)
+}
+
+async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+    let mut running = spawn(input, ctx)?;
+    let output_path = running.output.display().to_string();
+    if input.run_in_background.unwrap_or(false) {
+        let text = format!(
+            "Command running in background with ID: {}. Output is being written to: {output_path}. You will be notified when it completes. To check interim output, use Read on that file path.",
+            running.id
+        );
+        let raw = json!({"backgroundTaskId": running.id, "outputPath": output_path});
+        supervise(running, background_limit(ctx));
+        return Ok(ToolOutput::new(raw, text));
+    }
+    let requested = input
+        .timeout
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .map_or(DEFAULT_TIMEOUT_MS, |t| t as u64);
+    let timeout = Duration::from_millis(requested.min(MAX_TIMEOUT_MS));
+    let status = tokio::select! {
+        s = running.child.wait() => Some(s.map_err(|e| ToolCallError::new(format!("Waiting for the shell failed: {e}")))?),
+        () = tokio::time::sleep(timeout) => None,
+        () = ctx.cancel.cancelled() => {
+            kill_group(running.pgid);
+            let _ = running.child.wait().await;
+            cleanup(&running);
+            return Err(ToolCallError::interrupted());
+        }
+    };
+    let Some(status) = status else {
+        return timed_out(input, ctx, running, timeout).await;
+    };
+    let running = finished(running);
+    let code = status.code().unwrap_or_else(|| {
+        128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0)
+    });
+    let full = read_output(&running.output, MAX_KEPT_BYTES);
+    let new_cwd = std::fs::read_to_string(&running.cwd_file)
+        .ok()
+        .map(|s| PathBuf::from(s.trim_end_matches('\n')));
+    cleanup(&running);
+    if exit_is_error(&input.command, code) {
+        let shown: String = full.chars().take(MAX_OUTPUT_CHARS).collect();
+        let shown = tidy(&shown);
+        let text = if shown.is_empty() {
+            format!("Exit code {code}")
+        } else {
+            format!("Exit code {code}\n{shown}")
+        };
+        return Err(ToolCallError::new(text));
+    }
+    let mut text = tidy(&full);
+    let mut out = ToolOutput::new(
+        json!({"stdout": text, "exitCode": code, "interrupted": false}),
+        String::new(),
+    );
+    if let Some(new_cwd) = new_cwd.filter(|c| c.is_absolute() && *c != ctx.cwd) {
+        let old = ctx.cwd.clone();
+        let target = if ctx.is_in_working_dirs(&new_cwd) {
+            new_cwd
+        } else {
+            text = join_nonempty(
+                &text,
+                &format!("Shell cwd was reset to {}", ctx.project_root.display()),
+            );
+            ctx.project_root.clone()
+        };
+        if target != old {
+            text.push_str(&format!(
+                "\n\n<system-reminder>\n# Environment update\n - Primary working directory: {} (was {})\n</system-reminder>",
+                target.display(),
+                old.display()
+            ));
+            out.context_modifier = Some(ContextModifier::new(move |c: &mut ToolContext| {
+                c.cwd = target
+            }));
+        }
+    }
+    out.content = text.into();
+    Ok(out)
+}
+
+fn join_nonempty(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b.to_owned(),
+        (_, true) => a.to_owned(),
+        _ => format!("{a}\n{b}"),
+    }
+}
+
+fn cleanup(running: &Running) {
+    let _ = std::fs::remove_file(&running.output);
+    let _ = std::fs::remove_file(&running.cwd_file);
+}
+
+/// The shell has exited: leave what it started in the background alone (the user asked for
+/// it with `&`), as a terminal would.
+fn finished(running: Running) -> Running {
+    running.detach()
+}
+
+/// A command that outlived its timeout: moved to the background, as Claude Code does, unless
+/// background tasks are disabled or the command starts with `sleep`; then it is stopped.
+async fn timed_out(
+    input: &BashInput,
+    ctx: &ToolContext,
+    mut running: Running,
+    timeout: Duration,
+) -> Result<ToolOutput, ToolCallError> {
+    let starts_with_sleep = CommandLine::parse(&input.command)
+        .ok()
+        .and_then(|l| l.commands.first().and_then(|c| c.name().map(str::to_owned)))
+        .as_deref()
+        == Some("sleep");
+    let disabled = truthy(ctx.env_var("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"))
+        || truthy(ctx.env_var("TOOLGATE_DISABLE_BACKGROUND_TASKS"));
+    let so_far = tidy(&read_output(&running.output, MAX_OUTPUT_CHARS as u64));
+    let took = format_duration(timeout);
+    if disabled || starts_with_sleep {
+        kill_group(running.pgid);
+        let _ = running.child.wait().await;
+        cleanup(&running);
+        return Err(ToolCallError::new(join_nonempty(
+            &format!("Exit code 143\nCommand timed out after {took}"),
+            &so_far,
+        )));
+    }
+    let path = running.output.display().to_string();
+    let note = format!(
+        "Command did not complete within its {took} timeout and was moved to the background (ID: {}). Output is being written to: {path}. You will be notified when it completes. If it is still running after {} in the background, it will be stopped and you will be notified. It is running now: do not start a second copy while it runs. If it is no longer needed, stop it with TaskStop. To check interim output, use Read on that file path.",
+        running.id,
+        format_duration(background_limit(ctx)).replace(" 0s", "")
+    );
+    let raw = json!({"backgroundTaskId": running.id, "outputPath": path, "timedOut": true});
+    supervise(running, background_limit(ctx));
+    Ok(ToolOutput::new(raw, join_nonempty(&so_far, &note)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(format_duration(Duration::from_millis(1000)), "1s");
+        assert_eq!(format_duration(Duration::from_secs(120)), "2m 0s");
+        assert_eq!(format_duration(Duration::from_secs(3725)), "1h 2m 5s");
+    }
+
+    #[test]
+    fn exit_code_semantics() {
+        assert!(!exit_is_error("grep x f", 1));
+        assert!(exit_is_error("grep x f", 2));
+        assert!(!exit_is_error("ls | diff a b", 1));
+        assert!(
+            exit_is_error("diff a b | cat", 1),
+            "the last command decides"
+        );
+        assert!(exit_is_error("false", 1));
+        assert!(!exit_is_error("true", 0));
+    }
+
+    #[test]
+    fn tidy_trims_like_claude_code() {
+        assert_eq!(tidy("\n\n  x\ny  \n\n"), "  x\ny");
+        assert_eq!(tidy("x\n\n\n"), "x");
+        assert_eq!(tidy(""), "");
+    }
+}

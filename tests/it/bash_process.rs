@@ -1,0 +1,169 @@
+//! Bash runs each command in its own process group and takes the whole group down on a
+//! timeout, on cancellation, and when a backgrounded command outlives its limit.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tool_core::Stage;
+use toolgate_tests::{Sandbox, call};
+
+/// Is the process alive (not gone, not a zombie)?
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|s| s != "Z" && s != "X"),
+        Err(_) => false,
+    }
+}
+
+fn wait_gone(pid: u32) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+fn grandchild_pid(sb: &Sandbox) -> u32 {
+    let start = Instant::now();
+    loop {
+        if let Ok(s) = std::fs::read_to_string(sb.path("pid"))
+            && let Ok(p) = s.trim().parse()
+        {
+            return p;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the command never wrote its grandchild's pid"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn session_with_env(sb: &Sandbox, env: &[(&str, &str)]) -> tool_orchestrator::Session {
+    let mut s = sb.session(&["Bash"]);
+    let mut vars: BTreeMap<String, String> = std::env::vars().collect();
+    for (k, v) in env {
+        vars.insert((*k).into(), (*v).into());
+    }
+    s.context_mut().env = Arc::new(vars);
+    s
+}
+
+const SPAWN_GRANDCHILD: &str = "echo started; sleep 300 & echo $! > pid; sleep 300";
+
+#[tokio::test]
+async fn a_timeout_kills_the_whole_tree() {
+    let sb = Sandbox::new();
+    let mut s = session_with_env(&sb, &[("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS", "1")]);
+    let started = Instant::now();
+    let o = call(
+        &mut s,
+        "Bash",
+        json!({"command": SPAWN_GRANDCHILD, "timeout": 500}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the timeout fired"
+    );
+    assert!(o.is_error);
+    assert_eq!(
+        o.content.to_text(),
+        "Exit code 143\nCommand timed out after 0s\nstarted"
+    );
+    let pid = grandchild_pid(&sb);
+    assert!(
+        wait_gone(pid),
+        "the backgrounded grandchild {pid} survived the timeout"
+    );
+}
+
+#[tokio::test]
+async fn a_timed_out_command_moved_to_the_background_is_stopped_at_its_limit() {
+    let sb = Sandbox::new();
+    let mut s = session_with_env(&sb, &[("TOOLGATE_BASH_BACKGROUND_LIMIT_MS", "1000")]);
+    let o = call(
+        &mut s,
+        "Bash",
+        json!({"command": SPAWN_GRANDCHILD, "timeout": 300}),
+    )
+    .await;
+    let text = o.content.to_text();
+    assert!(!o.is_error, "{text}");
+    assert!(text.starts_with("started\nCommand did not complete within its 0s timeout and was moved to the background (ID: b"), "{text}");
+    let pid = grandchild_pid(&sb);
+    assert!(alive(pid), "still running in the background");
+    assert!(
+        wait_gone(pid),
+        "the grandchild {pid} outlived the background limit"
+    );
+}
+
+#[tokio::test]
+async fn cancelling_a_running_call_kills_its_tree() {
+    let sb = Sandbox::new();
+    let mut s = session_with_env(&sb, &[]);
+    let token = s.cancellation_token();
+    let pid_file = sb.path("pid");
+    let canceller = tokio::spawn(async move {
+        let start = Instant::now();
+        while !pid_file.exists() && start.elapsed() < Duration::from_secs(10) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        token.cancel();
+    });
+    let o = call(&mut s, "Bash", json!({"command": SPAWN_GRANDCHILD})).await;
+    canceller.await.unwrap();
+    assert_eq!((o.stage, o.is_error), (Stage::Ran, true));
+    assert_eq!(
+        o.content.to_text(),
+        "[Request interrupted by user for tool use]"
+    );
+    let pid = grandchild_pid(&sb);
+    assert!(wait_gone(pid), "the grandchild {pid} survived cancellation");
+}
+
+#[tokio::test]
+async fn cwd_carries_to_the_next_call_and_read_only_commands_need_no_rule() {
+    let sb = Sandbox::new();
+    sb.write("sub/f.txt", "f\n");
+    let mut s = session_with_env(&sb, &[]);
+    let o = call(&mut s, "Bash", json!({"command": "cd sub"})).await;
+    assert!(o.content.to_text().contains("# Environment update"));
+    assert_eq!(s.context().cwd, sb.path("sub"));
+    assert_eq!(
+        call(&mut s, "Bash", json!({"command": "ls"}))
+            .await
+            .content
+            .to_text(),
+        "f.txt"
+    );
+    // Without a Bash rule: a read-only command runs, anything else asks (refused headless).
+    let mut s = sb.session(&[]);
+    assert_eq!(
+        call(&mut s, "Bash", json!({"command": "cat sub/f.txt | wc -l"}))
+            .await
+            .content
+            .to_text(),
+        "1"
+    );
+    let o = call(&mut s, "Bash", json!({"command": "touch x"})).await;
+    assert_eq!(o.stage, Stage::Permission);
+    // A read-only command reading outside the working directories asks too.
+    assert_eq!(
+        call(&mut s, "Bash", json!({"command": "cat /etc/hostname"}))
+            .await
+            .stage,
+        Stage::Permission
+    );
+    assert!(!sb.path("x").exists());
+}
