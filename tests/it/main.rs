@@ -6,3 +6,4 @@ mod hooks_layers;
 mod pipeline_exits;
 mod policy_decisions;
 mod read_memory;
+mod search_tools;

@@ -1,5 +1,10 @@
 //! Benchmarks, each measured side by side with a reference tool in the same run.
 //!
+//! `grep`: a corpus of at least 300 MB of real source (the crate sources under
+//! `~/.cargo/registry/src`, copied until large enough), searched for three patterns in each
+//! output mode by toolgate's Grep (the release `toolgate run`) and by the `rg` binary with the
+//! arguments Claude Code passes, alternating, five runs each; medians and their ratio.
+//!
 //! `read`: a 2,000-line window at the end of a generated file (1 GiB by default), read by
 //! toolgate's Read (the release `toolgate run` binary, end to end: process start, session,
 //! pipeline, output) and by `sed -n`, alternating, five runs each. Reports the median wall time
@@ -207,6 +212,248 @@ fn check_same_window(mut ours: Command, mut sed: Command, first: u64) -> anyhow:
             theirs.len(),
             &content[..content.len().min(300)]
         );
+    }
+    Ok(())
+}
+
+const GREP_CORPUS_MIB: u64 = 300;
+
+fn dir_size(dir: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(t) if t.is_file() => total += e.metadata().map_or(0, |m| m.len()),
+                _ => {}
+            }
+        }
+    }
+    total
+}
+
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let t = e.file_type()?;
+        let dest = to.join(e.file_name());
+        if t.is_dir() {
+            copy_tree(&e.path(), &dest)?;
+        } else if t.is_file() {
+            std::fs::copy(e.path(), &dest)?;
+        }
+    }
+    Ok(())
+}
+
+/// The corpus: copies of the registry's crate sources until it holds `GREP_CORPUS_MIB`.
+fn grep_corpus(root: &Path) -> anyhow::Result<std::path::PathBuf> {
+    let corpus = root.join("target/bench/grep-corpus");
+    let want = GREP_CORPUS_MIB * 1024 * 1024;
+    let mut size = dir_size(&corpus);
+    if size >= want {
+        return Ok(corpus);
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let _ = Command::new(&cargo)
+        .args(["fetch", "--quiet"])
+        .current_dir(root)
+        .status();
+    let home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cargo")))
+        .context("neither CARGO_HOME nor HOME is set")?;
+    let sources: Vec<std::path::PathBuf> = std::fs::read_dir(home.join("registry/src"))
+        .context("no crate sources under the cargo registry; run cargo fetch")?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    let per_copy: u64 = sources.iter().map(|s| dir_size(s)).sum();
+    if per_copy == 0 {
+        bail!("the cargo registry holds no sources to build a corpus from");
+    }
+    let mut n = 0;
+    while size < want {
+        let dest = corpus.join(format!("copy-{n}"));
+        if !dest.exists() {
+            eprintln!("copying crate sources into {} ...", dest.display());
+            for (i, s) in sources.iter().enumerate() {
+                copy_tree(s, &dest.join(format!("src-{i}")))?;
+            }
+        }
+        n += 1;
+        size = dir_size(&corpus);
+    }
+    Ok(corpus)
+}
+
+/// `rg` from PATH, else installed with apt (as root) or cargo.
+fn ripgrep(root: &Path) -> anyhow::Result<std::path::PathBuf> {
+    let local = root.join("target/bench/tools/bin/rg");
+    let on_path = || {
+        Command::new("rg")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if on_path() {
+        return Ok("rg".into());
+    }
+    if local.is_file() {
+        return Ok(local);
+    }
+    eprintln!("rg not found: installing it ...");
+    let apt = Command::new("apt-get")
+        .args(["install", "-y", "-q", "ripgrep"])
+        .status();
+    if apt.is_ok_and(|s| s.success()) && on_path() {
+        return Ok("rg".into());
+    }
+    let _ = Command::new("apt-get").args(["update", "-q"]).status();
+    let apt = Command::new("apt-get")
+        .args(["install", "-y", "-q", "ripgrep"])
+        .status();
+    if apt.is_ok_and(|s| s.success()) && on_path() {
+        return Ok("rg".into());
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["install", "--quiet", "--locked", "ripgrep", "--root"])
+        .arg(root.join("target/bench/tools"))
+        .status()?;
+    if !status.success() || !local.is_file() {
+        bail!("could not install ripgrep with apt-get or cargo");
+    }
+    Ok(local)
+}
+
+pub async fn grep() -> anyhow::Result<()> {
+    let root = crate::workspace_root();
+    let corpus = grep_corpus(&root)?;
+    let rg = ripgrep(&root)?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "--quiet", "-p", "toolgate"])
+        .current_dir(&root)
+        .status()?;
+    if !status.success() {
+        bail!("building toolgate failed");
+    }
+    let toolgate = root.join("target/release/toolgate");
+    let rg_version = String::from_utf8_lossy(&Command::new(&rg).arg("--version").output()?.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let size = dir_size(&corpus);
+    println!(
+        "grep: {:.0} MiB corpus of crate sources at {}, {RUNS} runs each, alternating; {rg_version}",
+        size as f64 / 1048576.0,
+        corpus.display()
+    );
+    println!(
+        "{:<34} {:<20} {:>12} {:>12} {:>8}",
+        "pattern", "mode", "toolgate", "rg", "ratio"
+    );
+    let patterns: [(&str, &str, bool); 3] = [
+        ("literal", "unsafe", false),
+        ("case-insensitive word", "serialize", true),
+        (
+            "regex with alternation",
+            r"fn (new|default|from_str)\(",
+            false,
+        ),
+    ];
+    let transcript = root.join("target/bench/grep-call.json");
+    let mut worst: f64 = 0.0;
+    for (label, pattern, ci) in patterns {
+        for (mode, flag) in [
+            ("files_with_matches", "-l"),
+            ("content", "-n"),
+            ("count", "-c"),
+        ] {
+            let call = serde_json::json!([[{"type": "tool_use", "id": "bench", "name": "Grep",
+                "input": {"pattern": pattern, "path": corpus.display().to_string(), "output_mode": mode, "-i": ci}}]]);
+            std::fs::write(&transcript, call.to_string())?;
+            let ours = || {
+                let mut c = Command::new(&toolgate);
+                c.arg("run")
+                    .arg(&transcript)
+                    .arg("--workspace")
+                    .arg(&corpus)
+                    .arg("--tools")
+                    .arg("Grep");
+                c
+            };
+            let theirs = || {
+                let mut c = Command::new(&rg);
+                c.arg("--hidden");
+                for d in [".git", ".svn", ".hg", ".bzr", ".jj", ".sl"] {
+                    c.arg("--glob").arg(format!("!{d}"));
+                }
+                c.args(["--max-columns", "500", flag]);
+                if ci {
+                    c.arg("-i");
+                }
+                c.arg(pattern).arg(&corpus);
+                c
+            };
+            if mode == "count" {
+                check_same_count(ours(), theirs())?;
+            }
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for _ in 0..RUNS {
+                a.push(measure(&ours())?.0);
+                b.push(measure(&theirs())?.0);
+            }
+            let (ma, mb) = (median(a), median(b));
+            let ratio = ma.as_secs_f64() / mb.as_secs_f64();
+            worst = worst.max(ratio);
+            println!(
+                "{:<34} {:<20} {:>9.1} ms {:>9.1} ms {:>7.2}x",
+                format!("{label}: {pattern}{}", if ci { " (-i)" } else { "" }),
+                mode,
+                ma.as_secs_f64() * 1e3,
+                mb.as_secs_f64() * 1e3,
+                ratio
+            );
+        }
+    }
+    println!("worst ratio toolgate/rg: {worst:.2}x (target <= 1.00)");
+    Ok(())
+}
+
+/// Count mode must agree with `rg -c` on the total.
+fn check_same_count(mut ours: Command, mut theirs: Command) -> anyhow::Result<()> {
+    let out = ours.output().context("running toolgate")?;
+    let line = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    let v: serde_json::Value =
+        serde_json::from_str(&line).with_context(|| format!("toolgate printed: {line}"))?;
+    let content = v["content"].as_str().unwrap_or_default();
+    let ours: u64 = content
+        .rsplit("Found ")
+        .next()
+        .and_then(|t| t.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .with_context(|| {
+            format!(
+                "no total in: {}",
+                &content[content.len().saturating_sub(200)..]
+            )
+        })?;
+    let rg = theirs.output().context("running rg")?;
+    let total: u64 = String::from_utf8_lossy(&rg.stdout)
+        .lines()
+        .filter_map(|l| l.rsplit(':').next()?.parse::<u64>().ok())
+        .sum();
+    if ours != total {
+        bail!("toolgate counted {ours} matching lines, rg {total}");
     }
     Ok(())
 }

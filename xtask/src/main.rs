@@ -27,7 +27,7 @@ enum Task {
     },
     /// Run a benchmark and print the figures beside the reference tool's (`read`).
     Bench {
-        /// Which benchmark: read.
+        /// Which benchmark: read or grep.
         which: String,
         /// Size of the generated file in MiB (read; default 1024).
         #[arg(long, default_value_t = 1024)]
@@ -65,7 +65,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Task::Bench { which, size_mib } => match which.as_str() {
             "read" => bench::read(size_mib).await,
-            other => bail!("unknown benchmark `{other}` (available: read)"),
+            "grep" => bench::grep().await,
+            other => bail!("unknown benchmark `{other}` (available: read, grep)"),
         },
         Task::Ci => ci(),
     }

@@ -138,10 +138,10 @@ fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         path_policy: ctx.path_policy.clone(),
     };
     let mut found = walk_files(&spec, || {
-        |path: &Path, mtime| {
+        |path: &Path, mtime: &dyn Fn() -> Option<std::time::SystemTime>| {
             Some(Found {
                 path: path.to_path_buf(),
-                mtime,
+                mtime: mtime(),
             })
         }
     })?;

@@ -155,8 +155,9 @@ fn nonneg(v: Option<i64>) -> Option<usize> {
 struct FileHits {
     path: PathBuf,
     mtime: Option<std::time::SystemTime>,
-    /// Output lines (content mode) or the count of matching lines.
-    lines: Vec<String>,
+    /// Output lines (content mode), joined by newlines, and how many there are.
+    text: String,
+    lines: usize,
     count: u64,
 }
 
@@ -201,6 +202,17 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         globs.extend(split_globs(g));
     }
     let single_file = root.is_file();
+    // In content mode no file can show more than offset + head_limit lines: stop collecting
+    // (and searching) a file one line past that, so truncation is still seen.
+    let cap = match (mode, nonneg(input.head_limit).unwrap_or(DEFAULT_HEAD_LIMIT)) {
+        (OutputMode::Content, limit) if limit > 0 => Some(
+            limit
+                .saturating_add(nonneg(input.offset).unwrap_or(0))
+                .saturating_add(1),
+        ),
+        _ => None,
+    };
+
     let spec = WalkSpec {
         root: &root,
         globs,
@@ -219,17 +231,24 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         let mut searcher = searcher_template.build();
         let matcher = matcher.clone();
         let cwd = ctx.cwd.clone();
-        move |path: &Path, mtime| {
-            search_file(
+        move |path: &Path, mtime: &dyn Fn() -> Option<std::time::SystemTime>| {
+            let hits = search_file(
                 &mut searcher,
                 &matcher,
                 path,
                 mode,
                 line_numbers,
                 single_file,
-                mtime,
+                cap,
                 &cwd,
-            )
+            )?;
+            // Only files mode sorts by mtime: only it pays for the stat, and only for matches.
+            let mtime = if mode == OutputMode::FilesWithMatches {
+                mtime()
+            } else {
+                None
+            };
+            Some(FileHits { mtime, ..hits })
         }
     })?;
     Ok(render(input, mode, found, &ctx.cwd))
@@ -243,7 +262,7 @@ fn search_file(
     mode: OutputMode,
     line_numbers: bool,
     single_file: bool,
-    mtime: Option<std::time::SystemTime>,
+    cap: Option<usize>,
     cwd: &Path,
 ) -> Option<FileHits> {
     let prefix = if single_file {
@@ -255,14 +274,17 @@ fn search_file(
         mode,
         line_numbers,
         prefix,
-        lines: Vec::new(),
+        text: String::new(),
+        lines: 0,
         count: 0,
         last_line: None,
+        cap,
     };
     searcher.search_path(matcher, path, &mut sink).ok()?;
     (sink.count > 0).then(|| FileHits {
         path: path.to_path_buf(),
-        mtime,
+        mtime: None,
+        text: sink.text,
         lines: sink.lines,
         count: sink.count,
     })
@@ -272,33 +294,47 @@ struct Collect {
     mode: OutputMode,
     line_numbers: bool,
     prefix: String,
-    lines: Vec<String>,
+    /// Every output line of the file in one buffer, one allocation per file rather than one
+    /// per line.
+    text: String,
+    lines: usize,
     count: u64,
     last_line: Option<u64>,
+    /// Stop once this many output lines are collected.
+    cap: Option<usize>,
 }
 
 impl Collect {
+    fn full(&self) -> bool {
+        self.cap.is_some_and(|c| self.lines >= c)
+    }
+
+    fn start_line(&mut self) {
+        if self.lines > 0 {
+            self.text.push('\n');
+        }
+        self.lines += 1;
+    }
+
     fn push(&mut self, number: Option<u64>, sep: char, bytes: &[u8], omitted: &str) {
+        use std::fmt::Write as _;
         let text = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
-        let shown = if text.len() > MAX_COLUMNS {
-            omitted.to_owned()
-        } else {
-            String::from_utf8_lossy(text).into_owned()
-        };
-        let mut line = String::new();
+        self.start_line();
         if !self.prefix.is_empty() {
-            line.push_str(&self.prefix);
-            line.push(sep);
+            self.text.push_str(&self.prefix);
+            self.text.push(sep);
         }
         if self.line_numbers
             && let Some(n) = number
         {
-            line.push_str(&n.to_string());
-            line.push(sep);
+            let _ = write!(self.text, "{n}{sep}");
         }
-        line.push_str(&shown);
-        self.lines.push(line);
+        if text.len() > MAX_COLUMNS {
+            self.text.push_str(omitted);
+        } else {
+            self.text.push_str(&String::from_utf8_lossy(text));
+        }
         self.last_line = number;
     }
 }
@@ -327,7 +363,7 @@ impl Sink for Collect {
                         "[Omitted long matching line]",
                     );
                 }
-                Ok(true)
+                Ok(!self.full())
             }
         }
     }
@@ -345,12 +381,13 @@ impl Sink for Collect {
                 "[Omitted long context line]",
             );
         }
-        Ok(true)
+        Ok(!self.full())
     }
 
     fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, std::io::Error> {
         if self.last_line.is_some() {
-            self.lines.push("--".to_owned());
+            self.start_line();
+            self.text.push_str("--");
         }
         Ok(true)
     }
@@ -419,8 +456,18 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
         OutputMode::Content => {
             found.sort_by(|a, b| a.path.cmp(&b.path));
             let total = found.len();
-            let lines: Vec<String> = found.into_iter().flat_map(|f| f.lines).collect();
-            let (shown, limit, offset) = page(lines, input);
+            let all_lines: usize = found.iter().map(|f| f.lines).sum();
+            let offset = nonneg(input.offset).unwrap_or(0);
+            let head = nonneg(input.head_limit).unwrap_or(DEFAULT_HEAD_LIMIT);
+            let take = if head == 0 { usize::MAX } else { head };
+            let shown: Vec<&str> = found
+                .iter()
+                .filter(|f| f.lines > 0)
+                .flat_map(|f| f.text.split('\n'))
+                .skip(offset)
+                .take(take)
+                .collect();
+            let limit = (head > 0 && all_lines.saturating_sub(offset) > head).then_some(head);
             let text = if total == 0 {
                 "No matches found".to_owned()
             } else if shown.is_empty() {

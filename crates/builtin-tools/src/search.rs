@@ -44,7 +44,7 @@ pub(crate) fn walk_files<T, V>(
 ) -> Result<Vec<T>, ToolCallError>
 where
     T: Send,
-    V: FnMut(&Path, Option<SystemTime>) -> Option<T> + Send,
+    V: FnMut(&Path, &dyn Fn() -> Option<SystemTime>) -> Option<T> + Send,
 {
     let mut overrides = OverrideBuilder::new(spec.root);
     for g in &spec.globs {
@@ -82,8 +82,9 @@ where
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            let mtime = entry.metadata().ok().and_then(|m| m.modified().ok());
-            if let Some(t) = visit(entry.path(), mtime) {
+            // Only visitors that need the mtime pay for the stat.
+            let mtime = || entry.metadata().ok().and_then(|m| m.modified().ok());
+            if let Some(t) = visit(entry.path(), &mtime) {
                 out.lock().unwrap_or_else(|p| p.into_inner()).push(t);
             }
             WalkState::Continue
