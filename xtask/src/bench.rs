@@ -110,6 +110,19 @@ pub fn spawn_and_measure(args: &[std::ffi::OsString]) -> i32 {
     0
 }
 
+/// Build the release `toolgate` binary and return its path.
+fn release_toolgate(root: &Path) -> anyhow::Result<std::path::PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(&cargo)
+        .args(["build", "--release", "--quiet", "-p", "toolgate"])
+        .current_dir(root)
+        .status()?;
+    if !status.success() {
+        bail!("building toolgate failed");
+    }
+    Ok(root.join("target/release/toolgate"))
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -123,15 +136,7 @@ pub async fn read(size_mib: u64) -> anyhow::Result<()> {
     let lines = generate(&file, size_mib)?;
     let first = lines - WINDOW + 1;
 
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(&cargo)
-        .args(["build", "--release", "--quiet", "-p", "toolgate"])
-        .current_dir(&root)
-        .status()?;
-    if !status.success() {
-        bail!("building toolgate failed");
-    }
-    let toolgate = root.join("target/release/toolgate");
+    let toolgate = release_toolgate(&root)?;
     let transcript = dir.join("read-window.json");
     let call = serde_json::json!([[{"type": "tool_use", "id": "bench", "name": "Read",
         "input": {"file_path": file.display().to_string(), "offset": first, "limit": WINDOW}}]]);
@@ -333,15 +338,7 @@ pub async fn grep() -> anyhow::Result<()> {
     let root = crate::workspace_root();
     let corpus = grep_corpus(&root)?;
     let rg = ripgrep(&root)?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(&cargo)
-        .args(["build", "--release", "--quiet", "-p", "toolgate"])
-        .current_dir(&root)
-        .status()?;
-    if !status.success() {
-        bail!("building toolgate failed");
-    }
-    let toolgate = root.join("target/release/toolgate");
+    let toolgate = release_toolgate(&root)?;
     let rg_version = String::from_utf8_lossy(&Command::new(&rg).arg("--version").output()?.stdout)
         .lines()
         .next()

@@ -53,11 +53,7 @@ impl Tool for GlobTool {
     }
 
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
-        let path = input
-            .get("path")
-            .and_then(Value::as_str)
-            .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
-        PermissionSubject::ReadPaths(vec![path])
+        crate::search::search_subject(input, ctx)
     }
 
     fn is_concurrency_safe(&self, _input: &Value) -> bool {

@@ -208,18 +208,23 @@ pub struct Subs {
     pub home: PathBuf,
 }
 
+/// Claude Code's per-project folder name: the path with every character that is not an
+/// ASCII letter or digit turned into `-`.
+pub fn project_slug(path: &Path) -> String {
+    path.display()
+        .to_string()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
 impl Subs {
     fn pairs(&self) -> Vec<(String, &'static str)> {
-        let ws = self.ws.display().to_string();
-        let slug: String = ws
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-            .collect();
         vec![
-            (ws, "{{WORKSPACE}}"),
+            (self.ws.display().to_string(), "{{WORKSPACE}}"),
             (self.home.display().to_string(), "{{HOME}}"),
             (self.base.display().to_string(), "{{BASE}}"),
-            (slug, "{{WORKSPACE_SLUG}}"),
+            (project_slug(&self.ws), "{{WORKSPACE_SLUG}}"),
         ]
     }
 
@@ -607,13 +612,7 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
         .session_id
         .clone()
         .unwrap_or_else(|| DEFAULT_SESSION_ID.to_owned());
-    let slug: String = subs
-        .ws
-        .display()
-        .to_string()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
+    let slug = project_slug(&subs.ws);
     let results_dir = subs
         .home
         .join(".claude/projects")
@@ -627,13 +626,7 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
     let uid = std::os::unix::fs::MetadataExt::uid(
         &fs::metadata(&subs.base).map_err(|e| RunError::Failed(e.to_string()))?,
     );
-    let slug_dir: String = subs
-        .ws
-        .display()
-        .to_string()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
+    let slug_dir = project_slug(&subs.ws);
     ctx.task_output_dir = tmp
         .join(format!("claude-{uid}"))
         .join(slug_dir)
