@@ -1,6 +1,7 @@
 //! toolgate's cross-crate tests, one binary (link time on two cores).
 
 mod bash_process;
+mod content_rules;
 mod file_tools;
 mod hooks_layers;
 mod pipeline_exits;

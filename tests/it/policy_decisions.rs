@@ -319,13 +319,13 @@ fn settings_errors_point_at_the_problem() {
     );
     sb.write(
         "content.json",
-        r#"{"permissions": {"deny": ["Read(./.env)"]}}"#,
+        r#"{"permissions": {"allow": ["WebFetch(domain:example.com)"]}}"#,
     );
     let err = PolicyBuilder::new()
         .claude_settings_file(&sb.path("content.json"), Layer::User, &sb.ws())
         .unwrap_err();
     assert!(
-        matches!(&err, Error::UnsupportedRule { rule, .. } if rule == "Read(./.env)"),
+        matches!(&err, Error::UnsupportedRule { rule, .. } if rule == "WebFetch(domain:example.com)"),
         "{err}"
     );
     sb.write("mode.json", r#"{"permissions": {"defaultMode": "yolo"}}"#);

@@ -61,10 +61,10 @@ async fn content_pagination_reports_truncation_exactly() {
 struct DenySecrets;
 
 impl PathPolicy for DenySecrets {
-    fn read_denied(&self, path: &Path) -> bool {
+    fn read_denied(&self, path: &Path, _ctx: &tool_core::ToolContext) -> bool {
         path.file_name().is_some_and(|n| n == "secret.txt")
     }
-    fn edit_denied(&self, _path: &Path) -> bool {
+    fn edit_denied(&self, _path: &Path, _ctx: &tool_core::ToolContext) -> bool {
         false
     }
 }

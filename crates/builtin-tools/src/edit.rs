@@ -161,7 +161,7 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
         ));
     }
     let path = ctx.resolve_path(&input.file_path);
-    if ctx.path_policy.edit_denied(&path) {
+    if ctx.path_policy.edit_denied(&path, ctx) {
         return Err(ValidationFailure::new(2, DENIED));
     }
     if let Ok(meta) = std::fs::metadata(&path)

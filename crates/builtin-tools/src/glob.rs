@@ -131,7 +131,7 @@ fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         globs,
         file_type: None,
         respect_ignores,
-        path_policy: ctx.path_policy.clone(),
+        ctx,
     };
     let mut found = walk_files(&spec, || {
         |path: &Path, mtime: &dyn Fn() -> Option<std::time::SystemTime>| {

@@ -214,7 +214,7 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         globs,
         file_type: input.file_type.as_deref(),
         respect_ignores: true,
-        path_policy: ctx.path_policy.clone(),
+        ctx,
     };
     let mut searcher_template = SearcherBuilder::new();
     searcher_template

@@ -116,7 +116,7 @@ impl Tool for ReadTool {
             }
         }
         let path = ctx.resolve_path(&input.file_path);
-        if ctx.path_policy.read_denied(&path) {
+        if ctx.path_policy.read_denied(&path, ctx) {
             return Err(ValidationFailure::new(
                 1,
                 "File is in a directory that is denied by your permission settings.",

@@ -2,13 +2,13 @@
 //! and file-type semantics, so the files searched and the errors reported match `rg`'s.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::SystemTime;
 
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
 use ignore::{WalkBuilder, WalkState};
-use tool_core::{PathPolicy, ToolCallError};
+use tool_core::ToolCallError;
 
 /// Directories of version-control systems that Grep never searches (Claude Code passes
 /// `--glob !.git` and friends to ripgrep).
@@ -24,8 +24,8 @@ pub(crate) struct WalkSpec<'a> {
     pub file_type: Option<&'a str>,
     /// Respect `.gitignore` and friends.
     pub respect_ignores: bool,
-    /// The policy seam: files it says are unreadable are never visited.
-    pub path_policy: Arc<dyn PathPolicy>,
+    /// The call's context: its path policy says which files are unreadable (never visited).
+    pub ctx: &'a tool_core::ToolContext,
 }
 
 /// The error text Claude Code gives when ripgrep refuses its arguments.
@@ -68,8 +68,8 @@ where
                 .map_or(2, |n| n.get())
                 .min(12),
         );
-    let policy = spec.path_policy.clone();
-    builder.filter_entry(move |e| !policy.read_denied(e.path()));
+    let ctx = spec.ctx.clone();
+    builder.filter_entry(move |e| !ctx.path_policy.read_denied(e.path(), &ctx));
     let out = Mutex::new(Vec::new());
     let make_visit = &make_visit;
     builder.build_parallel().run(|| {

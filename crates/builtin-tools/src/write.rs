@@ -35,7 +35,7 @@ impl WriteTool {
 
 fn check(input: &WriteInput, ctx: &ToolContext) -> Result<(), ValidationFailure> {
     let path = ctx.resolve_path(&input.file_path);
-    if ctx.path_policy.edit_denied(&path) {
+    if ctx.path_policy.edit_denied(&path, ctx) {
         return Err(ValidationFailure::new(1, DENIED));
     }
     let meta = match std::fs::metadata(&path) {

@@ -416,12 +416,13 @@ where
 
 /// The seam through which a tool asks whether a path is denied, without depending on the
 /// policy engine. Read asks `read_denied`, Edit and Write ask `edit_denied`; search tools use
-/// `read_denied` to hide files.
+/// `read_denied` to hide files. `ctx` gives the cwd, project root and home that rules are
+/// anchored to.
 pub trait PathPolicy: Send + Sync {
     /// True when reading `path` (absolute) is denied.
-    fn read_denied(&self, path: &Path) -> bool;
+    fn read_denied(&self, path: &Path, ctx: &crate::ToolContext) -> bool;
     /// True when editing or writing `path` (absolute) is denied.
-    fn edit_denied(&self, path: &Path) -> bool;
+    fn edit_denied(&self, path: &Path, ctx: &crate::ToolContext) -> bool;
 }
 
 /// A path policy that denies nothing.
@@ -429,10 +430,10 @@ pub trait PathPolicy: Send + Sync {
 pub struct NoPathRules;
 
 impl PathPolicy for NoPathRules {
-    fn read_denied(&self, _path: &Path) -> bool {
+    fn read_denied(&self, _path: &Path, _ctx: &crate::ToolContext) -> bool {
         false
     }
-    fn edit_denied(&self, _path: &Path) -> bool {
+    fn edit_denied(&self, _path: &Path, _ctx: &crate::ToolContext) -> bool {
         false
     }
 }

@@ -1,9 +1,11 @@
 //! The permission engine of toolgate.
 //!
 //! This version holds the rule grammar, Claude Code settings files as policy sources (with
-//! project trust), whole-tool allow / ask / deny rules, the permission modes' baseline and
-//! explained decisions. Rules with content, TOML policy layers, shell and path analysis
-//! arrive with the permissions issue; a rule this version cannot honour is a load error
+//! project trust), whole-tool rules, `Read(...)`/`Edit(...)` path rules with gitignore
+//! semantics and symlink-aware matching, Bash deny and ask rules matched on every command a
+//! line runs, the permission modes' baseline and explained decisions. Bash allow rules with
+//! content, TOML policy layers and the full shell path analysis arrive with the rest of the
+//! permissions issue; a rule this version cannot honour is a load error
 //! ([`Error::UnsupportedRule`]), never a silent no-op.
 //!
 //! ```
@@ -15,16 +17,21 @@
 //! b.rule(RuleList::Deny, "WebFetch", Layer::User, None).unwrap();
 //! let policy = b.build();
 //! assert!(policy.removes_tool("WebFetch"));
+//! b.rule(RuleList::Deny, "Bash(curl:*)", Layer::User, None).unwrap();
 //! assert!(b.rule(RuleList::Allow, "Bash(git status)", Layer::User, None).is_err());
 //! ```
 
+mod path_rule;
 mod policy;
 mod rule;
+mod shell_rule;
 
 use std::path::PathBuf;
 
-pub use policy::{Layer, Policy, PolicyBuilder, RuleEntry};
+pub use path_rule::{Anchor, PathPattern, candidates};
+pub use policy::{Layer, PathFamily, Policy, PolicyBuilder, RuleEntry, RuleMatcher};
 pub use rule::PermissionRule;
+pub use shell_rule::{ShellPattern, units};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -37,8 +44,9 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// A rule with content, which this version does not evaluate yet.
-    #[error("permission rule `{rule}`{} has content, which this version does not evaluate yet (only whole-tool rules)", .file.as_ref().map(|f| format!(" in {}", f.display())).unwrap_or_default())]
+    /// A rule with content this version does not evaluate yet (a Bash allow rule with content,
+    /// or a content rule for a tool other than Read, Edit and Bash).
+    #[error("permission rule `{rule}`{} is not supported yet: only whole-tool rules, Read(...)/Edit(...) path rules and Bash deny/ask rules are", .file.as_ref().map(|f| format!(" in {}", f.display())).unwrap_or_default())]
     UnsupportedRule {
         /// The rule as written.
         rule: String,

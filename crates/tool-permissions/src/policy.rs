@@ -1,8 +1,10 @@
 //! Policies: rules from several layers, merged, and the decision they make for one call.
 //!
 //! Deny beats ask beats allow across every layer; within a list the first matching rule is
-//! the one reported. Rules with content (`Bash(git:*)`, `Read(./.env)`) belong to the
-//! permissions issue: this version loads whole-tool rules and refuses the others with
+//! the one reported. This version evaluates whole-tool rules, `Read(...)`/`Edit(...)` path
+//! rules (and their aliases `Grep`, `Glob`, `Write`, `MultiEdit`, `NotebookEdit`), and Bash
+//! deny and ask rules. A rule it cannot honour yet (a Bash allow rule with content, which needs
+//! the full shell analysis; `WebFetch(domain:...)`) is refused with
 //! [`Error::UnsupportedRule`], so a caller never silently runs with fewer rules than written.
 
 use std::fmt;
@@ -15,8 +17,12 @@ use tool_core::{
     PermissionSubject, RuleList,
 };
 
+use std::sync::Arc;
+
 use crate::Error;
+use crate::path_rule::{PathPattern, candidates};
 use crate::rule::PermissionRule;
+use crate::shell_rule::{ShellPattern, units};
 
 /// Where a rule came from, highest precedence first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,8 +58,44 @@ impl fmt::Display for Layer {
     }
 }
 
+/// What a rule's content is matched as.
+#[derive(Debug, Clone)]
+pub enum RuleMatcher {
+    /// A whole-tool rule.
+    WholeTool,
+    /// A path rule of the Read or Edit family.
+    Path {
+        /// Which family it governs.
+        family: PathFamily,
+        /// The compiled pattern.
+        pattern: Arc<PathPattern>,
+    },
+    /// A Bash command rule.
+    Shell(Arc<ShellPattern>),
+}
+
+/// Which tools a path rule governs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathFamily {
+    /// Reading tools: Read, Grep, Glob.
+    Read,
+    /// Writing tools: Edit, Write, MultiEdit, NotebookEdit.
+    Edit,
+}
+
+impl PathFamily {
+    /// The family a rule's tool name belongs to, if any (aliases included).
+    pub fn of(tool: &str) -> Option<Self> {
+        match tool {
+            "Read" | "Grep" | "Glob" | "LS" => Some(PathFamily::Read),
+            "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => Some(PathFamily::Edit),
+            _ => None,
+        }
+    }
+}
+
 /// A rule with its list and origin.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RuleEntry {
     /// The parsed rule.
     pub rule: PermissionRule,
@@ -65,6 +107,8 @@ pub struct RuleEntry {
     pub layer: Layer,
     /// Which file, when it came from one.
     pub file: Option<PathBuf>,
+    /// How its content is matched.
+    pub matcher: RuleMatcher,
 }
 
 impl RuleEntry {
@@ -121,18 +165,54 @@ impl PolicyBuilder {
             },
             (e, _) => e,
         })?;
-        if !rule.is_whole_tool() {
-            return Err(Error::UnsupportedRule {
+        let unsupported = || Error::UnsupportedRule {
+            rule: text.to_owned(),
+            file: file.map(Path::to_path_buf),
+        };
+        let invalid = |message: String| {
+            let e = Error::InvalidRule {
                 rule: text.to_owned(),
-                file: file.map(Path::to_path_buf),
-            });
-        }
+                message,
+            };
+            match file {
+                Some(f) => Error::InFile {
+                    file: f.to_path_buf(),
+                    source: Box::new(e),
+                },
+                None => e,
+            }
+        };
+        let matcher = match (&rule.content, PathFamily::of(&rule.tool)) {
+            (None, _) => RuleMatcher::WholeTool,
+            (Some(content), Some(family)) => {
+                if !matches!(rule.tool.as_str(), "Read" | "Edit") {
+                    tracing::warn!(
+                        rule = text,
+                        "`{}(...)` rules are read as `{:?}(...)` rules",
+                        rule.tool,
+                        family
+                    );
+                }
+                // In a user settings file `/path` is relative to that file's directory.
+                let user_dir = file.filter(|_| layer == Layer::User).and_then(Path::parent);
+                let pattern = PathPattern::parse(content, user_dir).map_err(invalid)?;
+                RuleMatcher::Path {
+                    family,
+                    pattern: Arc::new(pattern),
+                }
+            }
+            (Some(content), None) if rule.tool == "Bash" && list != RuleList::Allow => {
+                RuleMatcher::Shell(Arc::new(ShellPattern::parse(content).map_err(invalid)?))
+            }
+            (Some(_), None) => return Err(unsupported()),
+        };
         self.entries.push(RuleEntry {
             rule,
             text: text.to_owned(),
             list,
             layer,
             file: file.map(Path::to_path_buf),
+            matcher,
         });
         Ok(self)
     }
@@ -295,9 +375,49 @@ impl Policy {
     }
 
     fn find(&self, list: RuleList, tool: &str) -> Option<&RuleEntry> {
-        self.entries
-            .iter()
-            .find(|e| e.list == list && e.rule.names_tool(tool))
+        self.entries.iter().find(|e| {
+            e.list == list && matches!(e.matcher, RuleMatcher::WholeTool) && e.rule.names_tool(tool)
+        })
+    }
+
+    /// The first `list` path rule of `family` covering `path` (any of its spellings).
+    fn path_rule(
+        &self,
+        list: RuleList,
+        family: PathFamily,
+        path: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> Option<&RuleEntry> {
+        let spellings = candidates(path);
+        self.entries.iter().find(|e| {
+            e.list == list
+                && matches!(&e.matcher, RuleMatcher::Path { family: f, pattern } if *f == family && spellings.iter().any(|p| pattern.matches(p, ctx)))
+        })
+    }
+
+    /// An allow path rule of `family` covering every spelling of `path`.
+    fn path_allowed(
+        &self,
+        family: PathFamily,
+        path: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> Option<&RuleEntry> {
+        let spellings = candidates(path);
+        self.entries.iter().find(|e| {
+            e.list == RuleList::Allow
+                && matches!(&e.matcher, RuleMatcher::Path { family: f, pattern } if *f == family && spellings.iter().all(|p| pattern.matches(p, ctx)))
+        })
+    }
+
+    /// The first `list` Bash rule matching the command or any unit it runs. A command that does
+    /// not parse is matched as written.
+    fn shell_rule(&self, list: RuleList, command: &str) -> Option<&RuleEntry> {
+        let mut forms = vec![command.trim().to_owned()];
+        forms.extend(units(command).unwrap_or_default());
+        self.entries.iter().find(|e| {
+            e.list == list
+                && matches!(&e.matcher, RuleMatcher::Shell(p) if forms.iter().any(|u| p.matches(u)))
+        })
     }
 
     fn ask_message(request: &PermissionRequest<'_>) -> String {
@@ -354,6 +474,54 @@ impl Policy {
         if let Some(e) = self.find(RuleList::Ask, tool) {
             return Decision::ask(Self::ask_message(request), e.reason());
         }
+        // Content rules: deny, then ask, for what this call touches.
+        match request.subject {
+            PermissionSubject::ReadPaths(paths) => {
+                for p in paths {
+                    if let Some(e) = self.path_rule(RuleList::Deny, PathFamily::Read, p, ctx) {
+                        return Decision::deny(
+                            format!("Permission to read {} has been denied.", p.display()),
+                            e.reason(),
+                        );
+                    }
+                }
+                for p in paths {
+                    if let Some(e) = self.path_rule(RuleList::Ask, PathFamily::Read, p, ctx) {
+                        return Decision::ask(Self::ask_message(request), e.reason());
+                    }
+                }
+            }
+            PermissionSubject::WritePaths(paths) => {
+                for p in paths {
+                    let deny = self
+                        .path_rule(RuleList::Deny, PathFamily::Edit, p, ctx)
+                        .or_else(|| self.path_rule(RuleList::Deny, PathFamily::Read, p, ctx));
+                    if let Some(e) = deny {
+                        return Decision::deny(
+                            format!("Permission to edit {} has been denied.", p.display()),
+                            e.reason(),
+                        );
+                    }
+                }
+                for p in paths {
+                    if let Some(e) = self.path_rule(RuleList::Ask, PathFamily::Edit, p, ctx) {
+                        return Decision::ask(Self::ask_message(request), e.reason());
+                    }
+                }
+            }
+            PermissionSubject::ShellCommand(command) => {
+                if let Some(e) = self.shell_rule(RuleList::Deny, command) {
+                    return Decision::deny(
+                        format!("Permission to use Bash with command {command} has been denied."),
+                        e.reason(),
+                    );
+                }
+                if let Some(e) = self.shell_rule(RuleList::Ask, command) {
+                    return Decision::ask(Self::ask_message(request), e.reason());
+                }
+            }
+            _ => {}
+        }
         // The tool's own check: reads inside the working directories (and of spilled tool
         // results) are allowed; in acceptEdits mode, so are writes inside them.
         match request.subject {
@@ -367,6 +535,17 @@ impl Policy {
                     });
                 }
                 if let Some(e) = self.find(RuleList::Allow, "Edit") {
+                    return Decision::allow(e.reason());
+                }
+                // Path allow rules: every path covered (edit access implies read access).
+                let allowed: Option<Vec<&RuleEntry>> = paths
+                    .iter()
+                    .map(|p| {
+                        self.path_allowed(PathFamily::Read, p, ctx)
+                            .or_else(|| self.path_allowed(PathFamily::Edit, p, ctx))
+                    })
+                    .collect();
+                if let Some(e) = allowed.and_then(|a| a.into_iter().next()) {
                     return Decision::allow(e.reason());
                 }
             }
@@ -385,6 +564,15 @@ impl Policy {
                 return Decision::allow(DecisionReason::Mode {
                     mode: PermissionMode::AcceptEdits,
                 });
+            }
+            PermissionSubject::WritePaths(paths) if !paths.is_empty() => {
+                let allowed: Option<Vec<&RuleEntry>> = paths
+                    .iter()
+                    .map(|p| self.path_allowed(PathFamily::Edit, p, ctx))
+                    .collect();
+                if let Some(e) = allowed.and_then(|a| a.into_iter().next()) {
+                    return Decision::allow(e.reason());
+                }
             }
             _ => {}
         }
@@ -435,14 +623,17 @@ fn shell_paths_inside(command: &str, ctx: &tool_core::ToolContext) -> bool {
     })
 }
 
-/// Path rules arrive with the permissions issue; whole-tool rules deny no individual path
-/// (a whole-tool deny removes the tool instead).
+/// The path seam tools ask: a `Read(...)` deny hides a path from every reading tool, and (as
+/// in current Claude Code) blocks writing it too; an `Edit(...)` deny blocks writing.
 impl PathPolicy for Policy {
-    fn read_denied(&self, _path: &Path) -> bool {
-        false
+    fn read_denied(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
+        self.path_rule(RuleList::Deny, PathFamily::Read, path, ctx)
+            .is_some()
     }
 
-    fn edit_denied(&self, _path: &Path) -> bool {
-        false
+    fn edit_denied(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
+        self.path_rule(RuleList::Deny, PathFamily::Edit, path, ctx)
+            .is_some()
+            || self.read_denied(path, ctx)
     }
 }

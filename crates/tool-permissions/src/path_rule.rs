@@ -1,0 +1,205 @@
+//! Path rules: `Read(...)` and `Edit(...)` contents as gitignore patterns with Claude Code's
+//! anchors, matched against canonical paths.
+//!
+//! | written | anchored at |
+//! |---|---|
+//! | `//abs/path` | the filesystem root |
+//! | `~/path`, `$HOME/path` | the home directory |
+//! | `/path` | the project root (for a user settings file: that file's directory) |
+//! | `path`, `./path` | the current working directory; a bare name matches at any depth |
+//!
+//! `*` stays within one path segment, `**` crosses segments, and a pattern naming a directory
+//! covers everything inside it.
+
+use std::path::{Path, PathBuf};
+
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use tool_core::ToolContext;
+
+/// Where a pattern is anchored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Anchor {
+    /// `//…`
+    FilesystemRoot,
+    /// `~/…`
+    Home,
+    /// `/…` in a project, local, managed or command-line source.
+    ProjectRoot,
+    /// `/…` in a user settings file: that file's directory.
+    Directory(PathBuf),
+    /// Anything else: the current working directory.
+    Cwd,
+}
+
+/// A compiled path pattern.
+#[derive(Debug, Clone)]
+pub struct PathPattern {
+    /// Where it is anchored.
+    pub anchor: Anchor,
+    matcher: Gitignore,
+}
+
+impl PathPattern {
+    /// Compile `pattern` (the rule's content). `user_dir` is the directory `/…` means for a user
+    /// settings file, `None` for sources where it means the project root.
+    pub fn parse(pattern: &str, user_dir: Option<&Path>) -> Result<Self, String> {
+        let p = pattern.trim();
+        if p.is_empty() {
+            return Err("the path pattern is empty".into());
+        }
+        if p.starts_with('!') {
+            return Err("a permission rule cannot negate a pattern (`!`)".into());
+        }
+        let (anchor, rest) = if let Some(r) = p.strip_prefix("//") {
+            (Anchor::FilesystemRoot, format!("/{r}"))
+        } else if p == "~" || p == "$HOME" {
+            (Anchor::Home, "/**".to_owned())
+        } else if let Some(r) = p.strip_prefix("~/").or_else(|| p.strip_prefix("$HOME/")) {
+            (Anchor::Home, format!("/{r}"))
+        } else if p.starts_with('~') {
+            return Err("`~user` paths are not supported; write the home directory out".into());
+        } else if p.starts_with('/') {
+            (
+                user_dir.map_or(Anchor::ProjectRoot, |d| Anchor::Directory(d.to_path_buf())),
+                p.to_owned(),
+            )
+        } else {
+            (Anchor::Cwd, p.strip_prefix("./").unwrap_or(p).to_owned())
+        };
+        // `dir/**` and `dir` mean the same: the directory and everything in it.
+        let line = rest
+            .strip_suffix("/**")
+            .filter(|r| !r.is_empty())
+            .map_or(rest.clone(), str::to_owned);
+        let line = if line == "/" || line.is_empty() {
+            "**".to_owned()
+        } else {
+            line
+        };
+        let mut b = GitignoreBuilder::new("/");
+        b.add_line(None, &line)
+            .map_err(|e| format!("invalid path pattern: {e}"))?;
+        let matcher = b
+            .build()
+            .map_err(|e| format!("invalid path pattern: {e}"))?;
+        Ok(Self { anchor, matcher })
+    }
+
+    fn anchor_dir<'a>(&'a self, ctx: &'a ToolContext) -> &'a Path {
+        match &self.anchor {
+            Anchor::FilesystemRoot => Path::new("/"),
+            Anchor::Home => &ctx.home,
+            Anchor::ProjectRoot => &ctx.project_root,
+            Anchor::Directory(d) => d,
+            Anchor::Cwd => &ctx.cwd,
+        }
+    }
+
+    /// Does the pattern cover `path` (absolute, normalised)? A path outside the anchor never
+    /// matches.
+    pub fn matches(&self, path: &Path, ctx: &ToolContext) -> bool {
+        let Ok(rel) = path.strip_prefix(self.anchor_dir(ctx)) else {
+            return false;
+        };
+        if rel.as_os_str().is_empty() {
+            return false;
+        }
+        let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+        matches!(
+            self.matcher.matched_path_or_any_parents(rel, is_dir),
+            Match::Ignore(_)
+        )
+    }
+}
+
+/// The spellings of one path that rules must agree on: the path as given (lexically
+/// normalised) and, when different, the path with every symlink resolved (also for a file that
+/// does not exist yet: its nearest existing ancestor is resolved).
+pub fn candidates(path: &Path) -> Vec<PathBuf> {
+    let lexical = tool_core::normalize(path);
+    let mut out = vec![lexical.clone()];
+    let resolved = resolve(&lexical);
+    if resolved != lexical {
+        out.push(resolved);
+    }
+    out
+}
+
+fn resolve(path: &Path) -> PathBuf {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return p;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if parent != path => resolve(parent).join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> ToolContext {
+        let mut c = ToolContext::new("/w/p", "/home/u", "/tmp/r");
+        c.cwd = "/w/p/sub".into();
+        c
+    }
+
+    #[test]
+    fn anchors_and_gitignore_semantics() {
+        let c = ctx();
+        let m = |pat: &str, path: &str| {
+            PathPattern::parse(pat, None)
+                .unwrap()
+                .matches(Path::new(path), &c)
+        };
+        let cases = [
+            (".env", "/w/p/sub/.env", true),
+            (".env", "/w/p/sub/deep/.env", true),
+            (".env", "/w/p/.env", false),
+            ("./.env", "/w/p/sub/x/.env", true),
+            ("/secrets/**", "/w/p/secrets/a/b.txt", true),
+            ("/secrets", "/w/p/secrets/a.txt", true),
+            ("/secrets/*.txt", "/w/p/secrets/a.txt", true),
+            ("/secrets/*.txt", "/w/p/secrets/d/a.txt", false),
+            ("/secrets/**/*.txt", "/w/p/secrets/d/a.txt", true),
+            ("~/.ssh/**", "/home/u/.ssh/id_rsa", true),
+            ("~/.ssh", "/home/u/.ssh/id_rsa", true),
+            ("~/.ssh/**", "/home/u/.sshx/id_rsa", false),
+            ("//etc/passwd", "/etc/passwd", true),
+            ("//etc/*", "/etc/passwd", true),
+            ("*.pem", "/w/p/sub/a/b/key.pem", true),
+            ("*.pem", "/elsewhere/key.pem", false),
+            ("~", "/home/u/anything", true),
+        ];
+        for (pat, path, want) in cases {
+            assert_eq!(m(pat, path), want, "{pat} vs {path}");
+        }
+        let user = PathPattern::parse("/x", Some(Path::new("/home/u/.claude"))).unwrap();
+        assert!(user.matches(Path::new("/home/u/.claude/x"), &c));
+        assert!(!user.matches(Path::new("/w/p/x"), &c));
+    }
+
+    #[test]
+    fn rejects_patterns_that_cannot_work() {
+        for bad in ["", "!x", "~bob/x"] {
+            assert!(PathPattern::parse(bad, None).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn symlinks_give_two_candidates() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, d.path().join("link")).unwrap();
+        let c = candidates(&d.path().join("link/new.txt"));
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[1], std::fs::canonicalize(&real).unwrap().join("new.txt"));
+        assert_eq!(
+            candidates(&std::fs::canonicalize(&real).unwrap().join("a/../b")).len(),
+            1
+        );
+    }
+}

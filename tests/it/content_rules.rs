@@ -1,0 +1,200 @@
+//! Content rules through the whole pipeline: path rules (anchors, symlinks, every reading and
+//! writing tool) and Bash deny rules on every unit a command line runs.
+
+use std::sync::Arc;
+
+use serde_json::json;
+use tool_core::{RuleList, Stage};
+use tool_permissions::{Layer, PolicyBuilder};
+use toolgate_tests::{Sandbox, call};
+
+fn policy(rules: &[(RuleList, &str)]) -> Arc<tool_permissions::Policy> {
+    let mut b = PolicyBuilder::new();
+    for (list, r) in rules {
+        b.rule(*list, r, Layer::User, None).unwrap();
+    }
+    Arc::new(b.build())
+}
+
+const DENIED: &str = "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>";
+
+#[tokio::test]
+async fn read_deny_covers_every_reading_tool_and_writes() {
+    let sb = Sandbox::new();
+    sb.write("secrets/key.pem", "k\n");
+    sb.write("open.txt", "needle\n");
+    sb.write("secrets/notes.txt", "needle\n");
+    let mut s = sb
+        .builder(&["Edit", "Write"])
+        .policy(policy(&[(RuleList::Deny, "Read(./secrets/**)")]))
+        .build();
+    assert_eq!(
+        call(
+            &mut s,
+            "Read",
+            json!({"file_path": sb.p("secrets/key.pem")})
+        )
+        .await
+        .content
+        .to_text(),
+        DENIED
+    );
+    assert_eq!(
+        call(
+            &mut s,
+            "Write",
+            json!({"file_path": sb.p("secrets/new.txt"), "content": "x"})
+        )
+        .await
+        .content
+        .to_text(),
+        DENIED
+    );
+    let grep = call(&mut s, "Grep", json!({"pattern": "needle"}))
+        .await
+        .content
+        .to_text();
+    assert_eq!(grep, "Found 1 file\nopen.txt");
+    let o = call(
+        &mut s,
+        "Grep",
+        json!({"pattern": "needle", "path": sb.p("secrets")}),
+    )
+    .await;
+    assert_eq!(
+        o.stage,
+        Stage::Permission,
+        "a deny covering the search root denies the call"
+    );
+    assert_eq!(
+        o.content.to_text(),
+        format!("Permission to read {} has been denied.", sb.p("secrets"))
+    );
+    assert_eq!(
+        call(&mut s, "Glob", json!({"pattern": "**/*"}))
+            .await
+            .content
+            .to_text(),
+        "open.txt"
+    );
+    assert!(!sb.path("secrets/new.txt").exists());
+}
+
+#[tokio::test]
+async fn a_symlink_into_a_denied_directory_is_denied() {
+    let sb = Sandbox::new();
+    sb.write("private/data.txt", "secret\n");
+    std::os::unix::fs::symlink(sb.path("private"), sb.path("innocent")).unwrap();
+    let mut s = sb
+        .builder(&["Edit", "Write"])
+        .policy(policy(&[
+            (RuleList::Deny, "Edit(/private)"),
+            (RuleList::Deny, "Read(/private/**)"),
+        ]))
+        .build();
+    assert_eq!(
+        call(
+            &mut s,
+            "Read",
+            json!({"file_path": sb.p("innocent/data.txt")})
+        )
+        .await
+        .content
+        .to_text(),
+        DENIED
+    );
+    let o = call(
+        &mut s,
+        "Write",
+        json!({"file_path": sb.p("innocent/new.txt"), "content": "x"}),
+    )
+    .await;
+    assert_eq!(o.content.to_text(), DENIED);
+    assert!(!sb.path("private/new.txt").exists());
+}
+
+#[tokio::test]
+async fn path_allow_needs_every_spelling_and_edit_deny_beats_allow() {
+    let sb = Sandbox::new();
+    sb.write("docs/a.md", "a\n");
+    sb.write("other/b.md", "b\n");
+    std::os::unix::fs::symlink(sb.path("other"), sb.path("docs/link")).unwrap();
+    let mut s = sb
+        .builder(&[])
+        .policy(policy(&[
+            (RuleList::Allow, "Edit(/docs/**)"),
+            (RuleList::Deny, "Edit(/docs/locked.md)"),
+        ]))
+        .build();
+    call(&mut s, "Read", json!({"file_path": sb.p("docs/a.md")})).await;
+    assert!(
+        !call(
+            &mut s,
+            "Edit",
+            json!({"file_path": sb.p("docs/a.md"), "old_string": "a", "new_string": "A"})
+        )
+        .await
+        .is_error
+    );
+    // Through the link the real path is other/b.md, which the allow does not cover: ask.
+    call(&mut s, "Read", json!({"file_path": sb.p("docs/link/b.md")})).await;
+    let o = call(
+        &mut s,
+        "Edit",
+        json!({"file_path": sb.p("docs/link/b.md"), "old_string": "b", "new_string": "B"}),
+    )
+    .await;
+    assert_eq!(o.stage, Stage::Permission);
+    let o = call(
+        &mut s,
+        "Write",
+        json!({"file_path": sb.p("docs/locked.md"), "content": "x"}),
+    )
+    .await;
+    assert_eq!(o.content.to_text(), DENIED);
+}
+
+#[tokio::test]
+async fn bash_deny_rules_match_every_unit_whatever_the_spelling() {
+    let sb = Sandbox::new();
+    let mut s = sb
+        .builder(&["Bash"])
+        .policy(policy(&[
+            (RuleList::Allow, "Bash"),
+            (RuleList::Deny, "Bash(curl:*)"),
+        ]))
+        .build();
+    for cmd in [
+        "curl https://example.com",
+        "echo hi && curl x",
+        "timeout 5 nice -n 1 /usr/bin/curl x",
+        "FOO=1 env BAR=2 curl x",
+        "bash -c 'curl x | sh'",
+        "echo $(curl x)",
+        "\"cu\"rl x",
+        "ls | xargs curl",
+    ] {
+        let o = call(&mut s, "Bash", json!({"command": cmd})).await;
+        assert_eq!(o.stage, Stage::Permission, "{cmd}");
+        assert_eq!(
+            o.content.to_text(),
+            format!("Permission to use Bash with command {cmd} has been denied.")
+        );
+    }
+    assert_eq!(
+        call(&mut s, "Bash", json!({"command": "echo curly"}))
+            .await
+            .content
+            .to_text(),
+        "curly"
+    );
+}
+
+#[test]
+fn bash_allow_rules_with_content_are_refused_at_load() {
+    let err = PolicyBuilder::new()
+        .rule(RuleList::Allow, "Bash(git status)", Layer::User, None)
+        .err()
+        .map(|e| e.to_string());
+    assert!(err.is_some_and(|e| e.contains("not supported yet")));
+}
