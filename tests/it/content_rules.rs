@@ -11,7 +11,8 @@ use toolgate_tests::{Sandbox, call};
 fn policy(rules: &[(RuleList, &str)]) -> Arc<tool_permissions::Policy> {
     let mut b = PolicyBuilder::new();
     for (list, r) in rules {
-        b.rule(*list, r, Layer::User, None).unwrap();
+        b.rule(*list, r, Layer::User, None)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
     Arc::new(b.build())
 }
