@@ -199,3 +199,42 @@ fn bash_allow_rules_with_content_are_refused_at_load() {
         .map(|e| e.to_string());
     assert!(err.is_some_and(|e| e.contains("not supported yet")));
 }
+
+#[tokio::test]
+async fn protected_paths_ask_in_every_mode_and_hooks_cannot_lift_them() {
+    use tool_core::{HookDecision, HookOutcome, PermissionMode, Verdict};
+    let sb = Sandbox::new();
+    sb.write(".git/config", "[core]\n");
+    let mut hooks = tool_hooks::Hooks::new();
+    hooks
+        .pre_tool_use("*", |_: tool_hooks::PreToolUseInput| async {
+            HookOutcome {
+                decision: Some(HookDecision {
+                    verdict: Verdict::Allow,
+                    reason: None,
+                    hook: String::new(),
+                }),
+                ..Default::default()
+            }
+        })
+        .unwrap();
+    for mode in [
+        PermissionMode::Default,
+        PermissionMode::AcceptEdits,
+        PermissionMode::BypassPermissions,
+    ] {
+        let mut s = sb.builder(&["Edit"]).hooks(hooks.clone()).build();
+        s.context_mut().permission_mode = mode;
+        call(&mut s, "Read", json!({"file_path": sb.p(".git/config")})).await;
+        let o = call(&mut s, "Edit", json!({"file_path": sb.p(".git/config"), "old_string": "[core]", "new_string": "[core]\n\tpager = sh"})).await;
+        assert_eq!(o.stage, Stage::Permission, "{mode}");
+        assert_eq!(
+            o.content.to_text(),
+            format!(
+                "Claude requested permissions to edit {} which is a sensitive file.",
+                sb.p(".git/config")
+            )
+        );
+    }
+    assert_eq!(sb.read(".git/config"), b"[core]\n");
+}

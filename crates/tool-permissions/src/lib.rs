@@ -29,7 +29,9 @@ mod shell_rule;
 use std::path::PathBuf;
 
 pub use path_rule::{Anchor, PathPattern, candidates};
-pub use policy::{Layer, PathFamily, Policy, PolicyBuilder, RuleEntry, RuleMatcher};
+pub use policy::{
+    Layer, PathFamily, Policy, PolicyBuilder, Protection, RuleEntry, RuleMatcher, protected,
+};
 pub use rule::PermissionRule;
 pub use shell_rule::{ShellPattern, units};
 
