@@ -192,9 +192,14 @@ async fn bash_deny_rules_match_every_unit_whatever_the_spelling() {
 }
 
 #[test]
-fn bash_allow_rules_with_content_are_refused_at_load() {
+fn rules_for_unsupported_contents_are_refused_at_load() {
     let err = PolicyBuilder::new()
-        .rule(RuleList::Allow, "Bash(git status)", Layer::User, None)
+        .rule(
+            RuleList::Allow,
+            "WebFetch(domain:example.com)",
+            Layer::User,
+            None,
+        )
         .err()
         .map(|e| e.to_string());
     assert!(err.is_some_and(|e| e.contains("not supported yet")));
@@ -237,4 +242,58 @@ async fn protected_paths_ask_in_every_mode_and_hooks_cannot_lift_them() {
         );
     }
     assert_eq!(sb.read(".git/config"), b"[core]\n");
+}
+
+/// Bash allow rules: every unit must be allowed; anything opaque, chained to an unallowed unit,
+/// or touching a denied path is not.
+#[tokio::test]
+async fn bash_allow_rules_need_every_unit() {
+    let sb = Sandbox::new();
+    sb.write(".env", "SECRET=1\n");
+    let p = policy(&[
+        (RuleList::Allow, "Bash(git diff:*)"),
+        (RuleList::Allow, "Bash(npm run test:*)"),
+        (RuleList::Deny, "Read(./.env)"),
+    ]);
+    let decide = |cmd: &str| {
+        let input = json!({"command": cmd});
+        let subject = tool_core::PermissionSubject::ShellCommand(cmd.to_owned());
+        let ctx = sb.ctx();
+        tool_core::PermissionPolicy::decide(
+            p.as_ref(),
+            &tool_core::PermissionRequest {
+                tool_name: "Bash",
+                input: &input,
+                subject: &subject,
+                read_only: false,
+                requires_user_interaction: false,
+                ctx: &ctx,
+            },
+        )
+        .verdict
+    };
+    use tool_core::Verdict::*;
+    let cases = [
+        ("git diff HEAD", Allow),
+        ("git diff && ls -la", Allow),
+        ("git diff && npm run test", Allow),
+        ("git diff | sh", Ask),
+        ("git diff && rm -rf build", Ask),
+        ("git -c core.pager=sh diff", Ask),
+        ("FOO=1 git diff", Ask),
+        ("LANG=C git diff", Allow),
+        ("/tmp/git diff", Ask),
+        ("git diff > out.txt", Ask),
+        ("git diff $(id)", Ask),
+        ("eval 'git diff'", Ask),
+        ("git diff; cat .env", Deny),
+        ("git diff < .env", Deny),
+        ("cat ./sub/../.env", Deny),
+        ("echo 'unterminated", Ask),
+        ("ls -la", Allow),
+        ("cat /etc/hostname", Ask),
+    ];
+    for (cmd, want) in cases {
+        assert_eq!(decide(cmd), want, "{cmd}");
+    }
 }

@@ -2,10 +2,10 @@
 //!
 //! This version holds the rule grammar, Claude Code settings files as policy sources (with
 //! project trust), whole-tool rules, `Read(...)`/`Edit(...)` path rules with gitignore
-//! semantics and symlink-aware matching, Bash deny and ask rules matched on every command a
-//! line runs, the permission modes' baseline and explained decisions. Bash allow rules with
-//! content, TOML policy layers and the full shell path analysis arrive with the rest of the
-//! permissions issue; a rule this version cannot honour is a load error
+//! semantics and symlink-aware matching, Bash rules matched on every command a line runs (an
+//! allow needs every unit allowed; denied paths read or written by a unit deny the line),
+//! protected paths, the permission modes' baseline and explained decisions. TOML policy layers
+//! and the rest of the shell analysis arrive with the rest of the permissions issue; a rule this version cannot honour is a load error
 //! ([`Error::UnsupportedRule`]), never a silent no-op.
 //!
 //! ```
@@ -18,12 +18,13 @@
 //! let policy = b.build();
 //! assert!(policy.removes_tool("WebFetch"));
 //! b.rule(RuleList::Deny, "Bash(curl:*)", Layer::User, None).unwrap();
-//! assert!(b.rule(RuleList::Allow, "Bash(git status)", Layer::User, None).is_err());
+//! assert!(b.rule(RuleList::Allow, "WebFetch(domain:example.com)", Layer::User, None).is_err());
 //! ```
 
 mod path_rule;
 mod policy;
 mod rule;
+mod shell_policy;
 mod shell_rule;
 
 use std::path::PathBuf;

@@ -3,8 +3,7 @@
 //! Deny beats ask beats allow across every layer; within a list the first matching rule is
 //! the one reported. This version evaluates whole-tool rules, `Read(...)`/`Edit(...)` path
 //! rules (and their aliases `Grep`, `Glob`, `Write`, `MultiEdit`, `NotebookEdit`), and Bash
-//! deny and ask rules. A rule it cannot honour yet (a Bash allow rule with content, which needs
-//! the full shell analysis; `WebFetch(domain:...)`) is refused with
+//! rules. A rule it cannot honour yet (`WebFetch(domain:...)`, MCP contents) is refused with
 //! [`Error::UnsupportedRule`], so a caller never silently runs with fewer rules than written.
 
 use std::fmt;
@@ -201,7 +200,7 @@ impl PolicyBuilder {
                     pattern: Arc::new(pattern),
                 }
             }
-            (Some(content), None) if rule.tool == "Bash" && list != RuleList::Allow => {
+            (Some(content), None) if rule.tool == "Bash" => {
                 RuleMatcher::Shell(Arc::new(ShellPattern::parse(content).map_err(invalid)?))
             }
             (Some(_), None) => return Err(unsupported()),
@@ -409,6 +408,88 @@ impl Policy {
         })
     }
 
+    /// An allow Bash rule matching a unit's plain form exactly as written (no global options
+    /// skipped, nothing stripped but inert wrappers).
+    fn shell_allow(&self, form: &str) -> Option<&RuleEntry> {
+        self.entries.iter().find(|e| {
+            e.list == RuleList::Allow
+                && matches!(&e.matcher, RuleMatcher::Shell(p) if p.matches(form))
+        })
+    }
+
+    /// The Bash-specific part of a decision: `Some` when the rules or the safety checks settle
+    /// it, `None` to continue with the mode and whole-tool rules.
+    fn decide_shell(&self, request: &PermissionRequest<'_>, command: &str) -> Option<Decision> {
+        let ctx = request.ctx;
+        let denied = |e: &RuleEntry| {
+            Decision::deny(
+                format!("Permission to use Bash with command {command} has been denied."),
+                e.reason(),
+            )
+        };
+        if let Some(e) = self.shell_rule(RuleList::Deny, command) {
+            return Some(denied(e));
+        }
+        let Ok(line) = tool_shell::CommandLine::parse(command) else {
+            if let Some(e) = self.shell_rule(RuleList::Ask, command) {
+                return Some(Decision::ask(Self::ask_message(request), e.reason()));
+            }
+            return Some(Decision::ask(
+                Self::ask_message(request),
+                DecisionReason::Check {
+                    name: "a command line that does not parse".into(),
+                },
+            ));
+        };
+        let touched = crate::shell_policy::touches(&line, ctx);
+        let find = |family: PathFamily, p: &Path| self.path_rule(RuleList::Deny, family, p, ctx);
+        if let Some((e, _)) = crate::shell_policy::denied_path(&touched, ctx, &find) {
+            return Some(denied(e));
+        }
+        if let Some(e) = self.shell_rule(RuleList::Ask, command) {
+            return Some(Decision::ask(Self::ask_message(request), e.reason()));
+        }
+        for w in &touched.writes {
+            if candidates(w).iter().any(|c| protected(c).is_some()) {
+                return Some(Decision::ask(
+                    Self::ask_message(request),
+                    DecisionReason::Check {
+                        name: "a write to a protected path".into(),
+                    },
+                ));
+            }
+            let outside =
+                !ctx.is_in_working_dirs(w) && self.path_allowed(PathFamily::Edit, w, ctx).is_none();
+            if outside {
+                return Some(Decision::ask(
+                    Self::ask_message(request),
+                    DecisionReason::Check {
+                        name: "a write outside the working directories".into(),
+                    },
+                ));
+            }
+        }
+        let reads_inside = touched.reads.iter().all(|p| {
+            ctx.is_in_working_dirs(p) || self.path_allowed(PathFamily::Read, p, ctx).is_some()
+        });
+        let writes_ok =
+            touched.writes.is_empty() || ctx.permission_mode == PermissionMode::AcceptEdits;
+        if reads_inside
+            && writes_ok
+            && shell_paths_inside(&line, ctx)
+            && let Some(used) =
+                crate::shell_policy::all_units_allowed(&line, ctx, &|form| self.shell_allow(form))
+        {
+            return Some(match used.first() {
+                Some(e) => Decision::allow(e.reason()),
+                None => Decision::allow(DecisionReason::Check {
+                    name: "read-only command".into(),
+                }),
+            });
+        }
+        None
+    }
+
     /// The first `list` Bash rule matching the command or any unit it runs. A command that does
     /// not parse is matched as written.
     fn shell_rule(&self, list: RuleList, command: &str) -> Option<&RuleEntry> {
@@ -534,14 +615,8 @@ impl Policy {
                 }
             }
             PermissionSubject::ShellCommand(command) => {
-                if let Some(e) = self.shell_rule(RuleList::Deny, command) {
-                    return Decision::deny(
-                        format!("Permission to use Bash with command {command} has been denied."),
-                        e.reason(),
-                    );
-                }
-                if let Some(e) = self.shell_rule(RuleList::Ask, command) {
-                    return Decision::ask(Self::ask_message(request), e.reason());
+                if let Some(d) = self.decide_shell(request, command) {
+                    return d;
                 }
             }
             _ => {}
@@ -572,13 +647,6 @@ impl Policy {
                 if let Some(e) = allowed.and_then(|a| a.into_iter().next()) {
                     return Decision::allow(e.reason());
                 }
-            }
-            PermissionSubject::ShellCommand(command)
-                if request.read_only && shell_paths_inside(command, ctx) =>
-            {
-                return Decision::allow(DecisionReason::Check {
-                    name: "read-only command".into(),
-                });
             }
             PermissionSubject::WritePaths(paths)
                 if ctx.permission_mode == PermissionMode::AcceptEdits
@@ -620,30 +688,21 @@ impl Policy {
     }
 }
 
-/// Every argument of a command line that names a path (absolute, `~`, or with `..`, also
-/// after `--flag=`) resolves inside a working directory. Arguments that are not literals fail.
-/// The full path analysis (every reader and writer, rules per path) is the permissions
-/// issue's; until then a read-only command touching anything outside asks.
-fn shell_paths_inside(command: &str, ctx: &tool_core::ToolContext) -> bool {
-    let Ok(line) = tool_shell::CommandLine::parse(command) else {
-        return false;
-    };
+/// Every argument that names a path (absolute, `~`, or with `..`, also after `--flag=`)
+/// resolves inside a working directory; arguments that are not literals fail.
+fn shell_paths_inside(line: &tool_shell::CommandLine, ctx: &tool_core::ToolContext) -> bool {
     line.commands.iter().all(|c| {
-        c.argv
-            .iter()
-            .skip(1)
-            .chain(c.redirects.iter().filter_map(|r| r.target.as_ref()))
-            .all(|w| {
-                let Some(lit) = &w.literal else { return false };
-                let value = lit
-                    .split_once('=')
-                    .filter(|(k, _)| k.starts_with('-'))
-                    .map_or(lit.as_str(), |(_, v)| v);
-                let pathish = value.starts_with('/')
-                    || value.starts_with('~')
-                    || value.split('/').any(|p| p == "..");
-                !pathish || value == "/dev/null" || ctx.is_in_working_dirs(&ctx.resolve_path(value))
-            })
+        c.argv.iter().skip(1).all(|w| {
+            let Some(lit) = &w.literal else { return false };
+            let value = lit
+                .split_once('=')
+                .filter(|(k, _)| k.starts_with('-'))
+                .map_or(lit.as_str(), |(_, v)| v);
+            let pathish = value.starts_with('/')
+                || value.starts_with('~')
+                || value.split('/').any(|p| p == "..");
+            !pathish || value == "/dev/null" || ctx.is_in_working_dirs(&ctx.resolve_path(value))
+        })
     })
 }
 

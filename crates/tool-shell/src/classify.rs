@@ -216,7 +216,8 @@ fn git_ok(args: &[String]) -> bool {
     }
 }
 
-fn command_ok(cmd: &SimpleCommand) -> bool {
+/// True when one simple command only reads (its redirections not considered).
+pub fn is_read_only_command(cmd: &SimpleCommand) -> bool {
     if !cmd.assignments.is_empty() {
         return false;
     }
@@ -232,6 +233,15 @@ fn command_ok(cmd: &SimpleCommand) -> bool {
         return false;
     };
     if args.iter().any(|a| a.contains('$') || a.contains('`')) {
+        return false;
+    }
+    // A program named by path is only the program it claims to be in a system directory; one
+    // in any other (perhaps writable) place could be anything.
+    if name.contains('/')
+        && !["/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/"]
+            .iter()
+            .any(|d| name.starts_with(d) && !name[d.len()..].contains('/'))
+    {
         return false;
     }
     let name = name.rsplit('/').next().unwrap_or(name);
@@ -255,7 +265,7 @@ pub fn is_read_only(command: &str) -> bool {
         return false;
     }
     line.commands.iter().all(|c| {
-        command_ok(c)
+        is_read_only_command(c)
             && c.redirects.iter().all(|r| match r.kind {
                 RedirectKind::Read | RedirectKind::Here | RedirectKind::Duplicate => true,
                 RedirectKind::Write | RedirectKind::Append => {
@@ -285,6 +295,7 @@ mod tests {
             "head -5 a && tail -3 b",
             "grep foo a 2>/dev/null",
             "echo done",
+            "/usr/bin/git status",
             "sort -u names.txt",
             "cat <<'EOF'\nliteral $(not run)\nEOF",
         ] {
@@ -326,6 +337,9 @@ mod tests {
             "cat a > /dev/null; touch b",
             "git log --output=x",
             "git diff --ext-diff",
+            "/tmp/git status",
+            "./ls",
+            "/usr/bin/../../tmp/cat x",
             "",
         ] {
             assert!(!is_read_only(cmd), "should not be read-only: {cmd:?}");

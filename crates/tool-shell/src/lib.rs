@@ -19,7 +19,7 @@
 mod classify;
 mod parse;
 
-pub use classify::is_read_only;
+pub use classify::{is_read_only, is_read_only_command};
 pub use parse::{CommandLine, Redirect, RedirectKind, SimpleCommand, Word};
 
 /// Errors of this crate.
