@@ -2,6 +2,7 @@
 
 mod bench;
 mod conformance;
+mod security;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -33,7 +34,14 @@ enum Task {
         #[arg(long, default_value_t = 1024)]
         size_mib: u64,
     },
-    /// Exactly what .ci/run runs: format and lint checks, the tests, then the conformance suite.
+    /// Run permission decision cases (tests/security/cases-public.jsonl by default).
+    Security {
+        /// The case file.
+        #[arg(long)]
+        cases: Option<PathBuf>,
+    },
+    /// Exactly what .ci/run runs: format and lint checks, the tests, the conformance suite, the
+    /// security cases.
     Ci,
 }
 
@@ -68,6 +76,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             "grep" => bench::grep().await,
             other => bail!("unknown benchmark `{other}` (available: read, grep)"),
         },
+        Task::Security { cases } => {
+            let file =
+                cases.unwrap_or_else(|| workspace_root().join("tests/security/cases-public.jsonl"));
+            let (pass, fail, skip, unsafe_) = security::run(&file)?;
+            if unsafe_ > 0 {
+                println!("{unsafe_} UNSAFE: expected deny or ask, got allow");
+            }
+            println!("{pass} passed, {fail} failed, {skip} skipped");
+            if fail > 0 {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         Task::Ci => ci(),
     }
 }
@@ -75,7 +96,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 fn ci() -> anyhow::Result<()> {
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let steps: [&[&str]; 4] = [
+    let steps: [&[&str]; 5] = [
         &["fmt", "--all", "--", "--check"],
         &[
             "clippy",
@@ -88,6 +109,7 @@ fn ci() -> anyhow::Result<()> {
         ],
         &["test", "--workspace", "--no-fail-fast"],
         &["run", "--quiet", "--package", "xtask", "--", "conformance"],
+        &["run", "--quiet", "--package", "xtask", "--", "security"],
     ];
     for args in steps {
         eprintln!("$ cargo {}", args.join(" "));

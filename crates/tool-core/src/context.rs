@@ -66,7 +66,12 @@ impl ToolContext {
         home: impl Into<PathBuf>,
         tool_results_dir: impl Into<PathBuf>,
     ) -> Self {
-        let root = normalize(&project_root.into());
+        let root: PathBuf = project_root.into();
+        let root = match windows_to_posix(&root.to_string_lossy()) {
+            Some(p) => PathBuf::from(p),
+            None => root,
+        };
+        let root = normalize(&root);
         let tool_results_dir: PathBuf = tool_results_dir.into();
         Self {
             task_output_dir: tool_results_dir.with_file_name("tasks"),
@@ -95,6 +100,8 @@ impl ToolContext {
     /// Expand `~` and make `path` absolute against the cwd, folding `.` and `..` lexically.
     /// Symlinks are not resolved here; the policy engine does that.
     pub fn resolve_path(&self, path: &str) -> PathBuf {
+        let posix = windows_to_posix(path);
+        let path = posix.as_deref().unwrap_or(path);
         let p = if path == "~" {
             self.home.clone()
         } else if let Some(rest) = path.strip_prefix("~/") {
@@ -116,6 +123,35 @@ impl ToolContext {
     pub fn env_var(&self, name: &str) -> Option<&str> {
         self.env.get(name).map(String::as_str)
     }
+}
+
+/// A Windows spelling of a path in POSIX form: `C:\\Users\\x`, `C:/Users/x`, `\\\\?\\C:\\x` and
+/// `\\??\\C:\\x` become `/c/Users/x`, so rules written for one spelling cover the others. `None`
+/// for paths that are not in a Windows form.
+pub fn windows_to_posix(path: &str) -> Option<String> {
+    let p = path
+        .strip_prefix("\\\\?\\")
+        .or_else(|| path.strip_prefix("\\??\\"))
+        .or_else(|| path.strip_prefix("//?/"))
+        .unwrap_or(path);
+    let b = p.as_bytes();
+    if b.len() >= 2
+        && b[0].is_ascii_alphabetic()
+        && b[1] == b':'
+        && (b.len() == 2 || b[2] == b'\\' || b[2] == b'/')
+    {
+        let rest = p[2..].replace('\\', "/");
+        return Some(format!(
+            "/{}{}",
+            (b[0] as char).to_ascii_lowercase(),
+            if rest.is_empty() {
+                "/".to_owned()
+            } else {
+                rest
+            }
+        ));
+    }
+    None
 }
 
 /// Fold `.` and `..` components and repeated separators without touching the file system.
@@ -158,6 +194,16 @@ mod tests {
         assert_eq!(c.resolve_path("~/x"), PathBuf::from("/home/u/x"));
         assert_eq!(c.resolve_path("/a//b/../c"), PathBuf::from("/a/c"));
         assert_eq!(c.resolve_path("/../../x"), PathBuf::from("/x"));
+        assert_eq!(
+            c.resolve_path("C:\\Users\\a\\x"),
+            PathBuf::from("/c/Users/a/x")
+        );
+        assert_eq!(
+            c.resolve_path("\\\\?\\C:\\Users\\a"),
+            PathBuf::from("/c/Users/a")
+        );
+        assert_eq!(c.resolve_path("d:/x/../y"), PathBuf::from("/d/y"));
+        assert_eq!(windows_to_posix("notes:txt"), None);
     }
 
     #[test]

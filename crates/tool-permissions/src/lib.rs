@@ -29,7 +29,7 @@ mod shell_rule;
 
 use std::path::PathBuf;
 
-pub use path_rule::{Anchor, PathPattern, candidates};
+pub use path_rule::{Anchor, PathPattern, candidates, inside_working_dirs};
 pub use policy::{
     Layer, PathFamily, Policy, PolicyBuilder, Protection, RuleEntry, RuleMatcher, protected,
 };

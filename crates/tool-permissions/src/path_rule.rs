@@ -126,6 +126,17 @@ pub fn candidates(path: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Is `path` inside a working directory under every spelling (so a symlink inside the
+/// workspace that points out of it is outside)? Working directories count under their own
+/// resolved spelling too.
+pub fn inside_working_dirs(ctx: &ToolContext, path: &Path) -> bool {
+    candidates(path).iter().all(|c| {
+        ctx.working_dirs
+            .iter()
+            .any(|d| c.starts_with(d) || c.starts_with(resolve(d)))
+    })
+}
+
 fn resolve(path: &Path) -> PathBuf {
     if let Ok(p) = std::fs::canonicalize(path) {
         return p;

@@ -417,6 +417,36 @@ impl Policy {
         })
     }
 
+    /// A deny from a content rule (a denied path, a Bash deny), if any.
+    fn content_deny(&self, request: &PermissionRequest<'_>) -> Option<Decision> {
+        let ctx = request.ctx;
+        match request.subject {
+            PermissionSubject::ReadPaths(paths) => paths.iter().find_map(|p| {
+                self.path_rule(RuleList::Deny, PathFamily::Read, p, ctx)
+                    .map(|e| {
+                        Decision::deny(
+                            format!("Permission to read {} has been denied.", p.display()),
+                            e.reason(),
+                        )
+                    })
+            }),
+            PermissionSubject::WritePaths(paths) => paths.iter().find_map(|p| {
+                self.path_rule(RuleList::Deny, PathFamily::Edit, p, ctx)
+                    .or_else(|| self.path_rule(RuleList::Deny, PathFamily::Read, p, ctx))
+                    .map(|e| {
+                        Decision::deny(
+                            format!("Permission to edit {} has been denied.", p.display()),
+                            e.reason(),
+                        )
+                    })
+            }),
+            PermissionSubject::ShellCommand(command) => self
+                .decide_shell(request, command)
+                .filter(|d| d.verdict == tool_core::Verdict::Deny),
+            _ => None,
+        }
+    }
+
     /// The Bash-specific part of a decision: `Some` when the rules or the safety checks settle
     /// it, `None` to continue with the mode and whole-tool rules.
     fn decide_shell(&self, request: &PermissionRequest<'_>, command: &str) -> Option<Decision> {
@@ -458,8 +488,8 @@ impl Policy {
                     },
                 ));
             }
-            let outside =
-                !ctx.is_in_working_dirs(w) && self.path_allowed(PathFamily::Edit, w, ctx).is_none();
+            let outside = !crate::path_rule::inside_working_dirs(ctx, w)
+                && self.path_allowed(PathFamily::Edit, w, ctx).is_none();
             if outside {
                 return Some(Decision::ask(
                     Self::ask_message(request),
@@ -470,7 +500,8 @@ impl Policy {
             }
         }
         let reads_inside = touched.reads.iter().all(|p| {
-            ctx.is_in_working_dirs(p) || self.path_allowed(PathFamily::Read, p, ctx).is_some()
+            crate::path_rule::inside_working_dirs(ctx, p)
+                || self.path_allowed(PathFamily::Read, p, ctx).is_some()
         });
         let writes_ok =
             touched.writes.is_empty() || ctx.permission_mode == PermissionMode::AcceptEdits;
@@ -552,6 +583,10 @@ impl Policy {
         if let Some(e) = self.find(RuleList::Deny, tool) {
             return Decision::deny(permission_denied(tool), e.reason());
         }
+        // Any deny beats any ask: content denies are checked before a whole-tool ask.
+        if let Some(d) = self.content_deny(request) {
+            return d;
+        }
         if let Some(e) = self.find(RuleList::Ask, tool) {
             return Decision::ask(Self::ask_message(request), e.reason());
         }
@@ -625,10 +660,10 @@ impl Policy {
         // results) are allowed; in acceptEdits mode, so are writes inside them.
         match request.subject {
             PermissionSubject::ReadPaths(paths) if request.read_only && !paths.is_empty() => {
-                if paths
-                    .iter()
-                    .all(|p| ctx.is_in_working_dirs(p) || p.starts_with(&ctx.tool_results_dir))
-                {
+                if paths.iter().all(|p| {
+                    crate::path_rule::inside_working_dirs(ctx, p)
+                        || p.starts_with(&ctx.tool_results_dir)
+                }) {
                     return Decision::allow(DecisionReason::ReadInsideWorkingDirectory {
                         path: paths[0].display().to_string(),
                     });
@@ -651,7 +686,9 @@ impl Policy {
             PermissionSubject::WritePaths(paths)
                 if ctx.permission_mode == PermissionMode::AcceptEdits
                     && !paths.is_empty()
-                    && paths.iter().all(|p| ctx.is_in_working_dirs(p)) =>
+                    && paths
+                        .iter()
+                        .all(|p| crate::path_rule::inside_working_dirs(ctx, p)) =>
             {
                 return Decision::allow(DecisionReason::Mode {
                     mode: PermissionMode::AcceptEdits,
@@ -701,7 +738,9 @@ fn shell_paths_inside(line: &tool_shell::CommandLine, ctx: &tool_core::ToolConte
             let pathish = value.starts_with('/')
                 || value.starts_with('~')
                 || value.split('/').any(|p| p == "..");
-            !pathish || value == "/dev/null" || ctx.is_in_working_dirs(&ctx.resolve_path(value))
+            !pathish
+                || value == "/dev/null"
+                || crate::path_rule::inside_working_dirs(ctx, &ctx.resolve_path(value))
         })
     })
 }

@@ -73,7 +73,47 @@ const READERS: &[&str] = &[
     "ruby",
     "bash",
     "sh",
+    "ln",
+    "link",
+    "install",
+    "split",
+    "csplit",
+    "iconv",
+    "openssl",
+    "gpg",
+    "curl",
+    "wget",
+    "nc",
 ];
+
+/// A word's value when it is literal, or when its only expansions are `$PWD`, `$OLDPWD` and
+/// `$HOME` (tracked through the line's `cd`s), bare or inside double quotes.
+fn word_value(
+    w: &tool_shell::Word,
+    cwd: &Path,
+    oldpwd: Option<&Path>,
+    ctx: &ToolContext,
+) -> Option<String> {
+    if let Some(l) = &w.literal {
+        return Some(l.clone());
+    }
+    let mut raw = w.raw.clone();
+    let vars = [
+        ("OLDPWD", oldpwd.map(|p| p.display().to_string())),
+        ("PWD", Some(cwd.display().to_string())),
+        ("HOME", Some(ctx.home.display().to_string())),
+    ];
+    for (name, value) in vars {
+        let Some(v) = value else { continue };
+        raw = raw
+            .replace(&format!("${{{name}}}"), &v)
+            .replace(&format!("${name}"), &v);
+    }
+    if raw.contains(['$', '`', '\\', '\'']) {
+        return None;
+    }
+    Some(raw.replace('"', ""))
+}
 
 /// Assignments that do not change what a command does.
 fn inert_assignment(a: &str) -> bool {
@@ -142,7 +182,35 @@ fn unit_allow_form(cmd: &SimpleCommand) -> Option<String> {
     {
         return None;
     }
+    if first == "git" && git_runs_programs(words) {
+        return None;
+    }
     Some(words.join(" "))
+}
+
+/// Git options that make git run another program, including unambiguous prefixes of long
+/// options (git accepts `--upload-pa` for `--upload-pack`).
+fn git_runs_programs(words: &[String]) -> bool {
+    const LONG: &[&str] = &[
+        "--upload-pack",
+        "--receive-pack",
+        "--exec-path",
+        "--exec",
+        "--config-env",
+        "--config",
+        "--ext-diff",
+        "--textconv",
+        "--output",
+        "--template",
+    ];
+    words.iter().skip(1).any(|w| {
+        let opt = w.split_once('=').map_or(w.as_str(), |(k, _)| k);
+        opt == "-c"
+            || (opt.starts_with("-c") && !opt.starts_with("--"))
+            || opt == "-u"
+            || opt == "-o"
+            || (opt.starts_with("--") && opt.len() >= 5 && LONG.iter().any(|l| l.starts_with(opt)))
+    })
 }
 
 fn writes(kind: RedirectKind) -> bool {
@@ -171,30 +239,45 @@ pub(crate) struct Touches {
 
 pub(crate) fn touches(line: &CommandLine, ctx: &ToolContext) -> Touches {
     let mut cwd = ctx.cwd.clone();
+    let mut oldpwd: Option<PathBuf> = None;
     let mut t = Touches {
         reads: Vec::new(),
         writes: Vec::new(),
     };
     for c in &line.commands {
-        let words: Vec<&str> = c.argv.iter().map(|w| w.text()).collect();
-        let name = words
+        let name = c
+            .argv
             .first()
+            .map(|w| w.text())
             .map(|n| n.rsplit('/').next().unwrap_or(n))
             .unwrap_or("");
-        if name == "cd" {
-            if let Some(dir) = c.argv.get(1).and_then(|w| w.literal.as_deref()) {
-                cwd = resolve(dir, &cwd, ctx);
+        if matches!(name, "cd" | "pushd") {
+            if let Some(dir) = c
+                .argv
+                .get(1)
+                .and_then(|w| word_value(w, &cwd, oldpwd.as_deref(), ctx))
+            {
+                let next = if dir == "-" {
+                    oldpwd.clone().unwrap_or_else(|| cwd.clone())
+                } else {
+                    resolve(&dir, &cwd, ctx)
+                };
+                oldpwd = Some(std::mem::replace(&mut cwd, next));
             }
             continue;
         }
         for r in &c.redirects {
-            let Some(target) = r.target.as_ref().and_then(|w| w.literal.as_deref()) else {
+            let Some(target) = r
+                .target
+                .as_ref()
+                .and_then(|w| word_value(w, &cwd, oldpwd.as_deref(), ctx))
+            else {
                 continue;
             };
             if target == "/dev/null" || r.kind == RedirectKind::Duplicate {
                 continue;
             }
-            let p = resolve(target, &cwd, ctx);
+            let p = resolve(&target, &cwd, ctx);
             if writes(r.kind) {
                 t.writes.push(p.clone());
             }
@@ -204,20 +287,30 @@ pub(crate) fn touches(line: &CommandLine, ctx: &ToolContext) -> Touches {
         }
         let reader = READERS.contains(&name);
         for w in c.argv.iter().skip(1) {
-            let Some(lit) = w.literal.as_deref() else {
+            let Some(value) = word_value(w, &cwd, oldpwd.as_deref(), ctx) else {
                 continue;
             };
+            // `dd if=X of=Y`.
+            if name == "dd" {
+                if let Some(f) = value.strip_prefix("if=") {
+                    t.reads.push(resolve(f, &cwd, ctx));
+                }
+                if let Some(f) = value.strip_prefix("of=") {
+                    t.writes.push(resolve(f, &cwd, ctx));
+                }
+                continue;
+            }
             // `curl -d @file`, `--data-binary @file`: the file is read and sent.
-            if let Some(file) = lit.strip_prefix('@').filter(|f| !f.is_empty()) {
+            if let Some(file) = value.strip_prefix('@').filter(|f| !f.is_empty()) {
                 t.reads.push(resolve(file, &cwd, ctx));
                 continue;
             }
-            let value = lit
+            let operand = value
                 .split_once('=')
                 .filter(|(k, _)| k.starts_with("--"))
-                .map_or(lit, |(_, v)| v);
-            if reader && !value.starts_with('-') && !value.is_empty() {
-                t.reads.push(resolve(value, &cwd, ctx));
+                .map_or(value.as_str(), |(_, v)| v);
+            if reader && !operand.starts_with('-') && !operand.is_empty() {
+                t.reads.push(resolve(operand, &cwd, ctx));
             }
         }
     }
@@ -267,7 +360,9 @@ pub(crate) fn all_units_allowed<'a>(
                 .argv
                 .get(1)
                 .and_then(|w| w.literal.as_deref())
-                .is_some_and(|d| ctx.is_in_working_dirs(&resolve(d, &ctx.cwd, ctx)));
+                .is_some_and(|d| {
+                    crate::path_rule::inside_working_dirs(ctx, &resolve(d, &ctx.cwd, ctx))
+                });
             if inside && c.argv.len() == 2 && c.redirects.is_empty() {
                 continue;
             }

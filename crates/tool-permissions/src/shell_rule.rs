@@ -189,6 +189,13 @@ fn add_unit(words: &[String], out: &mut Vec<String>, depth: usize) {
     if depth > 8 {
         return;
     }
+    // Git configuration given on the command line can name programs (`!` aliases, pagers,
+    // editors, ssh commands): those run too.
+    if words[0] == "git" {
+        for payload in git_config_commands(w) {
+            out.extend(units(&payload).into_iter().flatten());
+        }
+    }
     // Command-carrying wrappers: their literal payload runs too.
     match words[0].as_str() {
         "sh" | "bash" | "zsh" | "dash" | "ksh" => {
@@ -230,6 +237,52 @@ fn add_unit(words: &[String], out: &mut Vec<String>, depth: usize) {
         }
         _ => {}
     }
+}
+
+/// The commands inside `git -c key=value` settings that git runs as programs.
+pub fn git_config_commands(words: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    while i < words.len() {
+        let setting = match words[i].as_str() {
+            "-c" => {
+                i += 1;
+                words.get(i).map(String::as_str)
+            }
+            a => a.strip_prefix("-c"),
+        };
+        i += 1;
+        let Some((key, value)) = setting.and_then(|s| s.split_once('=')) else {
+            continue;
+        };
+        let key = key.to_ascii_lowercase();
+        let runs = key.starts_with("alias.") && value.starts_with('!')
+            || matches!(
+                key.as_str(),
+                "core.pager"
+                    | "core.editor"
+                    | "core.sshcommand"
+                    | "core.fsmonitor"
+                    | "core.askpass"
+                    | "diff.external"
+                    | "credential.helper"
+                    | "sequence.editor"
+                    | "gpg.program"
+                    | "gpg.ssh.program"
+                    | "ssh.command"
+            )
+            || key.starts_with("pager.")
+            || key.ends_with(".textconv")
+            || key.ends_with(".command")
+            || (key.starts_with("filter.")
+                && (key.ends_with(".clean")
+                    || key.ends_with(".smudge")
+                    || key.ends_with(".process")));
+        if runs {
+            out.push(value.trim_start_matches('!').to_owned());
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -43,7 +43,10 @@ fn literal_of(pieces: &[WordPieceWithSource], substitutions: &mut Vec<String>) -
     for p in pieces {
         match &p.piece {
             WordPiece::Text(t) | WordPiece::SingleQuotedText(t) => out.push_str(t),
-            WordPiece::AnsiCQuotedText(_) => literal = false,
+            WordPiece::AnsiCQuotedText(t) => match decode_ansi_c(t) {
+                Some(d) => out.push_str(&d),
+                None => literal = false,
+            },
             WordPiece::EscapeSequence(e) => out.push_str(e.strip_prefix('\\').unwrap_or(e)),
             WordPiece::DoubleQuotedSequence(inner)
             | WordPiece::GettextDoubleQuotedSequence(inner) => {
@@ -65,6 +68,43 @@ fn literal_of(pieces: &[WordPieceWithSource], substitutions: &mut Vec<String>) -
         }
     }
     literal.then_some(out)
+}
+
+/// Decode the body of a `$'...'` word as bash does. `None` for escapes it does not model.
+fn decode_ansi_c(body: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let e = chars.next()?;
+        let mut radix_digits = |radix: u32, max: usize, first: Option<char>| -> Option<char> {
+            let mut s: String = first.into_iter().collect();
+            while s.len() < max && chars.peek().is_some_and(|d| d.is_digit(radix)) {
+                s.push(chars.next()?);
+            }
+            u32::from_str_radix(&s, radix).ok().and_then(char::from_u32)
+        };
+        out.push(match e {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'e' | 'E' => '\u{1b}',
+            'f' => '\u{c}',
+            'v' => '\u{b}',
+            '\\' | '\'' | '"' | '?' => e,
+            'x' => radix_digits(16, 2, None)?,
+            'u' => radix_digits(16, 4, None)?,
+            'U' => radix_digits(16, 8, None)?,
+            '0'..='7' => radix_digits(8, 3, Some(e))?,
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 /// What a redirection does.
@@ -405,6 +445,7 @@ mod tests {
                 "echo 'single quoted' \"dq\" es\\ caped",
                 &["echo single quoted dq es caped"],
             ),
+            ("$'\\x72\\x6d' -rf build", &["rm -rf build"]),
         ];
         for (cmd, want) in cases {
             assert_eq!(names(cmd), *want, "{cmd}");

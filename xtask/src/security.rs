@@ -1,0 +1,285 @@
+//! `cargo xtask security`: decision cases (`../shared/security/cases-public.jsonl` format) run
+//! against the policy engine. Each case: rules (with optional layer tags), a mode, a virtual
+//! cwd and home (`/home/u`), a tool and an input; the engine's verdict is compared with the
+//! expected one. A case that expects deny or ask and comes out allow is marked UNSAFE.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::Value;
+use tool_core::{
+    Lookup, PermissionMode, PermissionPolicy, PermissionRequest, RuleList, ToolContext, Verdict,
+};
+use tool_permissions::{Layer, PolicyBuilder};
+
+enum Outcome {
+    Got(Verdict),
+    Skip(String),
+}
+
+/// A rule's text and layer. Untagged rules are project rules; a tag that names no layer (such
+/// as `[saved by prior approval]`) marks a rule saved in the session, read as a project rule.
+fn layer_of(rule: &str) -> (&str, Layer) {
+    for (tag, layer) in [
+        (" [managed]", Layer::Managed),
+        (" [user]", Layer::User),
+        (" [project]", Layer::Project),
+        (" [local]", Layer::Local),
+        (" [cli]", Layer::CommandLine),
+    ] {
+        if let Some(r) = rule.strip_suffix(tag) {
+            return (r, layer);
+        }
+    }
+    match rule.rfind(" [") {
+        Some(i) if rule.ends_with(']') => (&rule[..i], Layer::Project),
+        _ => (rule, Layer::Project),
+    }
+}
+
+/// The world a case runs in, staged under a temporary root that stands for `/`.
+struct Stage {
+    root: Option<tempfile::TempDir>,
+    cwd: String,
+    project_root: Option<String>,
+    trusted: bool,
+}
+
+impl Stage {
+    fn map(&self, s: &str) -> String {
+        match &self.root {
+            None => s.to_owned(),
+            Some(r) => {
+                let r = r.path().display().to_string();
+                s.replace("/w/", &format!("{r}/w/"))
+                    .replace("/home/u", &format!("{r}/home/u"))
+            }
+        }
+    }
+
+    fn map_value(&self, v: &Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(self.map(s)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.map_value(x)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (k.clone(), self.map_value(x)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+}
+
+/// Stage the setup forms CONTRACT.md lists; `Err` names a form this runner does not stage
+/// (those the contract lets a runner skip: other file systems, sandboxes, MCP catalogues, races).
+fn stage(setup: &str, input: &Value, cwd: &str) -> Result<Stage, String> {
+    let mut st = Stage {
+        root: None,
+        cwd: cwd.to_owned(),
+        project_root: None,
+        trusted: true,
+    };
+    if setup.trim().is_empty() {
+        return Ok(st);
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let r = dir.path().to_path_buf();
+    st.root = Some(dir);
+    let at = |p: &str| r.join(p.trim_start_matches('/'));
+    let io = |e: std::io::Error| e.to_string();
+    let link = regex::Regex::new(r"^(\S+) -> (\S+)$").map_err(|e| e.to_string())?;
+    let hard = regex::Regex::new(r"^(\S+) is a hard link \(nlink=2\) to (\S+)$")
+        .map_err(|e| e.to_string())?;
+    let exe = regex::Regex::new(r"^(\S+) is an executable file written by the agent$")
+        .map_err(|e| e.to_string())?;
+    let scripts =
+        regex::Regex::new(r#"^(\S+) scripts\.(\w+) = "(.*)"$"#).map_err(|e| e.to_string())?;
+    let input_text = input.to_string();
+    std::fs::create_dir_all(at("/w/p")).map_err(io)?;
+    std::fs::create_dir_all(at("/home/u")).map_err(io)?;
+    for item in setup.split(';').map(str::trim).filter(|i| !i.is_empty()) {
+        if let Some(c) = link.captures(item) {
+            let (from, to) = (&c[1], &c[2]);
+            let target = at(to);
+            if !target.exists() {
+                // The link is a directory when the input reaches through it.
+                let as_dir = input_text.contains(&format!("{from}/"));
+                if as_dir {
+                    std::fs::create_dir_all(&target).map_err(io)?;
+                } else {
+                    std::fs::create_dir_all(target.parent().unwrap_or(&r)).map_err(io)?;
+                    std::fs::write(&target, "staged\n").map_err(io)?;
+                }
+            }
+            let l = at(from);
+            std::fs::create_dir_all(l.parent().unwrap_or(&r)).map_err(io)?;
+            std::os::unix::fs::symlink(&target, &l).map_err(io)?;
+        } else if let Some(c) = hard.captures(item) {
+            let target = at(&c[2]);
+            std::fs::create_dir_all(target.parent().unwrap_or(&r)).map_err(io)?;
+            if !target.exists() {
+                std::fs::write(&target, "staged\n").map_err(io)?;
+            }
+            let l = at(&c[1]);
+            std::fs::create_dir_all(l.parent().unwrap_or(&r)).map_err(io)?;
+            std::fs::hard_link(&target, &l).map_err(io)?;
+        } else if let Some(c) = exe.captures(item) {
+            use std::os::unix::fs::PermissionsExt;
+            let f = at(&c[1]);
+            std::fs::create_dir_all(f.parent().unwrap_or(&r)).map_err(io)?;
+            std::fs::write(&f, "#!/bin/sh\necho staged\n").map_err(io)?;
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+        } else if let Some(c) = scripts.captures(item) {
+            let f = at(&format!("{}/{}", cwd, &c[1]));
+            let json = serde_json::json!({"scripts": {c[2].to_owned(): c[3].to_owned()}});
+            std::fs::write(&f, json.to_string()).map_err(io)?;
+        } else if let Some(p) = item.strip_prefix("project root ") {
+            std::fs::create_dir_all(at(p)).map_err(io)?;
+            st.project_root = Some(p.to_owned());
+        } else if let Some(p) = item.strip_prefix("session cwd ") {
+            std::fs::create_dir_all(at(p)).map_err(io)?;
+            st.cwd = p.to_owned();
+        } else if item == "workspace not yet trusted" {
+            st.trusted = false;
+        } else {
+            return Err(format!(
+                "setup not staged (outside this project's scope): {item}"
+            ));
+        }
+    }
+    Ok(st)
+}
+
+fn run_case(case: &Value) -> Outcome {
+    let tool = case["tool"].as_str().unwrap_or_default();
+    let mut input = case["input"].clone();
+    if input.get("hook").is_some() {
+        return Outcome::Skip("needs hooks (the hooks issue)".into());
+    }
+    // `context` says where the call comes from (a subagent, say); it is not tool input.
+    if let Value::Object(o) = &mut input {
+        o.remove("context");
+    }
+    let policy = &case["policy"];
+    let setup = policy["setup"].as_str().unwrap_or_default();
+    let stage = match stage(setup, &input, policy["cwd"].as_str().unwrap_or("/w/p")) {
+        Ok(s) => s,
+        Err(why) => return Outcome::Skip(why),
+    };
+    let input = stage.map_value(&input);
+    let registry = match builtin_tools::registry() {
+        Ok(r) => r,
+        Err(e) => return Outcome::Skip(format!("registry: {e}")),
+    };
+    let Lookup::Found(found) = registry.lookup(tool, &|_| true) else {
+        return Outcome::Skip(format!("tool {tool} does not exist in the project"));
+    };
+    let mut b = PolicyBuilder::new();
+    b.trust_project(stage.trusted);
+    for (key, list) in [
+        ("allow", RuleList::Allow),
+        ("ask", RuleList::Ask),
+        ("deny", RuleList::Deny),
+    ] {
+        for r in policy[key]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            let (text, layer) = layer_of(r);
+            let text = stage.map(text);
+            if let Err(e) = b.rule(list, &text, layer, None) {
+                return Outcome::Skip(format!("rule not loadable: {e}"));
+            }
+        }
+    }
+    let built = b.build();
+    let root = stage
+        .project_root
+        .clone()
+        .unwrap_or_else(|| stage.cwd.clone());
+    let mut ctx = ToolContext::new(
+        PathBuf::from(stage.map(&root)),
+        PathBuf::from(stage.map("/home/u")),
+        "/nonexistent/toolgate-security/tool-results",
+    );
+    ctx.cwd = tool_core::normalize(&PathBuf::from(stage.map(&stage.cwd)));
+    if let Some(m) = policy["mode"].as_str() {
+        match m.parse::<PermissionMode>() {
+            Ok(mode) => ctx.permission_mode = mode,
+            Err(e) => return Outcome::Skip(format!("mode: {e}")),
+        }
+    }
+    let input = match found.schema.check(&input) {
+        Ok(v) => found.tool.normalize_input(v),
+        Err(e) => {
+            return Outcome::Skip(format!(
+                "input does not pass the schema: {}",
+                e.render(tool)
+            ));
+        }
+    };
+    let subject = found.tool.permission_subject(&input, &ctx);
+    let request = PermissionRequest {
+        tool_name: found.name(),
+        input: &input,
+        subject: &subject,
+        read_only: found.tool.is_read_only(&input),
+        requires_user_interaction: found.tool.requires_user_interaction(),
+        ctx: &ctx,
+    };
+    Outcome::Got(built.decide(&request).verdict)
+}
+
+fn parse_verdict(s: &str) -> Option<Verdict> {
+    match s {
+        "allow" => Some(Verdict::Allow),
+        "ask" => Some(Verdict::Ask),
+        "deny" => Some(Verdict::Deny),
+        _ => None,
+    }
+}
+
+/// Run every case of `file`; print one line each and the summary. Returns (passed, failed,
+/// skipped, unsafe).
+pub fn run(file: &Path) -> anyhow::Result<(usize, usize, usize, usize)> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let (mut pass, mut fail, mut skip, mut unsafe_) = (0, 0, 0, 0);
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let case: Value =
+            serde_json::from_str(line).with_context(|| format!("{}:{}", file.display(), n + 1))?;
+        let id = case["id"].as_str().unwrap_or("?");
+        let expected = case["expected"].as_str().unwrap_or("?");
+        match run_case(&case) {
+            Outcome::Skip(why) => {
+                skip += 1;
+                println!("{id} expected={expected} SKIP: {why}");
+            }
+            Outcome::Got(got) => {
+                let ok = parse_verdict(expected) == Some(got);
+                let dangerous = got == Verdict::Allow && matches!(expected, "deny" | "ask");
+                if ok {
+                    pass += 1;
+                } else {
+                    fail += 1;
+                }
+                if dangerous {
+                    unsafe_ += 1;
+                }
+                println!(
+                    "{id} expected={expected} got={got} {}{}",
+                    if ok { "PASS" } else { "FAIL" },
+                    if dangerous { " UNSAFE" } else { "" }
+                );
+            }
+        }
+    }
+    Ok((pass, fail, skip, unsafe_))
+}
