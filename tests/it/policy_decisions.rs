@@ -241,7 +241,7 @@ fn decisions_explain_the_rule_and_its_file() {
     let file = sb.path(".claude/settings.json");
     sb.write(
         ".claude/settings.json",
-        r#"{"permissions": {"allow": ["Edit"], "deny": ["WebFetch"]}}"#,
+        "{\n  \"permissions\": {\n    \"deny\": [\"WebFetch\"],\n    \"allow\": [\"Edit\"]\n  }\n}\n",
     );
     let mut b = PolicyBuilder::new();
     b.trust_project(true)
@@ -263,7 +263,7 @@ fn decisions_explain_the_rule_and_its_file() {
     assert_eq!(
         d.reason.to_string(),
         format!(
-            "allow rule `Edit` from project settings ({})",
+            "allow rule `Edit` from project settings ({}:4)",
             file.display()
         )
     );

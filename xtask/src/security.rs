@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use serde_json::Value;
-use tool_core::{
-    Lookup, PermissionMode, PermissionPolicy, PermissionRequest, RuleList, ToolContext, Verdict,
-};
+use tool_core::{Lookup, PermissionMode, RuleList, ToolContext, Verdict};
 use tool_permissions::{Layer, PolicyBuilder};
 
 enum Outcome {
@@ -172,9 +170,9 @@ fn run_case(case: &Value) -> Outcome {
         Ok(r) => r,
         Err(e) => return Outcome::Skip(format!("registry: {e}")),
     };
-    let Lookup::Found(found) = registry.lookup(tool, &|_| true) else {
+    if !matches!(registry.lookup(tool, &|_| true), Lookup::Found(_)) {
         return Outcome::Skip(format!("tool {tool} does not exist in the project"));
-    };
+    }
     let mut b = PolicyBuilder::new();
     b.trust_project(stage.trusted);
     for (key, list) in [
@@ -212,25 +210,10 @@ fn run_case(case: &Value) -> Outcome {
             Err(e) => return Outcome::Skip(format!("mode: {e}")),
         }
     }
-    let input = match found.schema.check(&input) {
-        Ok(v) => found.tool.normalize_input(v),
-        Err(e) => {
-            return Outcome::Skip(format!(
-                "input does not pass the schema: {}",
-                e.render(tool)
-            ));
-        }
-    };
-    let subject = found.tool.permission_subject(&input, &ctx);
-    let request = PermissionRequest {
-        tool_name: found.name(),
-        input: &input,
-        subject: &subject,
-        read_only: found.tool.is_read_only(&input),
-        requires_user_interaction: found.tool.requires_user_interaction(),
-        ctx: &ctx,
-    };
-    Outcome::Got(built.decide(&request).verdict)
+    match toolgate::check::decide(&registry, &built, tool, &input, &ctx) {
+        Ok(d) => Outcome::Got(d.verdict),
+        Err(e) => Outcome::Skip(format!("input does not pass the schema: {e}")),
+    }
 }
 
 fn parse_verdict(s: &str) -> Option<Verdict> {

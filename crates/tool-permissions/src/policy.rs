@@ -108,13 +108,16 @@ pub struct RuleEntry {
     pub file: Option<PathBuf>,
     /// How its content is matched.
     pub matcher: RuleMatcher,
+    /// The 1-based line of the file it was written on, when known.
+    pub line: Option<usize>,
 }
 
 impl RuleEntry {
     fn source(&self) -> String {
-        match &self.file {
-            Some(f) => format!("{} settings ({})", self.layer, f.display()),
-            None => format!("{} settings", self.layer),
+        match (&self.file, self.line) {
+            (Some(f), Some(l)) => format!("{} settings ({}:{l})", self.layer, f.display()),
+            (Some(f), None) => format!("{} settings ({})", self.layer, f.display()),
+            _ => format!("{} settings", self.layer),
         }
     }
 
@@ -212,6 +215,7 @@ impl PolicyBuilder {
             layer,
             file: file.map(Path::to_path_buf),
             matcher,
+            line: None,
         });
         Ok(self)
     }
@@ -255,7 +259,15 @@ impl PolicyBuilder {
             column: e.column(),
             message: e.to_string(),
         })?;
-        self.claude_settings(&value, layer, Some(path), base)
+        let first = self.entries.len();
+        self.claude_settings(&value, layer, Some(path), base)?;
+        for e in &mut self.entries[first..] {
+            let quoted = serde_json::to_string(&e.text).unwrap_or_default();
+            e.line = text
+                .find(&quoted)
+                .map(|at| text[..at].matches('\n').count() + 1);
+        }
+        Ok(self)
     }
 
     /// Load the `permissions` object of Claude Code settings given as a value.

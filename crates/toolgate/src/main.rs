@@ -7,7 +7,6 @@ use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
 use tool_core::{PermissionMode, ToolContext};
 use tool_orchestrator::Session;
-use tool_permissions::{Layer, PolicyBuilder};
 use toolgate::{demo, scenario, transcript};
 
 #[derive(Parser)]
@@ -23,6 +22,29 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Print the permission decision for one call, and why: the rule (its file and line) or the
+    /// built-in check that decided.
+    Check {
+        /// The tool's name, e.g. Bash.
+        tool: String,
+        /// The tool's input as JSON, e.g. '{"command": "curl x"}'.
+        input: String,
+        /// The workspace whose policy applies (default: the current directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// A Claude Code settings file to load as command-line policy.
+        #[arg(long)]
+        settings: Option<PathBuf>,
+        /// The permission mode (default: the settings' defaultMode).
+        #[arg(long)]
+        mode: Option<String>,
+        /// Apply the workspace's own allow rules.
+        #[arg(long)]
+        trust_project: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the built-in demo (a Read → Edit session in a temporary directory).
     Demo,
     /// Run a transcript (a JSON list of turns of tool_use blocks) against a workspace, or an
@@ -56,6 +78,43 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
+        Some(Command::Check {
+            tool,
+            input,
+            dir,
+            settings,
+            mode,
+            trust_project,
+            json,
+        }) => {
+            let input: serde_json::Value =
+                serde_json::from_str(&input).context("the input is not JSON")?;
+            let ws = std::fs::canonicalize(dir.unwrap_or(std::env::current_dir()?))?;
+            let home = std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| ws.clone());
+            let policy =
+                toolgate::check::load_policy(&ws, &home, settings.as_deref(), trust_project)?;
+            let mut ctx = ToolContext::new(&ws, &home, ws.join(".toolgate-check-results"));
+            ctx.permission_mode = match mode {
+                Some(m) => m.parse()?,
+                None => policy.default_mode().unwrap_or(PermissionMode::Default),
+            };
+            ctx.working_dirs
+                .extend(policy.additional_directories().iter().cloned());
+            let registry = builtin_tools::registry()?;
+            let d = toolgate::check::decide(&registry, &policy, &tool, &input, &ctx)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&d)?);
+            } else {
+                println!("{}", d.verdict);
+                if !d.message.is_empty() {
+                    println!("  message: {}", d.message);
+                }
+                println!("  because: {}", d.reason);
+            }
+            Ok(())
+        }
         None | Some(Command::Demo) => {
             print!("{}", demo::run().await?);
             Ok(())
@@ -84,18 +143,13 @@ async fn main() -> anyhow::Result<()> {
             let home = std::env::var_os("HOME")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| ws.clone());
-            let mut b = PolicyBuilder::new();
-            b.trust_project(trust_project);
-            b.claude_settings_file(&home.join(".claude/settings.json"), Layer::User, &home)?;
-            b.claude_settings_file(&ws.join(".claude/settings.json"), Layer::Project, &ws)?;
-            b.claude_settings_file(&ws.join(".claude/settings.local.json"), Layer::Local, &ws)?;
-            if let Some(s) = &settings {
-                if !s.exists() {
-                    bail!("settings file {} does not exist", s.display());
-                }
-                b.claude_settings_file(s, Layer::CommandLine, s.parent().unwrap_or(&ws))?;
+            if let Some(s) = &settings
+                && !s.exists()
+            {
+                bail!("settings file {} does not exist", s.display());
             }
-            let policy = b.build();
+            let policy =
+                toolgate::check::load_policy(&ws, &home, settings.as_deref(), trust_project)?;
             let data = std::env::var_os("XDG_DATA_HOME")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| home.join(".local/share"));

@@ -159,6 +159,15 @@ impl Scenario {
                 "--tools" => {
                     args.next();
                 }
+                "--permission-mode" => {
+                    if args
+                        .next()
+                        .and_then(|m| m.parse::<PermissionMode>().ok())
+                        .is_none()
+                    {
+                        return Some("a --permission-mode this engine does not know".into());
+                    }
+                }
                 other => return Some(format!("CLI argument `{other}`")),
             }
         }
@@ -175,6 +184,15 @@ impl Scenario {
             }
         }
         None
+    }
+
+    /// The mode given with `--permission-mode` (it beats the settings' `defaultMode`).
+    fn cli_permission_mode(&self) -> Option<PermissionMode> {
+        let i = self
+            .cli_args
+            .iter()
+            .position(|a| a == "--permission-mode")?;
+        self.cli_args.get(i + 1)?.parse().ok()
     }
 
     fn offered_tools(&self) -> Option<Vec<String>> {
@@ -666,7 +684,10 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
     )
     .map_err(setup_error)?;
     let policy = b.build();
-    ctx.permission_mode = policy.default_mode().unwrap_or(PermissionMode::Default);
+    ctx.permission_mode = s
+        .cli_permission_mode()
+        .or(policy.default_mode())
+        .unwrap_or(PermissionMode::Default);
     ctx.working_dirs
         .extend(policy.additional_directories().iter().cloned());
     let registry = builtin_tools::registry().map_err(|e| RunError::Failed(e.to_string()))?;

@@ -1,0 +1,154 @@
+//! Properties of the decision lattice over random rule sets: a hook's allow never lifts a
+//! rule's deny or ask, a hook's deny always denies, and the order of rules within and across
+//! layers never changes a decision.
+
+use proptest::prelude::*;
+use serde_json::json;
+use tool_core::{
+    DecisionReason, HookDecision, PermissionPolicy, PermissionRequest, PermissionSubject, RuleList,
+    ToolContext, Verdict,
+};
+use tool_permissions::{Layer, PolicyBuilder};
+
+const RULES: &[&str] = &[
+    "Bash",
+    "Read",
+    "Edit",
+    "Write",
+    "Bash(curl:*)",
+    "Bash(git *)",
+    "Bash(rm -rf *)",
+    "Bash(ls:*)",
+    "Read(./secret/**)",
+    "Read(~/.ssh/**)",
+    "Edit(/src/**)",
+    "Edit(./docs/*.md)",
+    "Write(//etc/**)",
+];
+const LAYERS: &[Layer] = &[
+    Layer::Managed,
+    Layer::CommandLine,
+    Layer::Local,
+    Layer::Project,
+    Layer::User,
+];
+const LISTS: &[RuleList] = &[RuleList::Allow, RuleList::Ask, RuleList::Deny];
+
+fn calls() -> Vec<(&'static str, PermissionSubject, bool)> {
+    let bash = |c: &str| {
+        (
+            "Bash",
+            PermissionSubject::ShellCommand(c.to_owned()),
+            tool_shell::is_read_only(c),
+        )
+    };
+    vec![
+        bash("curl https://x.example"),
+        bash("git status"),
+        bash("rm -rf build"),
+        bash("ls -la && cat secret/a.txt"),
+        bash("echo hi > out.txt"),
+        (
+            "Read",
+            PermissionSubject::ReadPaths(vec!["/w/p/secret/a.txt".into()]),
+            true,
+        ),
+        (
+            "Read",
+            PermissionSubject::ReadPaths(vec!["/home/u/.ssh/id_rsa".into()]),
+            true,
+        ),
+        (
+            "Read",
+            PermissionSubject::ReadPaths(vec!["/w/p/src/lib.rs".into()]),
+            true,
+        ),
+        (
+            "Edit",
+            PermissionSubject::WritePaths(vec!["/w/p/src/lib.rs".into()]),
+            false,
+        ),
+        (
+            "Edit",
+            PermissionSubject::WritePaths(vec!["/w/p/docs/a.md".into()]),
+            false,
+        ),
+        (
+            "Write",
+            PermissionSubject::WritePaths(vec!["/etc/passwd".into()]),
+            false,
+        ),
+        (
+            "Write",
+            PermissionSubject::WritePaths(vec!["/w/p/.git/config".into()]),
+            false,
+        ),
+    ]
+}
+
+fn build(rules: &[(usize, usize, usize)]) -> tool_permissions::Policy {
+    let mut b = PolicyBuilder::new();
+    b.trust_project(true);
+    for &(r, l, list) in rules {
+        b.rule(LISTS[list], RULES[r], LAYERS[l], None)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    b.build()
+}
+
+fn ctx() -> ToolContext {
+    ToolContext::new("/w/p", "/home/u", "/nonexistent/results")
+}
+
+fn rule_strategy() -> impl Strategy<Value = Vec<(usize, usize, usize)>> {
+    prop::collection::vec((0..RULES.len(), 0..LAYERS.len(), 0..LISTS.len()), 0..10)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_hook_allow_never_lifts_a_rule(rules in rule_strategy(), hook in 0..3usize) {
+        let policy = build(&rules);
+        let ctx = ctx();
+        let input = json!({});
+        for (tool, subject, read_only) in calls() {
+            let req = PermissionRequest { tool_name: tool, input: &input, subject: &subject, read_only, requires_user_interaction: false, ctx: &ctx };
+            let base = policy.decide(&req);
+            let verdict = [Verdict::Allow, Verdict::Ask, Verdict::Deny][hook];
+            let with_hook = policy.resolve_with_hook(&req, Some(&HookDecision { verdict, reason: None, hook: "h".into() }));
+            match verdict {
+                Verdict::Deny => prop_assert_eq!(with_hook.verdict, Verdict::Deny),
+                Verdict::Ask => prop_assert!(with_hook.verdict >= Verdict::Ask),
+                Verdict::Allow => {
+                    if base.reason == DecisionReason::NotGranted {
+                        prop_assert_eq!(with_hook.verdict, Verdict::Allow);
+                    } else {
+                        prop_assert_eq!(with_hook.verdict, base.verdict, "{} {:?}: {:?}", tool, subject, base.reason);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rule_order_never_changes_a_decision(rules in rule_strategy().prop_shuffle(), seed in any::<u64>()) {
+        let policy = build(&rules);
+        let mut shuffled = rules.clone();
+        // A deterministic permutation from the seed.
+        let n = shuffled.len();
+        let mut s = seed;
+        for i in (1..n).rev() {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            shuffled.swap(i, (s >> 33) as usize % (i + 1));
+        }
+        let other = build(&shuffled);
+        let ctx = ctx();
+        let input = json!({});
+        for (tool, subject, read_only) in calls() {
+            let req = PermissionRequest { tool_name: tool, input: &input, subject: &subject, read_only, requires_user_interaction: false, ctx: &ctx };
+            prop_assert_eq!(policy.decide(&req).verdict, other.decide(&req).verdict, "{} {:?}", tool, subject);
+            prop_assert_eq!(policy.removes_tool(tool), other.removes_tool(tool));
+        }
+    }
+}
