@@ -18,6 +18,7 @@ fn policy(rules: &[(RuleList, &str)]) -> Arc<tool_permissions::Policy> {
 }
 
 const DENIED: &str = "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>";
+const READ_DENIED_WRITE: &str = "<tool_use_error>File is covered by a Read deny rule in your permission settings and cannot be written.</tool_use_error>";
 
 #[tokio::test]
 async fn read_deny_covers_every_reading_tool_and_writes() {
@@ -38,7 +39,7 @@ async fn read_deny_covers_every_reading_tool_and_writes() {
         .await
         .content
         .to_text(),
-        DENIED
+        READ_DENIED_WRITE
     );
     assert_eq!(
         call(

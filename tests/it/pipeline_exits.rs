@@ -142,7 +142,10 @@ async fn denied_by_rule_and_refused_ask() {
     );
     assert_eq!(
         o.content.to_text(),
-        "Permission to use Picky has been denied because Claude is running in don't ask mode."
+        format!(
+            "Permission to use Picky has been denied because Claude Code is running in don't ask mode. {}",
+            tool_core::texts::DENIAL_WORKAROUND_GUIDANCE
+        )
     );
     // An ask rule beats an allow rule.
     let mut s = sb

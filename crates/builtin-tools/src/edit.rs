@@ -19,6 +19,8 @@ pub(crate) const UNEXPECTEDLY_MODIFIED: &str =
     "File has been unexpectedly modified. Read it again before attempting to write it.";
 pub(crate) const DENIED: &str =
     "File is in a directory that is denied by your permission settings.";
+pub(crate) const READ_DENIED_WRITE: &str =
+    "File is covered by a Read deny rule in your permission settings and cannot be written.";
 pub(crate) const STATE_CURRENT: &str =
     " (file state is current in your context — no need to Read it back)";
 pub(crate) const CHANGED_ON_DISK: &str = " (note: the file had been modified on disk since you last read it — the edit applied cleanly, but the file contains other changes not in your context. Read it before edits that depend on surrounding content.)";
@@ -163,6 +165,9 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
     let path = ctx.resolve_path(&input.file_path);
     if ctx.path_policy.edit_denied(&path, ctx) {
         return Err(ValidationFailure::new(2, DENIED));
+    }
+    if ctx.path_policy.read_denied(&path, ctx) {
+        return Err(ValidationFailure::new(2, READ_DENIED_WRITE));
     }
     if let Ok(meta) = std::fs::metadata(&path)
         && meta.len() > MAX_EDIT_FILE_BYTES

@@ -9,7 +9,7 @@ use tool_core::{
 };
 
 use crate::edit::{
-    DENIED, MODIFIED_SINCE_READ, NOT_READ, STATE_CURRENT, UNEXPECTEDLY_MODIFIED,
+    DENIED, MODIFIED_SINCE_READ, NOT_READ, READ_DENIED_WRITE, STATE_CURRENT, UNEXPECTEDLY_MODIFIED,
     changed_since_seen, structured_patch,
 };
 use crate::text_file::{self, Encoding, LineEnding, LoadError};
@@ -37,6 +37,9 @@ fn check(input: &WriteInput, ctx: &ToolContext) -> Result<(), ValidationFailure>
     let path = ctx.resolve_path(&input.file_path);
     if ctx.path_policy.edit_denied(&path, ctx) {
         return Err(ValidationFailure::new(1, DENIED));
+    }
+    if ctx.path_policy.read_denied(&path, ctx) {
+        return Err(ValidationFailure::new(1, READ_DENIED_WRITE));
     }
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,

@@ -43,6 +43,9 @@ pub struct ToolContext {
     pub task_output_dir: PathBuf,
     /// The agent's name in texts that mention it ("Claude requested permissions ...").
     pub agent_name: String,
+    /// The product's name in texts that mention it ("... because Claude Code is running in
+    /// don't ask mode").
+    pub product_name: String,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -87,6 +90,7 @@ impl ToolContext {
             path_policy: Arc::new(NoPathRules),
             tool_results_dir,
             agent_name: "Claude".to_owned(),
+            product_name: "Claude Code".to_owned(),
         }
     }
 

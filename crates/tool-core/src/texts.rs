@@ -13,6 +13,9 @@ pub const REJECT_WITH_FEEDBACK_PREFIX: &str = "The user doesn't want to proceed 
 /// The error of a call interrupted while it ran.
 pub const INTERRUPTED_FOR_TOOL_USE: &str = "[Request interrupted by user for tool use]";
 
+/// Appended to a denial the user did not make in person (don't-ask mode, no way to prompt).
+pub const DENIAL_WORKAROUND_GUIDANCE: &str = "IMPORTANT: You *may* attempt to accomplish this action using other tools that might naturally be used to accomplish this goal, e.g. using head instead of cat. But you *should not* attempt to work around this denial in malicious ways, e.g. do not use your ability to run tests to execute non-test actions. You should only try to work around this restriction in reasonable ways that do not attempt to bypass the intent behind this denial. If you believe this capability is essential to complete the user's request, STOP and explain to the user what you were trying to do and why you need this permission. Let the user decide how to proceed.";
+
 /// Wrap a message in `<tool_use_error>` as Claude Code does for validation failures.
 pub fn wrap_tool_use_error(message: &str) -> String {
     format!("<tool_use_error>{message}</tool_use_error>")

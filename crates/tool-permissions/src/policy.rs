@@ -568,12 +568,26 @@ impl PermissionPolicy for Policy {
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
         let decision = self.decide_before_mode_post(request);
         if decision.verdict == tool_core::Verdict::Ask
+            && request.ctx.permission_mode == PermissionMode::Plan
+            && let PermissionSubject::WritePaths(paths) = request.subject
+            && let Some(p) = paths.first()
+        {
+            return Decision::deny(
+                format!("Cannot write to {} while in plan mode.", p.display()),
+                DecisionReason::Mode {
+                    mode: PermissionMode::Plan,
+                },
+            );
+        }
+        if decision.verdict == tool_core::Verdict::Ask
             && request.ctx.permission_mode == PermissionMode::DontAsk
         {
             return Decision::deny(
                 format!(
-                    "Permission to use {} has been denied because {} is running in don't ask mode.",
-                    request.tool_name, request.ctx.agent_name
+                    "Permission to use {} has been denied because {} is running in don't ask mode. {}",
+                    request.tool_name,
+                    request.ctx.product_name,
+                    tool_core::texts::DENIAL_WORKAROUND_GUIDANCE
                 ),
                 DecisionReason::Mode {
                     mode: PermissionMode::DontAsk,
@@ -733,7 +747,11 @@ impl Policy {
         if let Some(e) = self.find(RuleList::Allow, tool) {
             return Decision::allow(e.reason());
         }
-        Decision::ask(Self::ask_message(request), DecisionReason::NotGranted)
+        let message = match request.subject {
+            PermissionSubject::ShellCommand(_) => "This command requires approval".to_owned(),
+            _ => Self::ask_message(request),
+        };
+        Decision::ask(message, DecisionReason::NotGranted)
     }
 }
 
@@ -829,8 +847,9 @@ pub fn protected(path: &Path) -> Option<Protection> {
         .then_some(Protection::SensitiveFile)
 }
 
-/// The path seam tools ask: a `Read(...)` deny hides a path from every reading tool, and (as
-/// in current Claude Code) blocks writing it too; an `Edit(...)` deny blocks writing.
+/// The path seam tools ask: a `Read(...)` deny hides a path from every reading tool (and the
+/// writing tools refuse it too, as current Claude Code does, with their own text); an
+/// `Edit(...)` deny blocks writing.
 impl PathPolicy for Policy {
     fn read_denied(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
         self.path_rule(RuleList::Deny, PathFamily::Read, path, ctx)
@@ -840,7 +859,6 @@ impl PathPolicy for Policy {
     fn edit_denied(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
         self.path_rule(RuleList::Deny, PathFamily::Edit, path, ctx)
             .is_some()
-            || self.read_denied(path, ctx)
     }
 }
 
