@@ -39,7 +39,7 @@ async fn read_deny_covers_every_reading_tool_and_writes() {
         .await
         .content
         .to_text(),
-        READ_DENIED_WRITE
+        DENIED
     );
     assert_eq!(
         call(
@@ -50,7 +50,7 @@ async fn read_deny_covers_every_reading_tool_and_writes() {
         .await
         .content
         .to_text(),
-        DENIED
+        READ_DENIED_WRITE
     );
     let grep = call(&mut s, "Grep", json!({"pattern": "needle"}))
         .await
