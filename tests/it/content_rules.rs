@@ -298,3 +298,17 @@ async fn bash_allow_rules_need_every_unit() {
         assert_eq!(decide(cmd), want, "{cmd}");
     }
 }
+
+#[tokio::test]
+async fn over_budget_and_raw_cr_lines_never_allow() {
+    let sb = Sandbox::new();
+    let mut s = sb
+        .builder(&["Bash"])
+        .policy(policy(&[(RuleList::Allow, "Bash")]))
+        .build();
+    let many = vec!["true"; 100].join(" && ");
+    for cmd in [many.as_str(), "echo a\rrm -rf x"] {
+        let o = call(&mut s, "Bash", json!({"command": cmd})).await;
+        assert_eq!(o.stage, Stage::Permission, "{cmd:?}");
+    }
+}

@@ -483,6 +483,18 @@ impl Policy {
                 },
             ));
         };
+        // Budgets and characters that parsers disagree on: never allow (deny rules applied above).
+        if command.len() > MAX_COMMAND_BYTES
+            || line.commands.len() > MAX_UNITS
+            || command.contains(['\r', '\0'])
+        {
+            return Some(Decision::ask(
+                Self::ask_message(request),
+                DecisionReason::Check {
+                    name: "a command line over the analysis budget or with raw CR/NUL".into(),
+                },
+            ));
+        }
         let touched = crate::shell_policy::touches(&line, ctx);
         let find = |family: PathFamily, p: &Path| self.path_rule(RuleList::Deny, family, p, ctx);
         if let Some((e, _)) = crate::shell_policy::denied_path(&touched, ctx, &find) {
@@ -774,6 +786,11 @@ fn shell_paths_inside(line: &tool_shell::CommandLine, ctx: &tool_core::ToolConte
         })
     })
 }
+
+/// Longest command line analysed for an allow.
+const MAX_COMMAND_BYTES: usize = 16 * 1024;
+/// Most simple commands in one line analysed for an allow.
+const MAX_UNITS: usize = 64;
 
 /// Why a path is protected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
