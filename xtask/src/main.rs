@@ -28,7 +28,7 @@ enum Task {
     },
     /// Run a benchmark and print the figures beside the reference tool's (`read`).
     Bench {
-        /// Which benchmark: read or grep.
+        /// Which benchmark: read, grep or rules.
         which: String,
         /// Size of the generated file in MiB (read; default 1024).
         #[arg(long, default_value_t = 1024)]
@@ -74,7 +74,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Task::Bench { which, size_mib } => match which.as_str() {
             "read" => bench::read(size_mib).await,
             "grep" => bench::grep().await,
-            other => bail!("unknown benchmark `{other}` (available: read, grep)"),
+            "rules" => bench::rules(),
+            other => bail!("unknown benchmark `{other}` (available: read, grep, rules)"),
         },
         Task::Security { cases } => {
             let file =
