@@ -463,7 +463,16 @@ pub fn rules() -> anyhow::Result<()> {
         let root = crate::workspace_root();
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
-            .args(["run", "--release", "--quiet", "-p", "xtask", "--", "bench", "rules"])
+            .args([
+                "run",
+                "--release",
+                "--quiet",
+                "-p",
+                "xtask",
+                "--",
+                "bench",
+                "rules",
+            ])
             .current_dir(root)
             .status()?;
         if !status.success() {
@@ -471,7 +480,9 @@ pub fn rules() -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    use tool_core::{PermissionPolicy, PermissionRequest, PermissionSubject, RuleList, ToolContext};
+    use tool_core::{
+        PermissionPolicy, PermissionRequest, PermissionSubject, RuleList, ToolContext,
+    };
     use tool_permissions::{Layer, PolicyBuilder};
     let dir = tempfile::tempdir()?;
     let ws = std::fs::canonicalize(dir.path())?.join("ws");
@@ -497,15 +508,48 @@ pub fn rules() -> anyhow::Result<()> {
     };
     let calls: Vec<(&str, PermissionSubject, bool)> = (0..10_000)
         .map(|i| match i % 4 {
-            0 => ("Read", PermissionSubject::ReadPaths(vec![ws.join(format!("dir{}/sub/file{}.rs", i % 50, i % 50))]), true),
-            1 => ("Edit", PermissionSubject::WritePaths(vec![ws.join(format!("link1/sub/new{i}.rs"))]), false),
-            2 => ("Bash", PermissionSubject::ShellCommand(format!("tool{} --x && ls dir{}", i % 1000, i % 50)), false),
-            _ => ("Bash", PermissionSubject::ShellCommand(format!("git status && cmd{} a b --flag", i % 1000)), false),
+            0 => (
+                "Read",
+                PermissionSubject::ReadPaths(vec![ws.join(format!(
+                    "dir{}/sub/file{}.rs",
+                    i % 50,
+                    i % 50
+                ))]),
+                true,
+            ),
+            1 => (
+                "Edit",
+                PermissionSubject::WritePaths(vec![ws.join(format!("link1/sub/new{i}.rs"))]),
+                false,
+            ),
+            2 => (
+                "Bash",
+                PermissionSubject::ShellCommand(format!(
+                    "tool{} --x && ls dir{}",
+                    i % 1000,
+                    i % 50
+                )),
+                false,
+            ),
+            _ => (
+                "Bash",
+                PermissionSubject::ShellCommand(format!(
+                    "git status && cmd{} a b --flag",
+                    i % 1000
+                )),
+                false,
+            ),
         })
         .collect();
     let input = serde_json::json!({});
-    println!("rules: {} calls (Read, Edit through a symlink, Bash compound lines) per policy size, one run", calls.len());
-    println!("{:>8} {:>14} {:>16} {:>10}", "rules", "total", "decisions/s", "vs 10");
+    println!(
+        "rules: {} calls (Read, Edit through a symlink, Bash compound lines) per policy size, one run",
+        calls.len()
+    );
+    println!(
+        "{:>8} {:>14} {:>16} {:>10}",
+        "rules", "total", "decisions/s", "vs 10"
+    );
     let mut base = None;
     for size in [10usize, 1_000, 10_000] {
         let mut b = PolicyBuilder::new();
@@ -517,7 +561,14 @@ pub fn rules() -> anyhow::Result<()> {
         let start = Instant::now();
         let mut denies = 0usize;
         for (tool, subject, read_only) in &calls {
-            let req = PermissionRequest { tool_name: tool, input: &input, subject, read_only: *read_only, requires_user_interaction: false, ctx: &ctx };
+            let req = PermissionRequest {
+                tool_name: tool,
+                input: &input,
+                subject,
+                read_only: *read_only,
+                requires_user_interaction: false,
+                ctx: &ctx,
+            };
             if policy.decide(&req).verdict == tool_core::Verdict::Deny {
                 denies += 1;
             }
@@ -525,7 +576,12 @@ pub fn rules() -> anyhow::Result<()> {
         let took = start.elapsed();
         let per = took.as_secs_f64() / calls.len() as f64;
         let ratio = per / *base.get_or_insert(per);
-        println!("{size:>8} {:>11.1} ms {:>16.0} {:>9.1}x   ({denies} denied)", took.as_secs_f64() * 1e3, 1.0 / per, ratio);
+        println!(
+            "{size:>8} {:>11.1} ms {:>16.0} {:>9.1}x   ({denies} denied)",
+            took.as_secs_f64() * 1e3,
+            1.0 / per,
+            ratio
+        );
     }
     println!("target: the 10,000-rule policy at most 3x the per-decision cost of the 10-rule one");
     Ok(())

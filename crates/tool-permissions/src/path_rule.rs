@@ -32,12 +32,67 @@ pub enum Anchor {
     Cwd,
 }
 
+impl Anchor {
+    /// The directory the anchor stands for in `ctx`.
+    pub fn dir<'a>(&'a self, ctx: &'a ToolContext) -> &'a Path {
+        match self {
+            Anchor::FilesystemRoot => Path::new("/"),
+            Anchor::Home => &ctx.home,
+            Anchor::ProjectRoot => &ctx.project_root,
+            Anchor::Directory(d) => d,
+            Anchor::Cwd => &ctx.cwd,
+        }
+    }
+}
+
+/// Many patterns with one anchor compiled into one matcher, so a decision costs one match per
+/// group however many rules there are.
+#[derive(Debug, Clone)]
+pub struct PathGroup {
+    anchor: Anchor,
+    matcher: Gitignore,
+    by_line: std::collections::HashMap<String, usize>,
+}
+
+impl PathGroup {
+    /// Compile `(entry index, pattern)` pairs sharing `anchor`.
+    pub fn build(anchor: Anchor, items: &[(usize, &PathPattern)]) -> Self {
+        let mut b = GitignoreBuilder::new("/");
+        let mut by_line = std::collections::HashMap::new();
+        for (i, p) in items {
+            // Each line was already accepted on its own, so adding it again cannot fail.
+            let _ = b.add_line(None, &p.line);
+            by_line.entry(p.line.clone()).or_insert(*i);
+        }
+        let matcher = b.build().unwrap_or_else(|_| Gitignore::empty());
+        Self {
+            anchor,
+            matcher,
+            by_line,
+        }
+    }
+
+    /// The entry index of a pattern covering `path` (absolute, normalised), if any.
+    pub fn matched(&self, path: &Path, is_dir: bool, ctx: &ToolContext) -> Option<usize> {
+        let rel = path.strip_prefix(self.anchor.dir(ctx)).ok()?;
+        if rel.as_os_str().is_empty() {
+            return None;
+        }
+        match self.matcher.matched_path_or_any_parents(rel, is_dir) {
+            Match::Ignore(glob) => self.by_line.get(glob.original()).copied(),
+            _ => None,
+        }
+    }
+}
+
 /// A compiled path pattern.
 #[derive(Debug, Clone)]
 pub struct PathPattern {
     /// Where it is anchored.
     pub anchor: Anchor,
     matcher: Gitignore,
+    /// The gitignore line it compiles to.
+    pub(crate) line: String,
 }
 
 impl PathPattern {
@@ -83,17 +138,15 @@ impl PathPattern {
         let matcher = b
             .build()
             .map_err(|e| format!("invalid path pattern: {e}"))?;
-        Ok(Self { anchor, matcher })
+        Ok(Self {
+            anchor,
+            matcher,
+            line,
+        })
     }
 
     fn anchor_dir<'a>(&'a self, ctx: &'a ToolContext) -> &'a Path {
-        match &self.anchor {
-            Anchor::FilesystemRoot => Path::new("/"),
-            Anchor::Home => &ctx.home,
-            Anchor::ProjectRoot => &ctx.project_root,
-            Anchor::Directory(d) => d,
-            Anchor::Cwd => &ctx.cwd,
-        }
+        self.anchor.dir(ctx)
     }
 
     /// Does the pattern cover `path` (absolute, normalised)? A path outside the anchor never

@@ -342,6 +342,7 @@ impl PolicyBuilder {
             tracing::warn!(rule = %e.text, source = %e.source(), "allow rule ignored: the project is not trusted");
         }
         Policy {
+            index: Arc::new(RuleIndex::build(&entries)),
             entries,
             ignored,
             default_mode: self.default_mode.map(|(_, m)| m),
@@ -357,6 +358,91 @@ pub struct Policy {
     ignored: Vec<RuleEntry>,
     default_mode: Option<PermissionMode>,
     additional_directories: Vec<PathBuf>,
+    index: Arc<RuleIndex>,
+}
+
+/// Content rules compiled for lookup: path rules as one matcher per (list, family, anchor),
+/// Bash rules bucketed by the first word of the command they match, so a decision's cost grows
+/// with the groups and buckets it touches, not with the number of rules.
+#[derive(Debug, Default)]
+struct RuleIndex {
+    paths: Vec<(RuleList, PathFamily, crate::path_rule::PathGroup)>,
+    shell: Vec<(
+        RuleList,
+        std::collections::HashMap<String, Vec<usize>>,
+        Vec<usize>,
+    )>,
+}
+
+impl RuleIndex {
+    fn build(entries: &[RuleEntry]) -> Self {
+        let mut groups: Vec<(
+            (RuleList, PathFamily, crate::path_rule::Anchor),
+            Vec<(usize, &PathPattern)>,
+        )> = Vec::new();
+        let mut shell: Vec<(
+            RuleList,
+            std::collections::HashMap<String, Vec<usize>>,
+            Vec<usize>,
+        )> = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            match &e.matcher {
+                RuleMatcher::Path { family, pattern } => {
+                    let key = (e.list, *family, pattern.anchor.clone());
+                    match groups.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, items)) => items.push((i, pattern)),
+                        None => groups.push((key, vec![(i, pattern)])),
+                    }
+                }
+                RuleMatcher::Shell(p) => {
+                    let slot = match shell.iter().position(|(l, _, _)| *l == e.list) {
+                        Some(s) => s,
+                        None => {
+                            shell.push((e.list, Default::default(), Vec::new()));
+                            shell.len() - 1
+                        }
+                    };
+                    let (_, by_word, any) = &mut shell[slot];
+                    match p.first_word() {
+                        Some(w) => by_word.entry(w.to_owned()).or_default().push(i),
+                        None => any.push(i),
+                    }
+                }
+                RuleMatcher::WholeTool => {}
+            }
+        }
+        let paths = groups
+            .into_iter()
+            .map(|((list, family, anchor), items)| {
+                (
+                    list,
+                    family,
+                    crate::path_rule::PathGroup::build(anchor, &items),
+                )
+            })
+            .collect();
+        Self { paths, shell }
+    }
+
+    /// Entry indices of `list` Bash rules that may match a form starting with `word`.
+    fn shell_candidates<'a>(
+        &'a self,
+        list: RuleList,
+        word: &str,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let word = word.to_owned();
+        self.shell
+            .iter()
+            .filter(move |(l, _, _)| *l == list)
+            .flat_map(move |(_, by_word, any)| {
+                by_word
+                    .get(&word)
+                    .into_iter()
+                    .flatten()
+                    .chain(any.iter())
+                    .copied()
+            })
+    }
 }
 
 impl Policy {
@@ -399,11 +485,27 @@ impl Policy {
         path: &Path,
         ctx: &tool_core::ToolContext,
     ) -> Option<&RuleEntry> {
-        let spellings = candidates(path);
-        self.entries.iter().find(|e| {
-            e.list == list
-                && matches!(&e.matcher, RuleMatcher::Path { family: f, pattern } if *f == family && spellings.iter().any(|p| pattern.matches(p, ctx)))
-        })
+        candidates(path)
+            .iter()
+            .find_map(|p| self.path_group_match(list, family, p, ctx))
+            .map(|i| &self.entries[i])
+    }
+
+    /// The lowest entry index of a `list`/`family` path rule covering this one spelling.
+    fn path_group_match(
+        &self,
+        list: RuleList,
+        family: PathFamily,
+        p: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
+        let is_dir = std::fs::metadata(p).is_ok_and(|m| m.is_dir());
+        self.index
+            .paths
+            .iter()
+            .filter(|(l, f, _)| *l == list && *f == family)
+            .filter_map(|(_, _, g)| g.matched(p, is_dir, ctx))
+            .min()
     }
 
     /// An allow path rule of `family` covering every spelling of `path`.
@@ -413,20 +515,34 @@ impl Policy {
         path: &Path,
         ctx: &tool_core::ToolContext,
     ) -> Option<&RuleEntry> {
-        let spellings = candidates(path);
-        self.entries.iter().find(|e| {
-            e.list == RuleList::Allow
-                && matches!(&e.matcher, RuleMatcher::Path { family: f, pattern } if *f == family && spellings.iter().all(|p| pattern.matches(p, ctx)))
-        })
+        let found: Option<Vec<usize>> = candidates(path)
+            .iter()
+            .map(|p| self.path_group_match(RuleList::Allow, family, p, ctx))
+            .collect();
+        found
+            .and_then(|v| v.into_iter().min())
+            .map(|i| &self.entries[i])
+    }
+
+    /// The first `list` Bash rule matching one of `forms`.
+    fn shell_match(&self, list: RuleList, forms: &[String]) -> Option<&RuleEntry> {
+        forms
+            .iter()
+            .filter_map(|form| {
+                let word = form.split(' ').next().unwrap_or("");
+                self.index
+                    .shell_candidates(list, word)
+                    .filter(|&i| matches!(&self.entries[i].matcher, RuleMatcher::Shell(p) if p.matches(form)))
+                    .min()
+            })
+            .min()
+            .map(|i| &self.entries[i])
     }
 
     /// An allow Bash rule matching a unit's plain form exactly as written (no global options
     /// skipped, nothing stripped but inert wrappers).
     fn shell_allow(&self, form: &str) -> Option<&RuleEntry> {
-        self.entries.iter().find(|e| {
-            e.list == RuleList::Allow
-                && matches!(&e.matcher, RuleMatcher::Shell(p) if p.matches(form))
-        })
+        self.shell_match(RuleList::Allow, &[form.to_owned()])
     }
 
     /// A deny from a content rule (a denied path, a Bash deny), if any.
@@ -550,10 +666,7 @@ impl Policy {
     fn shell_rule(&self, list: RuleList, command: &str) -> Option<&RuleEntry> {
         let mut forms = vec![command.trim().to_owned()];
         forms.extend(units(command).unwrap_or_default());
-        self.entries.iter().find(|e| {
-            e.list == list
-                && matches!(&e.matcher, RuleMatcher::Shell(p) if forms.iter().any(|u| p.matches(u)))
-        })
+        self.shell_match(list, &forms)
     }
 
     fn ask_message(request: &PermissionRequest<'_>) -> String {

@@ -16,8 +16,8 @@ pub enum ShellPattern {
     /// `prefix:*`: the command is `prefix` or starts with `prefix ` (a word boundary).
     Prefix(String),
     /// Contains `*`: the whole command must match; a trailing ` *` that is the only wildcard is
-    /// optional (`git *` matches `git`).
-    Wildcard(Regex),
+    /// optional (`git *` matches `git`). Keeps the literal first word, when there is one.
+    Wildcard(Regex, Option<String>),
     /// Anything else: the command exactly.
     Exact(String),
 }
@@ -57,16 +57,32 @@ impl ShellPattern {
             re.push_str("(?: .*)?");
         }
         re.push('$');
+        let first = c
+            .split(' ')
+            .next()
+            .filter(|w| c.contains(' ') && !w.is_empty() && !w.contains(['*', '\\']))
+            .map(str::to_owned);
         Regex::new(&re)
-            .map(ShellPattern::Wildcard)
+            .map(|re| ShellPattern::Wildcard(re, first))
             .map_err(|e| format!("invalid command pattern: {e}"))
+    }
+
+    /// The literal first word every command this pattern matches starts with, when there is
+    /// one (`git` for `git push:*` and `git *`; none for `*` or `cu*rl`).
+    pub fn first_word(&self) -> Option<&str> {
+        let text = match self {
+            ShellPattern::Prefix(p) => p.as_str(),
+            ShellPattern::Exact(e) => e.as_str(),
+            ShellPattern::Wildcard(_, first) => return first.as_deref(),
+        };
+        text.split(' ').next().filter(|w| !w.is_empty())
     }
 
     /// Does the pattern match this unit (its words joined by spaces)?
     pub fn matches(&self, unit: &str) -> bool {
         match self {
             ShellPattern::Prefix(p) => unit == p || unit.starts_with(&format!("{p} ")),
-            ShellPattern::Wildcard(re) => re.is_match(unit),
+            ShellPattern::Wildcard(re, _) => re.is_match(unit),
             ShellPattern::Exact(e) => unit == e,
         }
     }
