@@ -361,30 +361,28 @@ pub struct Policy {
     index: Arc<RuleIndex>,
 }
 
+/// Bash rules of one list: entry indices by the first word they match, and those with none.
+type ShellBucket = (
+    RuleList,
+    std::collections::HashMap<String, Vec<usize>>,
+    Vec<usize>,
+);
+/// Path rules share a matcher when they share list, family and anchor.
+type PathGroupKey = (RuleList, PathFamily, crate::path_rule::Anchor);
+
 /// Content rules compiled for lookup: path rules as one matcher per (list, family, anchor),
 /// Bash rules bucketed by the first word of the command they match, so a decision's cost grows
 /// with the groups and buckets it touches, not with the number of rules.
 #[derive(Debug, Default)]
 struct RuleIndex {
     paths: Vec<(RuleList, PathFamily, crate::path_rule::PathGroup)>,
-    shell: Vec<(
-        RuleList,
-        std::collections::HashMap<String, Vec<usize>>,
-        Vec<usize>,
-    )>,
+    shell: Vec<ShellBucket>,
 }
 
 impl RuleIndex {
     fn build(entries: &[RuleEntry]) -> Self {
-        let mut groups: Vec<(
-            (RuleList, PathFamily, crate::path_rule::Anchor),
-            Vec<(usize, &PathPattern)>,
-        )> = Vec::new();
-        let mut shell: Vec<(
-            RuleList,
-            std::collections::HashMap<String, Vec<usize>>,
-            Vec<usize>,
-        )> = Vec::new();
+        let mut groups: Vec<(PathGroupKey, Vec<(usize, &PathPattern)>)> = Vec::new();
+        let mut shell: Vec<ShellBucket> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
             match &e.matcher {
                 RuleMatcher::Path { family, pattern } => {
