@@ -871,7 +871,10 @@ impl Policy {
             return Decision::allow(e.reason());
         }
         let message = match request.subject {
-            PermissionSubject::ShellCommand(_) => "This command requires approval".to_owned(),
+            PermissionSubject::ShellCommand(command) => {
+                crate::shell_policy::write_ask_message(command, ctx)
+                    .unwrap_or_else(|| "This command requires approval".to_owned())
+            }
             _ => Self::ask_message(request),
         };
         Decision::ask(message, DecisionReason::NotGranted)

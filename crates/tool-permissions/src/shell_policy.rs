@@ -384,3 +384,52 @@ pub(crate) fn all_units_allowed<'a>(
     }
     Some(used)
 }
+
+/// Programs that create, change or remove the files they name.
+const FILE_WRITERS: &[&str] = &["touch", "mkdir", "rm", "rmdir", "mv", "cp"];
+
+/// The text Claude Code shows when a command line that nothing allowed would write inside the
+/// working directories: naming the redirect target, or the writing program and its operand.
+pub(crate) fn write_ask_message(command: &str, ctx: &ToolContext) -> Option<String> {
+    let line = CommandLine::parse(command).ok()?;
+    let dirs = ctx
+        .working_dirs
+        .iter()
+        .map(|d| format!("'{}'", d.display()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let tail = format!(
+        "needs approval. The path is inside the working directories for this session ({dirs}), and {} asks before a shell command creates, changes or removes files there.",
+        ctx.product_name
+    );
+    let inside = |p: &Path| crate::path_rule::inside_working_dirs(ctx, p);
+    let t = touches(&line, ctx);
+    if let Some(p) = t.writes.iter().find(|p| inside(p)) {
+        return Some(format!("Output redirection to '{}' {tail}", p.display()));
+    }
+    for c in &line.commands {
+        let Some(name) = c.name() else { continue };
+        if !FILE_WRITERS.contains(&name) {
+            continue;
+        }
+        let operands: Vec<&str> = c
+            .argv
+            .iter()
+            .skip(1)
+            .filter_map(|w| w.literal.as_deref())
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        let target = if matches!(name, "mv" | "cp") {
+            operands.last()
+        } else {
+            operands.first()
+        };
+        if let Some(p) = target
+            .map(|o| resolve(o, &ctx.cwd, ctx))
+            .filter(|p| inside(p))
+        {
+            return Some(format!("{name} in '{}' {tail}", p.display()));
+        }
+    }
+    None
+}

@@ -94,15 +94,7 @@ pub struct Scenario {
     /// The session id.
     #[serde(default)]
     pub session_id: Option<String>,
-    /// Engine features the scenario depends on beyond its tools and settings (toolgate's own
-    /// field; the oracle ignores it). A feature not in [`SUPPORTED_FEATURES`] makes the
-    /// scenario unsupported.
-    #[serde(default)]
-    pub needs: Vec<String>,
 }
-
-/// Features of the engine that scenarios may name in `needs`.
-pub const SUPPORTED_FEATURES: &[&str] = &[];
 
 impl Scenario {
     /// Load a scenario file.
@@ -141,13 +133,6 @@ impl Scenario {
 
     /// Why this scenario cannot run yet (a tool, a rule kind, hooks, a CLI argument), if so.
     pub fn unsupported(&self) -> Option<String> {
-        if let Some(n) = self
-            .needs
-            .iter()
-            .find(|n| !SUPPORTED_FEATURES.contains(&n.as_str()))
-        {
-            return Some(n.clone());
-        }
         for settings in [&self.settings, &self.user_settings].into_iter().flatten() {
             if settings.get("hooks").is_some() {
                 return Some("hooks (settings.hooks)".into());
