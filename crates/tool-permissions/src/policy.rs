@@ -483,10 +483,21 @@ impl Policy {
         path: &Path,
         ctx: &tool_core::ToolContext,
     ) -> Option<&RuleEntry> {
+        // Resolving a path's spellings costs system calls: skip it when no rule could match.
+        if !self.has_path_rules(list, family) {
+            return None;
+        }
         candidates(path)
             .iter()
             .find_map(|p| self.path_group_match(list, family, p, ctx))
             .map(|i| &self.entries[i])
+    }
+
+    fn has_path_rules(&self, list: RuleList, family: PathFamily) -> bool {
+        self.index
+            .paths
+            .iter()
+            .any(|(l, f, _)| *l == list && *f == family)
     }
 
     /// The lowest entry index of a `list`/`family` path rule covering this one spelling.
@@ -513,6 +524,9 @@ impl Policy {
         path: &Path,
         ctx: &tool_core::ToolContext,
     ) -> Option<&RuleEntry> {
+        if !self.has_path_rules(RuleList::Allow, family) {
+            return None;
+        }
         let found: Option<Vec<usize>> = candidates(path)
             .iter()
             .map(|p| self.path_group_match(RuleList::Allow, family, p, ctx))
