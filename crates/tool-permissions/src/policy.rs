@@ -557,7 +557,7 @@ impl Policy {
         self.shell_match(RuleList::Allow, &[form.to_owned()])
     }
 
-    /// A deny from a content rule (a denied path, a Bash deny), if any.
+    /// A deny from a path rule for what the call reads or writes, if any.
     fn content_deny(&self, request: &PermissionRequest<'_>) -> Option<Decision> {
         let ctx = request.ctx;
         match request.subject {
@@ -580,9 +580,6 @@ impl Policy {
                         )
                     })
             }),
-            PermissionSubject::ShellCommand(command) => self
-                .decide_shell(request, command)
-                .filter(|d| d.verdict == tool_core::Verdict::Deny),
             _ => None,
         }
     }
@@ -746,24 +743,27 @@ impl Policy {
         if let Some(e) = self.find(RuleList::Deny, tool) {
             return Decision::deny(permission_denied(tool), e.reason());
         }
-        // Any deny beats any ask: content denies are checked before a whole-tool ask.
+        // Any deny beats any ask: content denies are checked before a whole-tool ask. A Bash
+        // line is analysed once; a deny from it returns here, anything else is used below.
+        let shell = match request.subject {
+            PermissionSubject::ShellCommand(command) => self.decide_shell(request, command),
+            _ => None,
+        };
+        if let Some(d) = shell
+            .as_ref()
+            .filter(|d| d.verdict == tool_core::Verdict::Deny)
+        {
+            return d.clone();
+        }
         if let Some(d) = self.content_deny(request) {
             return d;
         }
         if let Some(e) = self.find(RuleList::Ask, tool) {
             return Decision::ask(Self::ask_message(request), e.reason());
         }
-        // Content rules: deny, then ask, for what this call touches.
+        // Content rules: ask (denies were settled above), for what this call touches.
         match request.subject {
             PermissionSubject::ReadPaths(paths) => {
-                for p in paths {
-                    if let Some(e) = self.path_rule(RuleList::Deny, PathFamily::Read, p, ctx) {
-                        return Decision::deny(
-                            format!("Permission to read {} has been denied.", p.display()),
-                            e.reason(),
-                        );
-                    }
-                }
                 for p in paths {
                     if let Some(e) = self.path_rule(RuleList::Ask, PathFamily::Read, p, ctx) {
                         return Decision::ask(Self::ask_message(request), e.reason());
@@ -771,17 +771,6 @@ impl Policy {
                 }
             }
             PermissionSubject::WritePaths(paths) => {
-                for p in paths {
-                    let deny = self
-                        .path_rule(RuleList::Deny, PathFamily::Edit, p, ctx)
-                        .or_else(|| self.path_rule(RuleList::Deny, PathFamily::Read, p, ctx));
-                    if let Some(e) = deny {
-                        return Decision::deny(
-                            format!("Permission to edit {} has been denied.", p.display()),
-                            e.reason(),
-                        );
-                    }
-                }
                 // The safety check: protected paths ask in every mode, whatever allows them.
                 for p in paths {
                     if let Some(protection) = candidates(p).iter().find_map(|c| protected(c)) {
@@ -812,8 +801,8 @@ impl Policy {
                     }
                 }
             }
-            PermissionSubject::ShellCommand(command) => {
-                if let Some(d) = self.decide_shell(request, command) {
+            PermissionSubject::ShellCommand(_) => {
+                if let Some(d) = shell {
                     return d;
                 }
             }
