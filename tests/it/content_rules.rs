@@ -195,15 +195,14 @@ async fn bash_deny_rules_match_every_unit_whatever_the_spelling() {
 #[test]
 fn rules_for_unsupported_contents_are_refused_at_load() {
     let err = PolicyBuilder::new()
-        .rule(
-            RuleList::Allow,
-            "WebFetch(domain:example.com)",
-            Layer::User,
-            None,
-        )
+        .rule(RuleList::Allow, "Agent(Explore)", Layer::User, None)
         .err()
         .map(|e| e.to_string());
-    assert!(err.is_some_and(|e| e.contains("not supported yet")));
+    assert!(
+        err.as_deref()
+            .is_some_and(|e| e.contains("has content this engine cannot match")),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ mod file_tools;
 mod hooks_layers;
 mod pipeline_exits;
 mod policy_decisions;
+mod policy_files;
 mod policy_props;
 mod read_memory;
 mod search_tools;

@@ -319,14 +319,15 @@ fn settings_errors_point_at_the_problem() {
     );
     sb.write(
         "content.json",
-        r#"{"permissions": {"allow": ["WebFetch(domain:example.com)"]}}"#,
+        r#"{"permissions": {"allow": ["Agent(Explore)"]}}"#,
     );
     let err = PolicyBuilder::new()
         .claude_settings_file(&sb.path("content.json"), Layer::User, &sb.ws())
         .unwrap_err();
     assert!(
-        matches!(&err, Error::UnsupportedRule { rule, .. } if rule == "WebFetch(domain:example.com)"),
-        "{err}"
+        matches!(&err, Error::At { line: 1, column: 29, error, .. }
+            if matches!(&**error, Error::UnsupportedRule { rule, .. } if rule == "Agent(Explore)")),
+        "{err:?}"
     );
     sb.write("mode.json", r#"{"permissions": {"defaultMode": "yolo"}}"#);
     let err = PolicyBuilder::new()

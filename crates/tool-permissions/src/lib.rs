@@ -1,12 +1,13 @@
 //! The permission engine of toolgate.
 //!
-//! This version holds the rule grammar, Claude Code settings files as policy sources (with
-//! project trust), whole-tool rules, `Read(...)`/`Edit(...)` path rules with gitignore
-//! semantics and symlink-aware matching, Bash rules matched on every command a line runs (an
-//! allow needs every unit allowed; denied paths read or written by a unit deny the line),
-//! protected paths, the permission modes' baseline and explained decisions. TOML policy layers
-//! and the rest of the shell analysis arrive with the rest of the permissions issue; a rule this version cannot honour is a load error
-//! ([`Error::UnsupportedRule`]), never a silent no-op.
+//! Rules (`Tool`, `Tool(content)`) come from five layers of TOML policy files and from Claude
+//! Code settings files ([`PolicySources`]), merged so that deny beats ask beats allow across
+//! every layer. Path rules follow gitignore semantics on canonical, symlink-aware paths; Bash
+//! rules are matched on every command a line runs (an allow needs every unit allowed, a
+//! denied path read or written by any unit denies the line); protected paths always ask; the
+//! permission modes, project trust (bound to content) and the managed layer's settings are
+//! applied; every decision says which rule, file and line, or which built-in check, made it.
+//! A rule that could never match is a load error with its line and column, never a no-op.
 //!
 //! ```
 //! use std::path::Path;
@@ -17,24 +18,39 @@
 //! b.rule(RuleList::Deny, "WebFetch", Layer::User, None).unwrap();
 //! let policy = b.build();
 //! assert!(policy.removes_tool("WebFetch"));
-//! b.rule(RuleList::Deny, "Bash(curl:*)", Layer::User, None).unwrap();
-//! assert!(b.rule(RuleList::Allow, "WebFetch(domain:example.com)", Layer::User, None).is_err());
+//!
+//! let toml = "[permissions]\ndeny = [\"Bash(curl:*)\", \"Read(~/.ssh/**)\"]\nallow = [\"Bash(git log\"]\n";
+//! let err = PolicyBuilder::new()
+//!     .toml_str(toml, Layer::Project, Path::new("policy.toml"), Path::new("/p"))
+//!     .unwrap_err();
+//! assert!(err.to_string().starts_with("policy.toml:3:"), "{err}");
 //! ```
 
+mod domain;
+mod file;
+mod lint;
 mod path_rule;
 mod policy;
 mod rule;
 mod shell_policy;
 mod shell_rule;
+mod sources;
+mod trust;
 
 use std::path::PathBuf;
 
+pub use domain::{DomainPattern, url_host};
+pub use file::PolicyTest;
+pub use lint::LintWarning;
 pub use path_rule::{Anchor, PathPattern, candidates, inside_working_dirs};
 pub use policy::{
-    Layer, PathFamily, Policy, PolicyBuilder, Protection, RuleEntry, RuleMatcher, protected,
+    IgnoredRule, Layer, PathFamily, Policy, PolicyBuilder, Protection, RuleEntry, RuleMatcher,
+    protected,
 };
 pub use rule::PermissionRule;
 pub use shell_rule::{ShellPattern, units};
+pub use sources::{PolicySources, Trust};
+pub use trust::{TRUSTED_FILES, TrustEntry, TrustStore, project_hash};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -47,9 +63,9 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
-    /// A rule with content this version does not evaluate yet (a Bash allow rule with content,
-    /// or a content rule for a tool other than Read, Edit and Bash).
-    #[error("permission rule `{rule}`{} is not supported yet: only whole-tool rules, Read(...)/Edit(...) path rules and Bash deny/ask rules are", .file.as_ref().map(|f| format!(" in {}", f.display())).unwrap_or_default())]
+    /// A content rule for a tool whose content this engine does not match (anything but the
+    /// path-rule families, Bash and WebFetch): it could never match, so it is refused.
+    #[error("permission rule `{rule}`{} has content this engine cannot match: only Read(...)/Edit(...) paths (and their aliases), Bash(...) commands and WebFetch(domain:...) take content; write the tool name alone to cover the whole tool", .file.as_ref().map(|f| format!(" in {}", f.display())).unwrap_or_default())]
     UnsupportedRule {
         /// The rule as written.
         rule: String,
@@ -83,6 +99,44 @@ pub enum Error {
         file: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// An error at a position in a policy file.
+    #[error("{}:{line}:{column}: {message}", .file.display())]
+    Syntax {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A rule that does not load, at its position in a policy file.
+    #[error("{}:{line}:{column}: {error}", .file.display())]
+    At {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong with the rule.
+        error: Box<Error>,
+    },
+    /// Bypass mode was asked for where a managed policy disabled it.
+    #[error("bypassPermissions mode is disabled by the managed policy ({source_setting})")]
+    BypassDisabled {
+        /// Where it was disabled.
+        source_setting: String,
+    },
+    /// The trust store could not be read or written.
+    #[error("trust store {}: {message}", .file.display())]
+    Trust {
+        /// The store's file.
+        file: PathBuf,
+        /// What went wrong.
+        message: String,
     },
     /// An error inside a file.
     #[error("{}: {source}", .file.display())]

@@ -145,6 +145,20 @@ impl PathPattern {
         })
     }
 
+    /// Does this pattern cover every path `other` covers (same anchor assumed)? Conservative:
+    /// equal patterns, `**`, or a plain directory and a pattern under it.
+    pub fn covers_pattern(&self, other: &PathPattern) -> bool {
+        if self.line == other.line || self.line == "**" {
+            return true;
+        }
+        let plain = !self.line.contains(['*', '?', '[', '\\']);
+        plain
+            && other
+                .line
+                .strip_prefix(self.line.trim_end_matches('/'))
+                .is_some_and(|rest| rest.starts_with('/'))
+    }
+
     fn anchor_dir<'a>(&'a self, ctx: &'a ToolContext) -> &'a Path {
         self.anchor.dir(ctx)
     }

@@ -1,10 +1,11 @@
 //! Policies: rules from several layers, merged, and the decision they make for one call.
 //!
 //! Deny beats ask beats allow across every layer; within a list the first matching rule is
-//! the one reported. This version evaluates whole-tool rules, `Read(...)`/`Edit(...)` path
-//! rules (and their aliases `Grep`, `Glob`, `Write`, `MultiEdit`, `NotebookEdit`), and Bash
-//! rules. A rule it cannot honour yet (`WebFetch(domain:...)`, MCP contents) is refused with
-//! [`Error::UnsupportedRule`], so a caller never silently runs with fewer rules than written.
+//! the one reported. Whole-tool rules, `Read(...)`/`Edit(...)` path rules (and their aliases
+//! `Grep`, `Glob`, `LS`, `Write`, `MultiEdit`, `NotebookEdit`), Bash rules and
+//! `WebFetch(domain:...)` rules are evaluated; a content rule for any other tool is refused
+//! with [`Error::UnsupportedRule`], so a caller never silently runs with fewer rules than
+//! written.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -71,6 +72,8 @@ pub enum RuleMatcher {
     },
     /// A Bash command rule.
     Shell(Arc<ShellPattern>),
+    /// A `WebFetch(domain:...)` rule.
+    Domain(crate::domain::DomainPattern),
 }
 
 /// Which tools a path rule governs.
@@ -110,10 +113,13 @@ pub struct RuleEntry {
     pub matcher: RuleMatcher,
     /// The 1-based line of the file it was written on, when known.
     pub line: Option<usize>,
+    /// The 1-based column (in characters) where it starts on that line, when known.
+    pub column: Option<usize>,
 }
 
 impl RuleEntry {
-    fn source(&self) -> String {
+    /// Where the rule came from: layer, file and line.
+    pub fn source(&self) -> String {
         match (&self.file, self.line) {
             (Some(f), Some(l)) => format!("{} settings ({}:{l})", self.layer, f.display()),
             (Some(f), None) => format!("{} settings ({})", self.layer, f.display()),
@@ -130,6 +136,15 @@ impl RuleEntry {
     }
 }
 
+/// An allow rule that was loaded but does not apply, and why.
+#[derive(Debug, Clone)]
+pub struct IgnoredRule {
+    /// The rule.
+    pub entry: RuleEntry,
+    /// Why it does not apply.
+    pub why: String,
+}
+
 /// Builds a [`Policy`] from rules and settings files.
 #[derive(Debug, Clone, Default)]
 pub struct PolicyBuilder {
@@ -137,13 +152,24 @@ pub struct PolicyBuilder {
     default_mode: Option<(Layer, PermissionMode)>,
     additional_directories: Vec<PathBuf>,
     trusted: bool,
-    ignored: Vec<RuleEntry>,
+    managed_only: Option<String>,
+    bypass_disabled: Option<String>,
+    pub(crate) tests: Vec<crate::file::PolicyTest>,
+    pub(crate) warnings: Vec<crate::lint::LintWarning>,
+    pub(crate) files: Vec<(Layer, PathBuf)>,
+    pub(crate) home: Option<PathBuf>,
 }
 
 impl PolicyBuilder {
     /// An empty builder. The project is untrusted until [`trust_project`](Self::trust_project).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The home directory `~` stands for in settings (rules take it from the call's context).
+    pub fn home(&mut self, home: &Path) -> &mut Self {
+        self.home = Some(home.to_path_buf());
+        self
     }
 
     /// Whether the project's own allow rules apply (deny and ask rules always do).
@@ -160,40 +186,69 @@ impl PolicyBuilder {
         layer: Layer,
         file: Option<&Path>,
     ) -> Result<&mut Self, Error> {
-        let rule = PermissionRule::parse(text).map_err(|e| match (e, file) {
-            (Error::InvalidRule { rule, message }, Some(f)) => Error::InFile {
+        self.add_rule(list, text, layer, file, None)
+    }
+
+    /// Add one rule written at `line` and `column` (1-based) of `file`; an error points there.
+    pub fn rule_at(
+        &mut self,
+        list: RuleList,
+        text: &str,
+        layer: Layer,
+        file: &Path,
+        line: usize,
+        column: usize,
+    ) -> Result<&mut Self, Error> {
+        self.add_rule(list, text, layer, Some(file), Some((line, column)))
+    }
+
+    fn add_rule(
+        &mut self,
+        list: RuleList,
+        text: &str,
+        layer: Layer,
+        file: Option<&Path>,
+        at: Option<(usize, usize)>,
+    ) -> Result<&mut Self, Error> {
+        let locate = |e: Error| match (file, at) {
+            (Some(f), Some((line, column))) => Error::At {
                 file: f.to_path_buf(),
-                source: Box::new(Error::InvalidRule { rule, message }),
+                line,
+                column,
+                error: Box::new(e),
             },
-            (e, _) => e,
-        })?;
-        let unsupported = || Error::UnsupportedRule {
-            rule: text.to_owned(),
-            file: file.map(Path::to_path_buf),
+            (Some(f), None) => Error::InFile {
+                file: f.to_path_buf(),
+                source: Box::new(e),
+            },
+            (None, _) => e,
         };
+        let rule = PermissionRule::parse(text).map_err(locate)?;
         let invalid = |message: String| {
-            let e = Error::InvalidRule {
+            locate(Error::InvalidRule {
                 rule: text.to_owned(),
                 message,
-            };
-            match file {
-                Some(f) => Error::InFile {
-                    file: f.to_path_buf(),
-                    source: Box::new(e),
-                },
-                None => e,
-            }
+            })
         };
         let matcher = match (&rule.content, PathFamily::of(&rule.tool)) {
             (None, _) => RuleMatcher::WholeTool,
             (Some(content), Some(family)) => {
                 if !matches!(rule.tool.as_str(), "Read" | "Edit") {
-                    tracing::warn!(
-                        rule = text,
-                        "`{}(...)` rules are read as `{:?}(...)` rules",
-                        rule.tool,
-                        family
-                    );
+                    let governs = match family {
+                        PathFamily::Read => "Read",
+                        PathFamily::Edit => "Edit",
+                    };
+                    self.warnings.push(crate::lint::LintWarning {
+                        file: file.map(Path::to_path_buf),
+                        line: at.map(|a| a.0),
+                        column: at.map(|a| a.1),
+                        rule: Some(text.to_owned()),
+                        message: format!(
+                            "`{}(...)` rules are read as `{governs}(...)` rules, which govern every tool that {}s files; write `{governs}(...)`",
+                            rule.tool,
+                            governs.to_ascii_lowercase()
+                        ),
+                    });
                 }
                 // In a user settings file `/path` is relative to that file's directory.
                 let user_dir = file.filter(|_| layer == Layer::User).and_then(Path::parent);
@@ -206,7 +261,15 @@ impl PolicyBuilder {
             (Some(content), None) if rule.tool == "Bash" => {
                 RuleMatcher::Shell(Arc::new(ShellPattern::parse(content).map_err(invalid)?))
             }
-            (Some(_), None) => return Err(unsupported()),
+            (Some(content), None) if rule.tool == "WebFetch" => {
+                RuleMatcher::Domain(crate::domain::DomainPattern::parse(content).map_err(invalid)?)
+            }
+            (Some(_), None) => {
+                return Err(locate(Error::UnsupportedRule {
+                    rule: text.to_owned(),
+                    file: None,
+                }));
+            }
         };
         self.entries.push(RuleEntry {
             rule,
@@ -215,9 +278,25 @@ impl PolicyBuilder {
             layer,
             file: file.map(Path::to_path_buf),
             matcher,
-            line: None,
+            line: at.map(|a| a.0),
+            column: at.map(|a| a.1),
         });
         Ok(self)
+    }
+
+    /// Only allow rules from the managed layer apply (`allow_managed_rules_only`; Claude Code's
+    /// `allowManagedPermissionRulesOnly`). Deny and ask rules from every layer still apply: a
+    /// managed setting never weakens a restriction. `source` says where it was set.
+    pub fn allow_managed_rules_only(&mut self, source: impl Into<String>) -> &mut Self {
+        self.managed_only = Some(source.into());
+        self
+    }
+
+    /// Bypass mode is unavailable (`disable_bypass_mode`; Claude Code's
+    /// `disableBypassPermissionsMode = "disable"`). `source` says where it was set.
+    pub fn disable_bypass_mode(&mut self, source: impl Into<String>) -> &mut Self {
+        self.bypass_disabled = Some(source.into());
+        self
     }
 
     /// Set the starting mode from `layer` (the highest layer that sets it wins).
@@ -259,15 +338,8 @@ impl PolicyBuilder {
             column: e.column(),
             message: e.to_string(),
         })?;
-        let first = self.entries.len();
-        self.claude_settings(&value, layer, Some(path), base)?;
-        for e in &mut self.entries[first..] {
-            let quoted = serde_json::to_string(&e.text).unwrap_or_default();
-            e.line = text
-                .find(&quoted)
-                .map(|at| text[..at].matches('\n').count() + 1);
-        }
-        Ok(self)
+        self.files.push((layer, path.to_path_buf()));
+        self.claude_settings_inner(&value, layer, Some(path), base, Some(&text))
     }
 
     /// Load the `permissions` object of Claude Code settings given as a value.
@@ -278,12 +350,39 @@ impl PolicyBuilder {
         file: Option<&Path>,
         base: &Path,
     ) -> Result<&mut Self, Error> {
-        let Some(perms) = settings.get("permissions") else {
-            return Ok(self);
-        };
+        self.claude_settings_inner(settings, layer, file, base, None)
+    }
+
+    fn claude_settings_inner(
+        &mut self,
+        settings: &Value,
+        layer: Layer,
+        file: Option<&Path>,
+        base: &Path,
+        text: Option<&str>,
+    ) -> Result<&mut Self, Error> {
         let shape = |what: &str| Error::Shape {
             file: file.map(Path::to_path_buf),
             message: what.to_owned(),
+        };
+        let where_set = |key: &str| match file {
+            Some(f) => format!("{key} in {}", f.display()),
+            None => key.to_owned(),
+        };
+        if let Some(v) = settings.get("allowManagedPermissionRulesOnly") {
+            let on = v
+                .as_bool()
+                .ok_or_else(|| shape("`allowManagedPermissionRulesOnly` must be true or false"))?;
+            if layer == Layer::Managed {
+                if on {
+                    self.allow_managed_rules_only(where_set("allowManagedPermissionRulesOnly"));
+                }
+            } else {
+                self.warn_setting(file, "allowManagedPermissionRulesOnly");
+            }
+        }
+        let Some(perms) = settings.get("permissions") else {
+            return Ok(self);
         };
         let perms = perms
             .as_object()
@@ -297,11 +396,25 @@ impl PolicyBuilder {
             let items = v
                 .as_array()
                 .ok_or_else(|| shape(&format!("`permissions.{key}` must be a list of strings")))?;
+            // Rules are found in the text in order, after the key that lists them.
+            let mut from = text
+                .and_then(|t| t.find(&format!("\"{key}\"")))
+                .unwrap_or(0);
             for item in items {
-                let text = item.as_str().ok_or_else(|| {
+                let rule = item.as_str().ok_or_else(|| {
                     shape(&format!("`permissions.{key}` must be a list of strings"))
                 })?;
-                self.rule(list, text, layer, file)?;
+                let at = text.zip(file).and_then(|(t, f)| {
+                    let quoted = serde_json::to_string(rule).ok()?;
+                    let found = from + t.get(from..)?.find(&quoted)?;
+                    from = found + quoted.len();
+                    let (line, column) = crate::file::line_column(t, found + 1);
+                    Some((f, line, column))
+                });
+                match at {
+                    Some((f, line, column)) => self.rule_at(list, rule, layer, f, line, column)?,
+                    None => self.rule(list, rule, layer, file)?,
+                };
             }
         }
         if let Some(m) = perms.get("defaultMode") {
@@ -312,6 +425,21 @@ impl PolicyBuilder {
                 .parse()
                 .map_err(|e: tool_core::Error| shape(&e.to_string()))?;
             self.default_mode(mode, layer);
+        }
+        if let Some(v) = perms.get("disableBypassPermissionsMode") {
+            let v = v.as_str().ok_or_else(|| {
+                shape("`permissions.disableBypassPermissionsMode` must be \"disable\"")
+            })?;
+            if v != "disable" {
+                return Err(shape(
+                    "`permissions.disableBypassPermissionsMode` must be \"disable\"",
+                ));
+            }
+            if layer == Layer::Managed {
+                self.disable_bypass_mode(where_set("permissions.disableBypassPermissionsMode"));
+            } else {
+                self.warn_setting(file, "permissions.disableBypassPermissionsMode");
+            }
         }
         if let Some(dirs) = perms.get("additionalDirectories") {
             let dirs = dirs.as_array().ok_or_else(|| {
@@ -327,19 +455,47 @@ impl PolicyBuilder {
         Ok(self)
     }
 
+    /// A managed-only setting found in another layer: it has no effect there.
+    pub(crate) fn warn_setting(&mut self, file: Option<&Path>, key: &str) {
+        self.warnings.push(crate::lint::LintWarning {
+            file: file.map(Path::to_path_buf),
+            line: None,
+            column: None,
+            rule: None,
+            message: format!("`{key}` only has an effect in the managed layer; ignored here"),
+        });
+    }
+
     /// Build the policy.
     pub fn build(&self) -> Policy {
         let mut entries = Vec::new();
-        let mut ignored = self.ignored.clone();
+        let mut ignored = Vec::new();
         for e in &self.entries {
-            if e.list == RuleList::Allow && e.layer.needs_trust() && !self.trusted {
-                ignored.push(e.clone());
+            let why = if e.list != RuleList::Allow {
+                None
+            } else if let Some(set) = self
+                .managed_only
+                .as_ref()
+                .filter(|_| e.layer != Layer::Managed)
+            {
+                Some(format!(
+                    "only managed allow rules apply (allow_managed_rules_only, set by {set})"
+                ))
+            } else if e.layer.needs_trust() && !self.trusted {
+                Some("the project's policy is not trusted (run `toolgate trust`)".to_owned())
             } else {
-                entries.push(e.clone());
+                None
+            };
+            match why {
+                Some(why) => ignored.push(IgnoredRule {
+                    entry: e.clone(),
+                    why,
+                }),
+                None => entries.push(e.clone()),
             }
         }
-        for e in &ignored {
-            tracing::warn!(rule = %e.text, source = %e.source(), "allow rule ignored: the project is not trusted");
+        for i in &ignored {
+            tracing::warn!(rule = %i.entry.text, source = %i.entry.source(), "allow rule ignored: {}", i.why);
         }
         Policy {
             index: Arc::new(RuleIndex::build(&entries)),
@@ -347,6 +503,10 @@ impl PolicyBuilder {
             ignored,
             default_mode: self.default_mode.map(|(_, m)| m),
             additional_directories: self.additional_directories.clone(),
+            bypass_disabled: self.bypass_disabled.clone(),
+            tests: self.tests.clone(),
+            warnings: self.warnings.clone(),
+            files: self.files.clone(),
         }
     }
 }
@@ -355,9 +515,13 @@ impl PolicyBuilder {
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     entries: Vec<RuleEntry>,
-    ignored: Vec<RuleEntry>,
+    ignored: Vec<IgnoredRule>,
     default_mode: Option<PermissionMode>,
     additional_directories: Vec<PathBuf>,
+    bypass_disabled: Option<String>,
+    tests: Vec<crate::file::PolicyTest>,
+    warnings: Vec<crate::lint::LintWarning>,
+    files: Vec<(Layer, PathBuf)>,
     index: Arc<RuleIndex>,
 }
 
@@ -406,7 +570,7 @@ impl RuleIndex {
                         None => any.push(i),
                     }
                 }
-                RuleMatcher::WholeTool => {}
+                RuleMatcher::WholeTool | RuleMatcher::Domain(_) => {}
             }
         }
         let paths = groups
@@ -454,9 +618,52 @@ impl Policy {
         &self.entries
     }
 
-    /// Allow rules left out because the project is not trusted.
-    pub fn ignored_rules(&self) -> &[RuleEntry] {
+    /// Allow rules left out (the project is not trusted, or only managed allow rules apply).
+    pub fn ignored_rules(&self) -> &[IgnoredRule] {
         &self.ignored
+    }
+
+    /// Where bypass mode was disabled, if it was.
+    pub fn bypass_disabled(&self) -> Option<&str> {
+        self.bypass_disabled.as_deref()
+    }
+
+    /// The `[[tests]]` of the policy files, in load order.
+    pub fn tests(&self) -> &[crate::file::PolicyTest] {
+        &self.tests
+    }
+
+    /// The files that were loaded, with their layers.
+    pub fn files(&self) -> &[(Layer, PathBuf)] {
+        &self.files
+    }
+
+    /// Warnings found while loading (aliased rule families, settings in the wrong layer).
+    pub fn load_warnings(&self) -> &[crate::lint::LintWarning] {
+        &self.warnings
+    }
+
+    /// The mode a session starts in: `requested` (a command-line flag) or else the settings'
+    /// default mode, or default. Asking for bypass mode where a managed policy disabled it is an
+    /// error; a settings file's bypass default is then ignored with a warning.
+    pub fn effective_mode(
+        &self,
+        requested: Option<PermissionMode>,
+    ) -> Result<PermissionMode, Error> {
+        let disabled = self.bypass_disabled.as_ref();
+        match (requested, disabled) {
+            (Some(PermissionMode::BypassPermissions), Some(by)) => Err(Error::BypassDisabled {
+                source_setting: by.clone(),
+            }),
+            (Some(m), _) => Ok(m),
+            (None, Some(by)) if self.default_mode == Some(PermissionMode::BypassPermissions) => {
+                tracing::warn!(
+                    "the settings' default mode bypassPermissions is disabled by {by}; starting in default mode"
+                );
+                Ok(PermissionMode::Default)
+            }
+            (None, _) => Ok(self.default_mode.unwrap_or_default()),
+        }
     }
 
     /// The starting mode the settings ask for.
@@ -580,8 +787,20 @@ impl Policy {
                         )
                     })
             }),
+            PermissionSubject::Url(url) => self
+                .domain_rule(RuleList::Deny, url)
+                .map(|e| Decision::deny(permission_denied(request.tool_name), e.reason())),
             _ => None,
         }
+    }
+
+    /// The first `list` domain rule covering `url`'s host. A URL whose host cannot be read
+    /// matches no rule (so it is never allowed by one).
+    fn domain_rule(&self, list: RuleList, url: &str) -> Option<&RuleEntry> {
+        let host = crate::domain::url_host(url)?;
+        self.entries.iter().find(|e| {
+            e.list == list && matches!(&e.matcher, RuleMatcher::Domain(d) if d.matches(&host))
+        })
     }
 
     /// The Bash-specific part of a decision: `Some` when the rules or the safety checks settle
@@ -806,6 +1025,11 @@ impl Policy {
                     return d;
                 }
             }
+            PermissionSubject::Url(url) => {
+                if let Some(e) = self.domain_rule(RuleList::Ask, url) {
+                    return Decision::ask(Self::ask_message(request), e.reason());
+                }
+            }
             _ => {}
         }
         // The tool's own check: reads inside the working directories (and of spilled tool
@@ -846,6 +1070,11 @@ impl Policy {
                     mode: PermissionMode::AcceptEdits,
                 });
             }
+            PermissionSubject::Url(url) => {
+                if let Some(e) = self.domain_rule(RuleList::Allow, url) {
+                    return Decision::allow(e.reason());
+                }
+            }
             PermissionSubject::WritePaths(paths) if !paths.is_empty() => {
                 let allowed: Option<Vec<&RuleEntry>> = paths
                     .iter()
@@ -865,7 +1094,9 @@ impl Policy {
                 },
             );
         }
-        if ctx.permission_mode == PermissionMode::BypassPermissions {
+        if ctx.permission_mode == PermissionMode::BypassPermissions
+            && self.bypass_disabled.is_none()
+        {
             return Decision::allow(DecisionReason::Mode {
                 mode: PermissionMode::BypassPermissions,
             });

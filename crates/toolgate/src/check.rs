@@ -1,11 +1,11 @@
 //! Deciding about one call without running it: what `toolgate check` prints and what
 //! `cargo xtask security` compares.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use tool_core::{Decision, Lookup, PermissionPolicy, PermissionRequest, ToolContext, ToolRegistry};
-use tool_permissions::{Layer, Policy, PolicyBuilder};
+use tool_permissions::{Policy, PolicySources, Trust};
 
 /// Why a call could not be decided about.
 #[derive(Debug, thiserror::Error)]
@@ -48,22 +48,60 @@ pub fn decide(
     Ok(policy.decide(&request))
 }
 
-/// The policy of a workspace: the user's, the project's and the local Claude Code settings
-/// files, and optionally a command-line settings file. The project's allow rules apply only
-/// when `trusted`.
-pub fn load_policy(
-    ws: &Path,
-    home: &Path,
-    settings: Option<&Path>,
-    trusted: bool,
-) -> Result<Policy, tool_permissions::Error> {
-    let mut b = PolicyBuilder::new();
-    b.trust_project(trusted);
-    b.claude_settings_file(&home.join(".claude/settings.json"), Layer::User, home)?;
-    b.claude_settings_file(&ws.join(".claude/settings.json"), Layer::Project, ws)?;
-    b.claude_settings_file(&ws.join(".claude/settings.local.json"), Layer::Local, ws)?;
-    if let Some(s) = settings {
-        b.claude_settings_file(s, Layer::CommandLine, s.parent().unwrap_or(ws))?;
+/// Where the CLI reads a workspace's policy: the standard layers for `ws` (managed, user
+/// in `$XDG_CONFIG_HOME/toolgate`, the project's `.toolgate/` and `.claude/` files), plus the
+/// command-line files. `trusted` forces trust on; otherwise the user's trust store decides.
+pub fn sources(ws: &Path, home: &Path, command_line: &[PathBuf], trusted: bool) -> PolicySources {
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+    let mut s = PolicySources::standard(ws, home, xdg.as_deref());
+    s.command_line = command_line.to_vec();
+    if trusted {
+        s.trust = Trust::Trusted;
     }
-    Ok(b.build())
+    s
+}
+
+/// What `toolgate policy test` found: one line per test, and the counts.
+#[derive(Debug, Default)]
+pub struct TestReport {
+    /// `PASS name` / `FAIL name: expected X, got Y (because ...)` lines.
+    pub lines: Vec<String>,
+    /// Tests that gave the expected decision.
+    pub passed: usize,
+    /// Tests that did not (or could not be decided).
+    pub failed: usize,
+}
+
+/// Run the policy's `[[tests]]` against it, each in `ctx` with its own mode if it names one.
+pub fn run_tests(registry: &ToolRegistry, policy: &Policy, ctx: &ToolContext) -> TestReport {
+    let mut report = TestReport::default();
+    for t in policy.tests() {
+        let mut ctx = ctx.clone();
+        if let Some(m) = t.mode {
+            ctx.permission_mode = m;
+        }
+        let label = t.label();
+        match decide(registry, policy, &t.tool, &t.input, &ctx) {
+            Ok(d) if d.verdict == t.expect => {
+                report.passed += 1;
+                report
+                    .lines
+                    .push(format!("PASS {label}: {} ({})", d.verdict, d.reason));
+            }
+            Ok(d) => {
+                report.failed += 1;
+                report.lines.push(format!(
+                    "FAIL {label}: expected {}, got {} (because {})",
+                    t.expect, d.verdict, d.reason
+                ));
+            }
+            Err(e) => {
+                report.failed += 1;
+                report
+                    .lines
+                    .push(format!("FAIL {label}: the call cannot be decided: {e}"));
+            }
+        }
+    }
+    report
 }

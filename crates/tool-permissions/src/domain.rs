@@ -1,0 +1,147 @@
+//! `WebFetch(domain:...)` rules: a host, or `*.host` for its subdomains.
+//!
+//! Hosts are compared whole, label by label: `domain:example.com` never covers
+//! `example.com.evil.net` or `notexample.com`, and `*.example.com` covers `a.example.com`
+//! but not `example.com` itself. A URL whose host cannot be read unambiguously (percent
+//! escapes, odd characters, no `scheme://`) matches no rule, so no allow rule can cover it.
+
+/// A compiled domain rule content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DomainPattern {
+    host: String,
+    subdomains: bool,
+}
+
+impl DomainPattern {
+    /// Compile `domain:<host>` or `domain:*.<host>`.
+    pub fn parse(content: &str) -> Result<Self, String> {
+        let Some(host) = content.trim().strip_prefix("domain:") else {
+            return Err("WebFetch rules take `domain:<host>` (or `domain:*.<host>`)".into());
+        };
+        let (subdomains, host) = match host.strip_prefix("*.") {
+            Some(rest) => (true, rest),
+            None => (false, host),
+        };
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        if host.is_empty() {
+            return Err("the domain is empty".into());
+        }
+        if let Some(c) = host.chars().find(|c| !is_host_char(*c)) {
+            return Err(format!(
+                "`{c}` cannot appear in a domain (only letters, digits, `-` and `.`; `*.` only at the start)"
+            ));
+        }
+        if host.split('.').any(str::is_empty) {
+            return Err("a domain cannot have an empty label".into());
+        }
+        Ok(Self { host, subdomains })
+    }
+
+    /// Does the pattern cover `host` (lower case, as [`url_host`] returns it)?
+    pub fn matches(&self, host: &str) -> bool {
+        if self.subdomains {
+            host.strip_suffix(self.host.as_str())
+                .is_some_and(|rest| rest.len() > 1 && rest.ends_with('.'))
+        } else {
+            host == self.host
+        }
+    }
+}
+
+fn is_host_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '.')
+}
+
+/// The host of an `http(s)://` URL, lower case, without a trailing dot. `None` when it cannot
+/// be read unambiguously. A backslash ends the authority, as browsers and WHATWG URL parsers
+/// treat it in web URLs, so `http://evil.net\@example.com` is read as `evil.net`.
+pub fn url_host(url: &str) -> Option<String> {
+    let (scheme, rest) = url.trim().split_once("://")?;
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return None;
+    }
+    let authority = rest.split(['/', '\\', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host_port.strip_prefix('[') {
+        // An IPv6 literal: kept with its brackets, compared as written.
+        Some(v6) => {
+            let (inside, _) = v6.split_once(']')?;
+            if inside.is_empty() || !inside.chars().all(|c| c.is_ascii_hexdigit() || c == ':') {
+                return None;
+            }
+            return Some(format!("[{}]", inside.to_ascii_lowercase()));
+        }
+        None => host_port.split(':').next()?,
+    };
+    let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+    if host.is_empty() || !host.chars().all(is_host_char) || host.split('.').any(str::is_empty) {
+        return None;
+    }
+    Some(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_hosts_compare_whole() {
+        let p = DomainPattern::parse("domain:Example.com").unwrap();
+        assert!(p.matches("example.com"));
+        assert!(!p.matches("a.example.com"));
+        assert!(!p.matches("notexample.com"));
+        assert!(!p.matches("example.com.evil.net"));
+    }
+
+    #[test]
+    fn wildcards_cover_subdomains_only() {
+        let p = DomainPattern::parse("domain:*.example.com").unwrap();
+        assert!(p.matches("a.example.com"));
+        assert!(p.matches("a.b.example.com"));
+        assert!(!p.matches("example.com"));
+        assert!(!p.matches("badexample.com"));
+    }
+
+    #[test]
+    fn bad_patterns_are_errors() {
+        for bad in [
+            "example.com",
+            "domain:",
+            "domain:exa mple.com",
+            "domain:a..b",
+            "domain:*x.com",
+            "domain:ex*.com",
+        ] {
+            assert!(DomainPattern::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hosts_are_read_like_a_browser() {
+        assert_eq!(
+            url_host("https://Example.COM/x").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            url_host("https://u:p@example.com:8443/").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            url_host("http://example.com./").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(
+            url_host("http://evil.net\\@example.com/").as_deref(),
+            Some("evil.net")
+        );
+        assert_eq!(
+            url_host("https://example.com#@evil.net").as_deref(),
+            Some("example.com")
+        );
+        assert_eq!(url_host("http://[::1]:80/").as_deref(), Some("[::1]"));
+        assert_eq!(url_host("https://ex%61mple.com/"), None);
+        assert_eq!(url_host("https://example.com\0.evil.net/"), None);
+        assert_eq!(url_host("file:///etc/passwd"), None);
+        assert_eq!(url_host("example.com"), None);
+    }
+}

@@ -1,0 +1,273 @@
+//! TOML policy files: `[permissions]` with rule lists and settings, and the `[[tests]]` a
+//! policy carries as examples. Every value keeps its position, so an error names the file,
+//! line and column it came from.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+use tool_core::{PermissionMode, RuleList, Verdict};
+
+use crate::Error;
+use crate::policy::{Layer, PolicyBuilder};
+
+/// One `[[tests]]` entry: a call and the decision the policy must give it.
+#[derive(Debug, Clone)]
+pub struct PolicyTest {
+    /// Its name, when it has one.
+    pub name: Option<String>,
+    /// The tool called.
+    pub tool: String,
+    /// The tool input.
+    pub input: serde_json::Value,
+    /// The expected decision.
+    pub expect: Verdict,
+    /// The mode to decide in (default: the policy's).
+    pub mode: Option<PermissionMode>,
+    /// The file it was written in.
+    pub file: PathBuf,
+    /// Its 1-based line there.
+    pub line: usize,
+}
+
+impl PolicyTest {
+    /// How to refer to the test: its name, or its file and line.
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(n) => n.clone(),
+            None => format!("{}:{}", self.file.display(), self.line),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Document {
+    #[serde(default)]
+    permissions: Option<Spanned<Permissions>>,
+    #[serde(default)]
+    hooks: Option<Spanned<toml::Table>>,
+    #[serde(default)]
+    tests: Vec<Spanned<TestEntry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Permissions {
+    #[serde(default)]
+    default_mode: Option<Spanned<String>>,
+    #[serde(default)]
+    allow: Vec<Spanned<String>>,
+    #[serde(default)]
+    ask: Vec<Spanned<String>>,
+    #[serde(default)]
+    deny: Vec<Spanned<String>>,
+    #[serde(default)]
+    additional_directories: Vec<Spanned<String>>,
+    #[serde(default)]
+    allow_managed_rules_only: Option<Spanned<bool>>,
+    #[serde(default)]
+    disable_bypass_mode: Option<Spanned<bool>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestEntry {
+    #[serde(default)]
+    name: Option<String>,
+    tool: String,
+    #[serde(default)]
+    input: Option<toml::Table>,
+    expect: Spanned<String>,
+    #[serde(default)]
+    mode: Option<Spanned<String>>,
+}
+
+/// The 1-based line and column (in characters) of byte `offset` in `text`.
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let offset = (0..=offset)
+        .rev()
+        .find(|&o| text.is_char_boundary(o))
+        .unwrap_or(0);
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() + 1)
+}
+
+fn at(file: &Path, text: &str, span: Range<usize>, message: impl Into<String>) -> Error {
+    let (line, column) = line_column(text, span.start);
+    Error::Syntax {
+        file: file.to_path_buf(),
+        line,
+        column,
+        message: message.into(),
+    }
+}
+
+impl PolicyBuilder {
+    /// Load a TOML policy file into `layer`. A missing file adds nothing. Relative
+    /// `additional_directories` are taken relative to `base` (the project root, or the user
+    /// layer's directory).
+    pub fn toml_file(
+        &mut self,
+        path: &Path,
+        layer: Layer,
+        base: &Path,
+    ) -> Result<&mut Self, Error> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self),
+            Err(e) => {
+                return Err(Error::Io {
+                    file: path.to_path_buf(),
+                    source: e,
+                });
+            }
+        };
+        self.toml_str(&text, layer, path, base)
+    }
+
+    /// Load TOML policy text as if read from `path`.
+    pub fn toml_str(
+        &mut self,
+        text: &str,
+        layer: Layer,
+        path: &Path,
+        base: &Path,
+    ) -> Result<&mut Self, Error> {
+        let doc: Document = toml::from_str(text).map_err(|e| {
+            at(
+                path,
+                text,
+                e.span().unwrap_or(0..0),
+                e.message().trim_end().to_owned(),
+            )
+        })?;
+        if let Some(hooks) = &doc.hooks {
+            return Err(at(
+                path,
+                text,
+                hooks.span(),
+                "`hooks` are not run by this version of toolgate; remove the table (a hook that cannot run is never skipped silently)",
+            ));
+        }
+        self.files.push((layer, path.to_path_buf()));
+        if let Some(perms) = doc.permissions {
+            let perms = perms.into_inner();
+            for (list, rules) in [
+                (RuleList::Deny, &perms.deny),
+                (RuleList::Ask, &perms.ask),
+                (RuleList::Allow, &perms.allow),
+            ] {
+                for r in rules {
+                    // Point at the rule's text, inside its quotes.
+                    let (line, column) = line_column(text, r.span().start + 1);
+                    self.rule_at(list, r.get_ref(), layer, path, line, column)?;
+                }
+            }
+            if let Some(m) = &perms.default_mode {
+                let mode: PermissionMode = m
+                    .get_ref()
+                    .parse()
+                    .map_err(|e: tool_core::Error| at(path, text, m.span(), e.to_string()))?;
+                self.default_mode(mode, layer);
+            }
+            for d in &perms.additional_directories {
+                let p = Path::new(d.get_ref());
+                let p = if let Some(rest) = d.get_ref().strip_prefix("~/") {
+                    match &self.home {
+                        Some(h) => h.join(rest),
+                        None => {
+                            return Err(at(
+                                path,
+                                text,
+                                d.span(),
+                                "`~` cannot be expanded: no home directory was given",
+                            ));
+                        }
+                    }
+                } else {
+                    base.join(p)
+                };
+                self.additional_directory(tool_core::normalize(&p));
+            }
+            for (key, value) in [
+                ("allow_managed_rules_only", &perms.allow_managed_rules_only),
+                ("disable_bypass_mode", &perms.disable_bypass_mode),
+            ] {
+                let Some(v) = value else { continue };
+                if layer != Layer::Managed {
+                    return Err(at(
+                        path,
+                        text,
+                        v.span(),
+                        format!(
+                            "`{key}` can only be set in the managed policy (/etc/toolgate/policy.toml)"
+                        ),
+                    ));
+                }
+                if *v.get_ref() {
+                    let (line, _) = line_column(text, v.span().start);
+                    let source = format!("{key} at {}:{line}", path.display());
+                    match key {
+                        "allow_managed_rules_only" => self.allow_managed_rules_only(source),
+                        _ => self.disable_bypass_mode(source),
+                    };
+                }
+            }
+        }
+        for t in doc.tests {
+            let span = t.span();
+            let t = t.into_inner();
+            let expect = match t.expect.get_ref().as_str() {
+                "allow" => Verdict::Allow,
+                "ask" => Verdict::Ask,
+                "deny" => Verdict::Deny,
+                other => {
+                    return Err(at(
+                        path,
+                        text,
+                        t.expect.span(),
+                        format!("`expect` must be \"allow\", \"ask\" or \"deny\", not \"{other}\""),
+                    ));
+                }
+            };
+            let mode = match &t.mode {
+                Some(m) => Some(
+                    m.get_ref()
+                        .parse::<PermissionMode>()
+                        .map_err(|e| at(path, text, m.span(), e.to_string()))?,
+                ),
+                None => None,
+            };
+            let input = serde_json::to_value(t.input.unwrap_or_default())
+                .map_err(|e| at(path, text, span.clone(), format!("`input`: {e}")))?;
+            self.tests.push(PolicyTest {
+                name: t.name,
+                tool: t.tool,
+                input,
+                expect,
+                mode,
+                file: path.to_path_buf(),
+                line: line_column(text, span.start).0,
+            });
+        }
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters() {
+        let t = "ab\nçd = 1\n";
+        assert_eq!(line_column(t, 0), (1, 1));
+        assert_eq!(line_column(t, 3), (2, 1));
+        assert_eq!(line_column(t, 5), (2, 2));
+    }
+}

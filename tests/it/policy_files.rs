@@ -1,0 +1,415 @@
+//! TOML policy files in their layers: merging, trust bound to content, the managed layer's
+//! settings, errors that point at a line and column, lint, `[[tests]]`, and domain rules.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use tool_core::{
+    PermissionMode, PermissionPolicy, PermissionRequest, PermissionSubject, ToolContext, Verdict,
+};
+use tool_permissions::{
+    Error, Layer, Policy, PolicyBuilder, PolicySources, Trust, TrustStore, project_hash,
+};
+use toolgate_tests::Sandbox;
+
+/// Sources rooted in the sandbox: managed policy in `<base>/etc`, user layer in
+/// `<base>/config/toolgate`, no Claude Code files unless the test writes them.
+fn sources(sb: &Sandbox) -> PolicySources {
+    let base = sb.ws().parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut s = PolicySources::standard(&sb.ws(), &base.join("home"), Some(&base.join("config")));
+    s.managed = vec![base.join("etc/policy.toml")];
+    s
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    }
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+fn managed(s: &PolicySources) -> PathBuf {
+    s.managed[0].clone()
+}
+
+fn user(s: &PolicySources) -> PathBuf {
+    s.user_dir.join("policy.toml")
+}
+
+fn decide(p: &Policy, ctx: &ToolContext, tool: &str, subject: PermissionSubject) -> Verdict {
+    let input = json!({});
+    p.decide(&PermissionRequest {
+        tool_name: tool,
+        input: &input,
+        subject: &subject,
+        read_only: false,
+        requires_user_interaction: false,
+        ctx,
+    })
+    .verdict
+}
+
+fn bash(cmd: &str) -> PermissionSubject {
+    PermissionSubject::ShellCommand(cmd.to_owned())
+}
+
+fn ctx(sb: &Sandbox) -> ToolContext {
+    ToolContext::new(sb.ws(), sb.ws().join("../home"), sb.ws().join("../results"))
+}
+
+#[test]
+fn a_deny_in_any_layer_beats_an_allow_in_any_other() {
+    let sb = Sandbox::new();
+    let s = sources(&sb);
+    write(&managed(&s), "[permissions]\ndeny = [\"Bash(curl:*)\"]\n");
+    write(
+        &user(&s),
+        "[permissions]\nallow = [\"Bash(curl:*)\", \"Bash(make:*)\"]\n",
+    );
+    write(
+        &sb.path(".toolgate/policy.toml"),
+        "[permissions]\ndeny = [\"Bash(make deploy:*)\"]\n",
+    );
+    let p = s.load().unwrap();
+    let c = ctx(&sb);
+    assert_eq!(
+        decide(&p, &c, "Bash", bash("curl https://x")),
+        Verdict::Deny
+    );
+    assert_eq!(decide(&p, &c, "Bash", bash("make test")), Verdict::Allow);
+    // The project's deny applies without trust.
+    assert_eq!(decide(&p, &c, "Bash", bash("make deploy")), Verdict::Deny);
+    // Where each came from.
+    let files: Vec<Layer> = p.files().iter().map(|(l, _)| *l).collect();
+    assert_eq!(files, [Layer::Managed, Layer::Project, Layer::User]);
+}
+
+#[test]
+fn project_allows_apply_only_while_the_trusted_content_is_unchanged() {
+    let sb = Sandbox::new();
+    let mut s = sources(&sb);
+    let project = sb.path(".toolgate/policy.toml");
+    write(&project, "[permissions]\nallow = [\"Bash(make:*)\"]\n");
+    let c = ctx(&sb);
+    assert_eq!(
+        decide(&s.load().unwrap(), &c, "Bash", bash("make")),
+        Verdict::Ask
+    );
+    let mut store = TrustStore::load(&s.trust_store_path()).unwrap();
+    store
+        .record(&sb.ws(), &project_hash(&sb.ws()).unwrap())
+        .unwrap();
+    assert_eq!(
+        decide(&s.load().unwrap(), &c, "Bash", bash("make")),
+        Verdict::Allow
+    );
+    // The local layer is covered by the same hash: a new local file withdraws trust.
+    write(
+        &sb.path(".toolgate/policy.local.toml"),
+        "[permissions]\nallow = [\"Bash\"]\n",
+    );
+    let p = s.load().unwrap();
+    assert_eq!(decide(&p, &c, "Bash", bash("make")), Verdict::Ask);
+    assert_eq!(p.ignored_rules().len(), 2);
+    assert!(p.ignored_rules()[0].why.contains("toolgate trust"));
+    // A host that asked the user itself can say so.
+    s.trust = Trust::Trusted;
+    assert_eq!(
+        decide(&s.load().unwrap(), &c, "Bash", bash("rm -rf x")),
+        Verdict::Allow
+    );
+    s.trust = Trust::Untrusted;
+    std::fs::remove_file(sb.path(".toolgate/policy.local.toml")).unwrap();
+    assert_eq!(
+        decide(&s.load().unwrap(), &c, "Bash", bash("make")),
+        Verdict::Ask
+    );
+}
+
+#[test]
+fn managed_rules_only_drops_other_allows_but_keeps_their_denies() {
+    let sb = Sandbox::new();
+    let mut s = sources(&sb);
+    s.trust = Trust::Trusted;
+    write(
+        &managed(&s),
+        "[permissions]\nallow_managed_rules_only = true\nallow = [\"Bash(git status)\"]\n",
+    );
+    write(
+        &user(&s),
+        "[permissions]\nallow = [\"Bash(make:*)\"]\ndeny = [\"Bash(git status)\"]\n",
+    );
+    write(
+        &sb.path(".toolgate/policy.toml"),
+        "[permissions]\nallow = [\"Bash(cargo:*)\"]\n",
+    );
+    let p = s.load().unwrap();
+    let c = ctx(&sb);
+    assert_eq!(decide(&p, &c, "Bash", bash("make")), Verdict::Ask);
+    assert_eq!(decide(&p, &c, "Bash", bash("cargo build")), Verdict::Ask);
+    assert_eq!(decide(&p, &c, "Bash", bash("git status")), Verdict::Deny);
+    assert!(
+        p.ignored_rules()
+            .iter()
+            .all(|i| i.why.contains("allow_managed_rules_only"))
+    );
+    assert_eq!(p.ignored_rules().len(), 2);
+}
+
+#[test]
+fn a_managed_policy_can_disable_bypass_mode() {
+    let sb = Sandbox::new();
+    let s = sources(&sb);
+    write(&managed(&s), "[permissions]\ndisable_bypass_mode = true\n");
+    write(
+        &user(&s),
+        "[permissions]\ndefault_mode = \"bypassPermissions\"\n",
+    );
+    let p = s.load().unwrap();
+    // Asked for on the command line: refused, saying where it was disabled.
+    let err = p
+        .effective_mode(Some(PermissionMode::BypassPermissions))
+        .unwrap_err();
+    assert!(matches!(err, Error::BypassDisabled { .. }), "{err}");
+    assert!(err.to_string().contains("disable_bypass_mode at "), "{err}");
+    // From a settings default: the session starts in default mode instead.
+    assert_eq!(p.effective_mode(None).unwrap(), PermissionMode::Default);
+    // A context that still says bypass gets no allow from it.
+    let mut c = ctx(&sb);
+    c.permission_mode = PermissionMode::BypassPermissions;
+    assert_eq!(decide(&p, &c, "Bash", bash("make")), Verdict::Ask);
+    // Without the managed setting, bypass allows.
+    let mut s2 = sources(&sb);
+    s2.managed.clear();
+    let p2 = s2.load().unwrap();
+    assert_eq!(
+        p2.effective_mode(None).unwrap(),
+        PermissionMode::BypassPermissions
+    );
+    assert_eq!(decide(&p2, &c, "Bash", bash("make")), Verdict::Allow);
+}
+
+#[test]
+fn the_claude_code_managed_settings_keys_work_too() {
+    let sb = Sandbox::new();
+    let mut s = sources(&sb);
+    let json = managed(&s).with_file_name("managed-settings.json");
+    s.managed.push(json.clone());
+    write(
+        &json,
+        r#"{"allowManagedPermissionRulesOnly": true, "permissions": {"disableBypassPermissionsMode": "disable"}}"#,
+    );
+    write(&user(&s), "[permissions]\nallow = [\"Bash(make:*)\"]\n");
+    let p = s.load().unwrap();
+    assert!(p.bypass_disabled().is_some());
+    assert_eq!(decide(&p, &ctx(&sb), "Bash", bash("make")), Verdict::Ask);
+    // In a user settings file they are lint warnings with no effect.
+    let home_settings = s.home.join(".claude/settings.json");
+    write(
+        &home_settings,
+        r#"{"permissions": {"disableBypassPermissionsMode": "disable"}}"#,
+    );
+    s.managed.clear();
+    let p = s.load().unwrap();
+    assert!(p.bypass_disabled().is_none());
+    assert!(p.lint().iter().any(|w| {
+        w.message
+            .contains("only has an effect in the managed layer")
+    }));
+}
+
+/// (file text, expected line, expected column, words the message must contain)
+const ERRORS: &[(&str, usize, usize, &str)] = &[
+    (
+        "[permissions]\nallow = [\"Read\",\n  \"Bash(git log\"]\n",
+        3,
+        4,
+        "`(` cannot appear",
+    ),
+    (
+        "[permissions]\ndeny = [\"Frobnicate(x)\"]\n",
+        2,
+        10,
+        "cannot match",
+    ),
+    (
+        "[permissions]\ndeny = [\"Read(!x)\"]\n",
+        2,
+        10,
+        "cannot negate",
+    ),
+    (
+        "[permissions]\ndeny = [\"WebFetch(example.com)\"]\n",
+        2,
+        10,
+        "domain:",
+    ),
+    ("[permissions]\nask = [1]\n", 2, 8, "expected a string"),
+    (
+        "[permissions]\nallow_managed_rules_only = true\n",
+        2,
+        28,
+        "managed policy",
+    ),
+    ("[permisions]\n", 1, 2, "unknown field `permisions`"),
+    ("[permissions]\ndefault_mode = \"yolo\"\n", 2, 16, "yolo"),
+    (
+        "[[tests]]\ntool = \"Bash\"\nexpect = \"maybe\"\n",
+        3,
+        10,
+        "maybe",
+    ),
+    ("[[hooks.PreToolUse]]\ncommand = \"x\"\n", 1, 3, "hooks"),
+];
+
+#[test]
+fn errors_name_file_line_and_column() {
+    for (text, line, column, words) in ERRORS {
+        let err = PolicyBuilder::new()
+            .toml_str(
+                text,
+                Layer::Project,
+                Path::new("/p/.toolgate/policy.toml"),
+                Path::new("/p"),
+            )
+            .map(|_| ())
+            .unwrap_err();
+        let shown = err.to_string();
+        let prefix = format!("/p/.toolgate/policy.toml:{line}:{column}: ");
+        assert!(shown.starts_with(&prefix), "{text:?}: {shown}");
+        assert!(shown.contains(words), "{text:?}: {shown}");
+    }
+}
+
+#[test]
+fn settings_json_rule_errors_have_line_and_column_too() {
+    let sb = Sandbox::new();
+    let f = sb.path(".claude/settings.json");
+    write(
+        &f,
+        "{\n  \"permissions\": {\n    \"deny\": [\"Read\", \"Frob(x)\"]\n  }\n}\n",
+    );
+    let err = PolicyBuilder::new()
+        .claude_settings_file(&f, Layer::Project, &sb.ws())
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{}:3:23: ", f.display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_command_line_file_is_an_error_and_other_missing_files_are_not() {
+    let sb = Sandbox::new();
+    let mut s = sources(&sb);
+    assert!(s.load().unwrap().rules().is_empty());
+    s.command_line.push(sb.path("nope.toml"));
+    let err = s.load().unwrap_err();
+    assert!(err.to_string().contains("nope.toml"), "{err}");
+}
+
+#[test]
+fn policy_tests_and_settings_load_with_their_positions() {
+    let sb = Sandbox::new();
+    let text = "[permissions]\ndefault_mode = \"acceptEdits\"\nadditional_directories = [\"../lib\"]\n\n[[tests]]\nname = \"no curl\"\ntool = \"Bash\"\ninput = { command = \"curl x\" }\nexpect = \"deny\"\nmode = \"plan\"\n";
+    let mut b = PolicyBuilder::new();
+    b.toml_str(
+        text,
+        Layer::Project,
+        &sb.path(".toolgate/policy.toml"),
+        &sb.ws(),
+    )
+    .unwrap();
+    let p = b.build();
+    assert_eq!(p.default_mode(), Some(PermissionMode::AcceptEdits));
+    assert_eq!(
+        p.additional_directories(),
+        [sb.ws().parent().unwrap().join("lib")]
+    );
+    let t = &p.tests()[0];
+    assert_eq!(
+        (t.name.as_deref(), t.tool.as_str(), t.expect, t.mode, t.line),
+        (
+            Some("no curl"),
+            "Bash",
+            Verdict::Deny,
+            Some(PermissionMode::Plan),
+            5
+        )
+    );
+    assert_eq!(t.input, json!({"command": "curl x"}));
+}
+
+#[test]
+fn lint_reports_shadowed_and_aliased_rules_and_nothing_else() {
+    let mut b = PolicyBuilder::new();
+    let text = "[permissions]\nallow = [\"Bash(git:*)\", \"Bash(git status)\", \"Bash(git log:*)\", \"Bash(ls)\", \"Write(src/**)\", \"Edit(src)\"]\ndeny = [\"Read(secrets)\", \"Read(secrets/a)\", \"Bash(rm:*)\"]\nask = [\"Bash(rm -rf:*)\", \"Read(other)\"]\n";
+    b.trust_project(true)
+        .toml_str(
+            text,
+            Layer::Project,
+            Path::new("/p/policy.toml"),
+            Path::new("/p"),
+        )
+        .unwrap();
+    let warnings: Vec<String> = b.build().lint().iter().map(ToString::to_string).collect();
+    let about = |rule: &str| {
+        warnings
+            .iter()
+            .filter(|w| w.contains(&format!("`{rule}`:")))
+            .count()
+    };
+    assert_eq!(about("Bash(git status)"), 1, "{warnings:#?}");
+    assert_eq!(about("Bash(git log:*)"), 1, "{warnings:#?}");
+    assert_eq!(about("Read(secrets/a)"), 1, "{warnings:#?}");
+    assert_eq!(about("Bash(rm -rf:*)"), 1, "{warnings:#?}");
+    // Aliased and (its `src/**` is `src`) shadowed by nothing broader: one warning, the alias.
+    assert_eq!(about("Write(src/**)"), 1, "{warnings:#?}");
+    // Not shadowed.
+    for rule in [
+        "Bash(git:*)",
+        "Bash(ls)",
+        "Read(secrets)",
+        "Bash(rm:*)",
+        "Read(other)",
+    ] {
+        assert_eq!(about(rule), 0, "{rule}: {warnings:#?}");
+    }
+    assert!(
+        warnings.iter().any(|w| w.starts_with("/p/policy.toml:2:")),
+        "{warnings:#?}"
+    );
+}
+
+#[test]
+fn domain_rules_decide_url_calls_by_whole_host() {
+    let mut b = PolicyBuilder::new();
+    let text = "[permissions]\nallow = [\"WebFetch(domain:docs.rs)\", \"WebFetch(domain:*.example.com)\"]\ndeny = [\"WebFetch(domain:evil.example.com)\"]\nask = [\"WebFetch(domain:crates.io)\"]\n";
+    b.toml_str(
+        text,
+        Layer::User,
+        Path::new("/u/policy.toml"),
+        Path::new("/u"),
+    )
+    .unwrap();
+    let p = b.build();
+    let c = ToolContext::new("/w/p", "/home/u", "/tmp/r");
+    let url = |u: &str| PermissionSubject::Url(u.to_owned());
+    let cases = [
+        ("https://docs.rs/serde", Verdict::Allow),
+        ("https://DOCS.RS./x", Verdict::Allow),
+        ("https://a.example.com/", Verdict::Allow),
+        ("https://evil.example.com/", Verdict::Deny),
+        ("https://EVIL.example.com./x", Verdict::Deny),
+        ("https://crates.io/", Verdict::Ask),
+        ("https://docs.rs.evil.net/", Verdict::Ask),
+        ("https://example.com/", Verdict::Ask),
+        ("http://evil.net\\@docs.rs/", Verdict::Ask),
+        ("https://docs.rs%2eevil.net/", Verdict::Ask),
+    ];
+    for (u, want) in cases {
+        assert_eq!(decide(&p, &c, "WebFetch", url(u)), want, "{u}");
+    }
+}
