@@ -10,3 +10,4 @@ mod policy_files;
 mod policy_props;
 mod read_memory;
 mod search_tools;
+mod shell_paths;

@@ -181,23 +181,47 @@ impl PathPattern {
 }
 
 /// The spellings of one path that rules must agree on: the path as given (lexically
-/// normalised) and, when different, the path with every symlink resolved (also for a file that
-/// does not exist yet: its nearest existing ancestor is resolved).
-pub fn candidates(path: &Path) -> Vec<PathBuf> {
+/// normalised); the path with every symlink resolved (also for a file that does not exist yet:
+/// its nearest existing ancestor is resolved); and for `/proc/<self|thread-self|pid>/root/…`
+/// and `…/cwd/…`, the path they alias for the process that opens them (the root directory, and
+/// the call's working directory: not the engine's own).
+pub fn candidates(path: &Path, ctx: &ToolContext) -> Vec<PathBuf> {
     let lexical = tool_core::normalize(path);
     let mut out = vec![lexical.clone()];
-    let resolved = resolve(&lexical);
-    if resolved != lexical {
-        out.push(resolved);
+    let mut add = |p: PathBuf| {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    };
+    if let Some(plain) = unalias_proc(&lexical, &ctx.cwd) {
+        add(resolve(&plain));
+        add(plain);
     }
+    add(resolve(&lexical));
     out
+}
+
+/// `/proc/<self|thread-self|pid>/root/rest` → `/rest`; `…/cwd/rest` → `cwd/rest`.
+fn unalias_proc(path: &Path, cwd: &Path) -> Option<PathBuf> {
+    let rest = path.strip_prefix("/proc").ok()?;
+    let mut parts = rest.components();
+    let who = parts.next()?.as_os_str().to_str()?;
+    if !(who == "self" || who == "thread-self" || who.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    let base = match parts.next()?.as_os_str().to_str()? {
+        "root" => PathBuf::from("/"),
+        "cwd" => cwd.to_path_buf(),
+        _ => return None,
+    };
+    Some(tool_core::normalize(&base.join(parts.as_path())))
 }
 
 /// Is `path` inside a working directory under every spelling (so a symlink inside the
 /// workspace that points out of it is outside)? Working directories count under their own
 /// resolved spelling too.
 pub fn inside_working_dirs(ctx: &ToolContext, path: &Path) -> bool {
-    candidates(path).iter().all(|c| {
+    candidates(path, ctx).iter().all(|c| {
         ctx.working_dirs
             .iter()
             .any(|d| c.starts_with(d) || c.starts_with(resolve(d)))
@@ -267,16 +291,51 @@ mod tests {
     }
 
     #[test]
+    fn proc_aliases_give_the_path_they_stand_for() {
+        let c = ctx();
+        let has = |path: &str, want: &str| {
+            candidates(Path::new(path), &c)
+                .iter()
+                .any(|p| p == Path::new(want))
+        };
+        assert!(has(
+            "/proc/self/root/home/u/.ssh/id_rsa",
+            "/home/u/.ssh/id_rsa"
+        ));
+        assert!(has("/proc/thread-self/root/etc/../home/u/x", "/home/u/x"));
+        assert!(has(
+            "/proc/4242/root/home/u/.aws/credentials",
+            "/home/u/.aws/credentials"
+        ));
+        // `cwd` is the call's working directory, not the engine's.
+        assert!(has("/proc/self/cwd/.env", "/w/p/sub/.env"));
+        assert!(!has("/proc/selfish/root/etc/passwd", "/etc/passwd"));
+        assert!(!has("/proc/self/environ", "/environ"));
+        // Never inside the working directories under the alias spelling.
+        assert!(!inside_working_dirs(
+            &c,
+            Path::new("/proc/self/root/w/p/a.txt")
+        ));
+        let deny = PathPattern::parse("~/.ssh/**", None).unwrap();
+        assert!(
+            candidates(Path::new("/proc/self/root/home/u/.ssh/id_rsa"), &c)
+                .iter()
+                .any(|p| deny.matches(p, &c))
+        );
+    }
+
+    #[test]
     fn symlinks_give_two_candidates() {
         let d = tempfile::tempdir().unwrap();
         let real = d.path().join("real");
         std::fs::create_dir(&real).unwrap();
         std::os::unix::fs::symlink(&real, d.path().join("link")).unwrap();
-        let c = candidates(&d.path().join("link/new.txt"));
+        let ctx = ToolContext::new(d.path(), d.path(), d.path());
+        let c = candidates(&d.path().join("link/new.txt"), &ctx);
         assert_eq!(c.len(), 2);
         assert_eq!(c[1], std::fs::canonicalize(&real).unwrap().join("new.txt"));
         assert_eq!(
-            candidates(&std::fs::canonicalize(&real).unwrap().join("a/../b")).len(),
+            candidates(&std::fs::canonicalize(&real).unwrap().join("a/../b"), &ctx).len(),
             1
         );
     }

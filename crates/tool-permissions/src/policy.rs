@@ -694,7 +694,7 @@ impl Policy {
         if !self.has_path_rules(list, family) {
             return None;
         }
-        candidates(path)
+        candidates(path, ctx)
             .iter()
             .find_map(|p| self.path_group_match(list, family, p, ctx))
             .map(|i| &self.entries[i])
@@ -734,7 +734,7 @@ impl Policy {
         if !self.has_path_rules(RuleList::Allow, family) {
             return None;
         }
-        let found: Option<Vec<usize>> = candidates(path)
+        let found: Option<Vec<usize>> = candidates(path, ctx)
             .iter()
             .map(|p| self.path_group_match(RuleList::Allow, family, p, ctx))
             .collect();
@@ -848,7 +848,7 @@ impl Policy {
             return Some(Decision::ask(Self::ask_message(request), e.reason()));
         }
         for w in &touched.writes {
-            if candidates(w).iter().any(|c| protected(c).is_some()) {
+            if candidates(w, ctx).iter().any(|c| protected(c).is_some()) {
                 return Some(Decision::ask(
                     Self::ask_message(request),
                     DecisionReason::Check {
@@ -860,7 +860,7 @@ impl Policy {
                 && self.path_allowed(PathFamily::Edit, w, ctx).is_none();
             if outside {
                 return Some(Decision::ask(
-                    Self::ask_message(request),
+                    self.shell_ask_message(&line, &touched, ctx),
                     DecisionReason::Check {
                         name: "a write outside the working directories".into(),
                     },
@@ -871,13 +871,25 @@ impl Policy {
             crate::path_rule::inside_working_dirs(ctx, p)
                 || self.path_allowed(PathFamily::Read, p, ctx).is_some()
         });
-        let writes_ok =
-            touched.writes.is_empty() || ctx.permission_mode == PermissionMode::AcceptEdits;
+        let redirect_ok = |p: &Path| self.redirect_permitted(p, ctx);
+        let writes_ok = touched
+            .uses
+            .iter()
+            .filter(|u| u.op == crate::shell_policy::Op::Redirect)
+            .all(|u| redirect_ok(&u.path));
         if reads_inside
             && writes_ok
-            && shell_paths_inside(&line, ctx)
-            && let Some(used) =
-                crate::shell_policy::all_units_allowed(&line, ctx, &|form| self.shell_allow(form))
+            && shell_paths_inside(&line, ctx, &|p| {
+                self.path_allowed(PathFamily::Read, p, ctx).is_some()
+                    || self.path_allowed(PathFamily::Edit, p, ctx).is_some()
+            })
+            && let Some(used) = crate::shell_policy::all_units_allowed(
+                &line,
+                &touched,
+                ctx,
+                &|form| self.shell_allow(form),
+                &redirect_ok,
+            )
         {
             return Some(match used.first() {
                 Some(e) => Decision::allow(e.reason()),
@@ -887,6 +899,67 @@ impl Policy {
             });
         }
         None
+    }
+
+    /// May a shell redirection write `p`? With an Edit allow rule covering it, or in
+    /// acceptEdits mode inside the working directories; never a protected path.
+    fn redirect_permitted(&self, p: &Path, ctx: &tool_core::ToolContext) -> bool {
+        if candidates(p, ctx).iter().any(|c| protected(c).is_some()) {
+            return false;
+        }
+        (ctx.permission_mode == PermissionMode::AcceptEdits
+            && crate::path_rule::inside_working_dirs(ctx, p))
+            || self.path_allowed(PathFamily::Edit, p, ctx).is_some()
+    }
+
+    /// What the model is told when a Bash line needs approval that no rule asked for: the path
+    /// outside the working directories, the parts of a compound line that need approval, the
+    /// file write inside the working directories, or Claude Code's generic text.
+    fn shell_ask_message(
+        &self,
+        line: &tool_shell::CommandLine,
+        t: &crate::shell_policy::Touches,
+        ctx: &tool_core::ToolContext,
+    ) -> String {
+        use crate::shell_policy::{Op, compound_message, outside_message, unit_allowed, unit_text};
+        let covered = |op: Op, p: &Path| match op {
+            Op::Read => {
+                self.path_allowed(PathFamily::Read, p, ctx).is_some()
+                    || self.path_allowed(PathFamily::Edit, p, ctx).is_some()
+            }
+            Op::Write | Op::Redirect => self.path_allowed(PathFamily::Edit, p, ctx).is_some(),
+        };
+        if line.commands.len() > 1 {
+            let needing: Vec<usize> = line
+                .commands
+                .iter()
+                .enumerate()
+                .filter(|(i, c)| {
+                    c.name() != Some("cd")
+                        && (unit_allowed(*i, c, t, ctx, &|f| self.shell_allow(f), &|p| {
+                            self.redirect_permitted(p, ctx)
+                        })
+                        .is_none()
+                            || outside_message(t, ctx, Some(&[*i]), &covered).is_some())
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if needing.len() == 1
+                && let Some(m) = outside_message(t, ctx, Some(&needing), &covered)
+            {
+                return m;
+            }
+            if !needing.is_empty() {
+                let parts: Vec<String> = needing
+                    .iter()
+                    .map(|&i| unit_text(&line.commands[i]))
+                    .collect();
+                return compound_message(&parts);
+            }
+        }
+        outside_message(t, ctx, None, &covered)
+            .or_else(|| crate::shell_policy::write_ask_message(line, ctx))
+            .unwrap_or_else(|| "This command requires approval".to_owned())
     }
 
     /// The first `list` Bash rule matching the command or any unit it runs. A command that does
@@ -992,7 +1065,7 @@ impl Policy {
             PermissionSubject::WritePaths(paths) => {
                 // The safety check: protected paths ask in every mode, whatever allows them.
                 for p in paths {
-                    if let Some(protection) = candidates(p).iter().find_map(|c| protected(c)) {
+                    if let Some(protection) = candidates(p, ctx).iter().find_map(|c| protected(c)) {
                         let agent = &ctx.agent_name;
                         let message = match protection {
                             Protection::SensitiveFile => format!(
@@ -1106,8 +1179,13 @@ impl Policy {
         }
         let message = match request.subject {
             PermissionSubject::ShellCommand(command) => {
-                crate::shell_policy::write_ask_message(command, ctx)
-                    .unwrap_or_else(|| "This command requires approval".to_owned())
+                match tool_shell::CommandLine::parse(command) {
+                    Ok(line) => {
+                        let t = crate::shell_policy::touches(&line, ctx);
+                        self.shell_ask_message(&line, &t, ctx)
+                    }
+                    Err(_) => "This command requires approval".to_owned(),
+                }
             }
             _ => Self::ask_message(request),
         };
@@ -1116,8 +1194,13 @@ impl Policy {
 }
 
 /// Every argument that names a path (absolute, `~`, or with `..`, also after `--flag=`)
-/// resolves inside a working directory; arguments that are not literals fail.
-fn shell_paths_inside(line: &tool_shell::CommandLine, ctx: &tool_core::ToolContext) -> bool {
+/// resolves inside a working directory or is `covered` by an allow rule; arguments that are
+/// not literals fail.
+fn shell_paths_inside(
+    line: &tool_shell::CommandLine,
+    ctx: &tool_core::ToolContext,
+    covered: &dyn Fn(&Path) -> bool,
+) -> bool {
     line.commands.iter().all(|c| {
         c.argv.iter().skip(1).all(|w| {
             let Some(lit) = &w.literal else { return false };
@@ -1131,6 +1214,7 @@ fn shell_paths_inside(line: &tool_shell::CommandLine, ctx: &tool_core::ToolConte
             !pathish
                 || value == "/dev/null"
                 || crate::path_rule::inside_working_dirs(ctx, &ctx.resolve_path(value))
+                || covered(&ctx.resolve_path(value))
         })
     })
 }

@@ -231,10 +231,103 @@ fn resolve(word: &str, cwd: &Path, ctx: &ToolContext) -> PathBuf {
     c.resolve_path(word)
 }
 
+/// What a unit does with a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    /// Reads it (or changes into it).
+    Read,
+    /// Creates, changes or removes it.
+    Write,
+    /// Writes it through an output redirection.
+    Redirect,
+}
+
+/// One path a unit uses.
+#[derive(Debug, Clone)]
+pub(crate) struct PathUse {
+    /// The unit's index in the line.
+    pub unit: usize,
+    /// The program's name.
+    pub command: String,
+    /// The path, resolved against the effective cwd.
+    pub path: PathBuf,
+    /// What is done with it.
+    pub op: Op,
+}
+
 /// The paths each unit reads and writes, tracking literal `cd` through the line.
 pub(crate) struct Touches {
     pub reads: Vec<PathBuf>,
     pub writes: Vec<PathBuf>,
+    pub uses: Vec<PathUse>,
+}
+
+impl Touches {
+    fn add(&mut self, unit: usize, command: &str, path: PathBuf, op: Op) {
+        match op {
+            Op::Read => self.reads.push(path.clone()),
+            Op::Write | Op::Redirect => self.writes.push(path.clone()),
+        }
+        self.uses.push(PathUse {
+            unit,
+            command: command.to_owned(),
+            path,
+            op,
+        });
+    }
+}
+
+/// Programs that create, change or remove the files they name, as Claude Code's path checks
+/// and acceptEdits mode know them.
+const FILE_EDITORS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"];
+
+/// The file operands of a unit: its arguments that are not options, without the first
+/// operand of programs whose first operand is a pattern or a script.
+fn operands<'a>(name: &str, values: &'a [String]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut options_done = false;
+    // `-e`/`-f` (grep, sed, awk, jq's `-f`) give the script: then the first operand is a file.
+    let script_given = values.iter().any(|v| {
+        matches!(
+            v.as_str(),
+            "-e" | "-f" | "--expression" | "--file" | "--regexp"
+        )
+    });
+    let mut skip_first = matches!(
+        name,
+        "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "jq"
+    ) && !script_given;
+    let mut find_paths_done = false;
+    for v in values {
+        if !options_done && v == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && v.starts_with('-') && v.len() > 1 {
+            if name == "find" {
+                find_paths_done = true;
+            }
+            continue;
+        }
+        if name == "find" && (find_paths_done || v == "!" || v == "(") {
+            find_paths_done = true;
+            continue;
+        }
+        // `--flag=value`.
+        let v = v
+            .split_once('=')
+            .filter(|(k, _)| k.starts_with("--"))
+            .map_or(v.as_str(), |(_, x)| x);
+        if v.is_empty() {
+            continue;
+        }
+        if skip_first {
+            skip_first = false;
+            continue;
+        }
+        out.push(v);
+    }
+    out
 }
 
 pub(crate) fn touches(line: &CommandLine, ctx: &ToolContext) -> Touches {
@@ -243,8 +336,9 @@ pub(crate) fn touches(line: &CommandLine, ctx: &ToolContext) -> Touches {
     let mut t = Touches {
         reads: Vec::new(),
         writes: Vec::new(),
+        uses: Vec::new(),
     };
-    for c in &line.commands {
+    for (unit, c) in line.commands.iter().enumerate() {
         let name = c
             .argv
             .first()
@@ -262,6 +356,12 @@ pub(crate) fn touches(line: &CommandLine, ctx: &ToolContext) -> Touches {
                 } else {
                     resolve(&dir, &cwd, ctx)
                 };
+                t.uses.push(PathUse {
+                    unit,
+                    command: name.to_owned(),
+                    path: next.clone(),
+                    op: Op::Read,
+                });
                 oldpwd = Some(std::mem::replace(&mut cwd, next));
             }
             continue;
@@ -279,42 +379,171 @@ pub(crate) fn touches(line: &CommandLine, ctx: &ToolContext) -> Touches {
             }
             let p = resolve(&target, &cwd, ctx);
             if writes(r.kind) {
-                t.writes.push(p.clone());
+                t.add(unit, name, p.clone(), Op::Redirect);
             }
             if matches!(r.kind, RedirectKind::Read | RedirectKind::ReadWrite) {
-                t.reads.push(p);
+                t.add(unit, name, p, Op::Read);
             }
         }
-        let reader = READERS.contains(&name);
-        for w in c.argv.iter().skip(1) {
-            let Some(value) = word_value(w, &cwd, oldpwd.as_deref(), ctx) else {
-                continue;
-            };
-            // `dd if=X of=Y`.
-            if name == "dd" {
-                if let Some(f) = value.strip_prefix("if=") {
-                    t.reads.push(resolve(f, &cwd, ctx));
+        let values: Vec<String> = c
+            .argv
+            .iter()
+            .skip(1)
+            .filter_map(|w| word_value(w, &cwd, oldpwd.as_deref(), ctx))
+            .collect();
+        // `dd if=X of=Y`.
+        if name == "dd" {
+            for v in &values {
+                if let Some(f) = v.strip_prefix("if=") {
+                    t.add(unit, name, resolve(f, &cwd, ctx), Op::Read);
                 }
-                if let Some(f) = value.strip_prefix("of=") {
-                    t.writes.push(resolve(f, &cwd, ctx));
+                if let Some(f) = v.strip_prefix("of=") {
+                    t.add(unit, name, resolve(f, &cwd, ctx), Op::Write);
                 }
+            }
+            continue;
+        }
+        // `curl -d @file`, `--data-binary @file`: the file is read and sent.
+        for v in &values {
+            if let Some(file) = v.strip_prefix('@').filter(|f| !f.is_empty()) {
+                t.add(unit, name, resolve(file, &cwd, ctx), Op::Read);
+            }
+        }
+        let ops = operands(name, &values);
+        let in_place = name == "sed"
+            && values
+                .iter()
+                .any(|v| v.starts_with("-i") || v.starts_with("--in-place"));
+        let last = ops.len().saturating_sub(1);
+        for (i, o) in ops.iter().enumerate() {
+            if o.starts_with('@') {
                 continue;
             }
-            // `curl -d @file`, `--data-binary @file`: the file is read and sent.
-            if let Some(file) = value.strip_prefix('@').filter(|f| !f.is_empty()) {
-                t.reads.push(resolve(file, &cwd, ctx));
-                continue;
-            }
-            let operand = value
-                .split_once('=')
-                .filter(|(k, _)| k.starts_with("--"))
-                .map_or(value.as_str(), |(_, v)| v);
-            if reader && !operand.starts_with('-') && !operand.is_empty() {
-                t.reads.push(resolve(operand, &cwd, ctx));
+            let p = resolve(o, &cwd, ctx);
+            match name {
+                "mkdir" | "touch" | "rm" | "rmdir" | "mv" => t.add(unit, name, p, Op::Write),
+                "cp" if i == last && ops.len() > 1 => t.add(unit, name, p, Op::Write),
+                "sed" if in_place => {
+                    t.add(unit, name, p.clone(), Op::Read);
+                    t.add(unit, name, p, Op::Write);
+                }
+                _ if READERS.contains(&name) || matches!(name, "ls" | "find" | "tree") => {
+                    t.add(unit, name, p, Op::Read)
+                }
+                _ => {}
             }
         }
     }
     t
+}
+
+/// What Claude Code says a program does to the files it names, for the message of a path
+/// outside the working directories.
+const PATH_VERBS: &[(&str, &str)] = &[
+    ("cd", "change directories to"),
+    ("ls", "list files in"),
+    ("find", "search files in"),
+    ("mkdir", "create directories in"),
+    ("touch", "create or modify files in"),
+    ("rm", "remove files from"),
+    ("rmdir", "remove directories from"),
+    ("mv", "move files to/from"),
+    ("cp", "copy files to/from"),
+    ("cat", "concatenate files from"),
+    ("head", "read the beginning of files from"),
+    ("tail", "read the end of files from"),
+    ("sort", "sort contents of files from"),
+    ("uniq", "filter duplicate lines from files in"),
+    ("wc", "count lines/words/bytes in files from"),
+    ("cut", "extract columns from files in"),
+    ("paste", "merge files from"),
+    ("column", "format files from"),
+    ("tr", "transform text from files in"),
+    ("file", "examine file types in"),
+    ("stat", "read file stats from"),
+    ("diff", "compare files from"),
+    ("awk", "process text from files in"),
+    ("strings", "extract strings from files in"),
+    ("hexdump", "display hex dump of files from"),
+    ("od", "display octal dump of files from"),
+    ("base64", "encode/decode files from"),
+    ("nl", "number lines in files from"),
+    ("grep", "search for patterns in files from"),
+    ("rg", "search for patterns in files from"),
+    ("sed", "edit files in"),
+    ("git", "access files with git from"),
+    ("jq", "process JSON from files in"),
+    ("sha256sum", "compute SHA-256 checksums for files in"),
+    ("sha1sum", "compute SHA-1 checksums for files in"),
+    ("md5sum", "compute MD5 checksums for files in"),
+];
+
+/// The message for the first path a unit of `units` (all units when `None`) uses outside the
+/// working directories that no allow rule covers (`covered`): a read is "blocked", a write
+/// "needs approval". Only programs Claude Code's path checks know, and redirections, count.
+pub(crate) fn outside_message(
+    t: &Touches,
+    ctx: &ToolContext,
+    units: Option<&[usize]>,
+    covered: &dyn Fn(Op, &Path) -> bool,
+) -> Option<String> {
+    let dirs = ctx
+        .working_dirs
+        .iter()
+        .map(|d| format!("'{}'", d.display()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    t.uses.iter().find_map(|u| {
+        if units.is_some_and(|us| !us.contains(&u.unit)) {
+            return None;
+        }
+        let verb = PATH_VERBS.iter().find(|(c, _)| *c == u.command).map(|(_, v)| *v);
+        if (verb.is_none() && u.op != Op::Redirect)
+            || crate::path_rule::inside_working_dirs(ctx, &u.path)
+            || covered(u.op, &u.path)
+        {
+            return None;
+        }
+        let needs_approval = format!(
+            "needs approval. The path is outside the working directories for this session ({dirs}). Allowing runs the command as written."
+        );
+        Some(match (u.op, verb) {
+            (Op::Redirect, _) => {
+                format!("Output redirection to '{}' {needs_approval}", u.path.display())
+            }
+            (Op::Write, _) => format!("{} in '{}' {needs_approval}", u.command, u.path.display()),
+            (Op::Read, Some(verb)) => format!(
+                "{} in '{}' was blocked. For security, {} may only {verb} the allowed working directories for this session: {dirs}.",
+                u.command,
+                u.path.display(),
+                ctx.product_name
+            ),
+            (Op::Read, None) => return None,
+        })
+    })
+}
+
+/// The text of a unit as the model wrote it (assignments, words; no redirections).
+pub(crate) fn unit_text(c: &SimpleCommand) -> String {
+    c.assignments
+        .iter()
+        .cloned()
+        .chain(c.argv.iter().map(|w| w.raw.clone()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Claude Code's text for a compound line whose `parts` need approval.
+pub(crate) fn compound_message(parts: &[String]) -> String {
+    let (noun, verb) = if parts.len() == 1 {
+        ("part", "requires")
+    } else {
+        ("parts", "require")
+    };
+    format!(
+        "This Bash command contains multiple operations. The following {noun} {verb} approval: {}",
+        parts.join(", ")
+    )
 }
 
 /// The first deny rule that a path the line touches falls under: reads against Read rules,
@@ -338,12 +567,72 @@ pub(crate) fn denied_path<'a>(
     None
 }
 
-/// Is every unit of the line allowed, by an allow rule on its plain form or by being
-/// read-only? Returns the rules used (empty when only read-only units).
-pub(crate) fn all_units_allowed<'a>(
-    line: &CommandLine,
+/// How one unit stands on its own: allowed by a rule (`Some(Some(rule))`), allowed as a
+/// read-only command or, in acceptEdits mode, as a file edit inside the working directories
+/// (`Some(None)`), or not allowed (`None`).
+pub(crate) fn unit_allowed<'a>(
+    index: usize,
+    c: &SimpleCommand,
+    t: &Touches,
     ctx: &ToolContext,
     allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
+    redirect_ok: &dyn Fn(&Path) -> bool,
+) -> Option<Option<&'a RuleEntry>> {
+    let form = unit_allow_form(c);
+    if let Some(e) = form.as_deref().and_then(allow_rule) {
+        return Some(Some(e));
+    }
+    // Output redirections are allowed only to targets that were resolved and are permitted
+    // (an Edit allow rule, or acceptEdits inside the working directories).
+    let written = c
+        .redirects
+        .iter()
+        .filter(|r| writes(r.kind) && !to_dev_null(r))
+        .count();
+    let resolved: Vec<&PathUse> = t
+        .uses
+        .iter()
+        .filter(|u| u.unit == index && u.op == Op::Redirect)
+        .collect();
+    let redirects_ok = resolved.len() == written && resolved.iter().all(|u| redirect_ok(&u.path));
+    let read_only = tool_shell::is_read_only_command(c) && redirects_ok && c.assignments.is_empty();
+    if read_only {
+        return Some(None);
+    }
+    // acceptEdits: `mkdir touch rm rmdir mv cp sed` on paths inside the working directories
+    // (none protected); `mv` and `cp` only without options.
+    let name = form.as_deref().and_then(|f| f.split(' ').next());
+    if ctx.permission_mode == tool_core::PermissionMode::AcceptEdits
+        && let Some(name) = name.filter(|n| FILE_EDITORS.contains(n))
+    {
+        let has_option = c
+            .argv
+            .iter()
+            .skip(1)
+            .any(|w| w.literal.as_deref().is_some_and(|l| l.starts_with('-')));
+        let mine: Vec<&PathUse> = t.uses.iter().filter(|u| u.unit == index).collect();
+        let paths_ok = !mine.is_empty()
+            && mine.iter().all(|u| {
+                crate::path_rule::inside_working_dirs(ctx, &u.path)
+                    && crate::path_rule::candidates(&u.path, ctx)
+                        .iter()
+                        .all(|p| crate::policy::protected(p).is_none())
+            });
+        if paths_ok && !(matches!(name, "mv" | "cp") && has_option) {
+            return Some(None);
+        }
+    }
+    None
+}
+
+/// Is every unit of the line allowed (see [`unit_allowed`])? Returns the rules used (empty
+/// when no rule was needed).
+pub(crate) fn all_units_allowed<'a>(
+    line: &CommandLine,
+    t: &Touches,
+    ctx: &ToolContext,
+    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
+    redirect_ok: &dyn Fn(&Path) -> bool,
 ) -> Option<Vec<&'a RuleEntry>> {
     if line.commands.is_empty() || line.background || line.defines_function {
         return None;
@@ -354,7 +643,7 @@ pub(crate) fn all_units_allowed<'a>(
         return None;
     }
     let mut used = Vec::new();
-    for c in &line.commands {
+    for (i, c) in line.commands.iter().enumerate() {
         if c.name() == Some("cd") {
             let inside = c
                 .argv
@@ -368,19 +657,7 @@ pub(crate) fn all_units_allowed<'a>(
             }
             return None;
         }
-        let form = unit_allow_form(c);
-        if let Some(e) = form.as_deref().and_then(allow_rule) {
-            used.push(e);
-            continue;
-        }
-        let read_only = tool_shell::is_read_only_command(c)
-            && c.redirects
-                .iter()
-                .all(|r| !writes(r.kind) || to_dev_null(r))
-            && c.assignments.is_empty();
-        if !read_only {
-            return None;
-        }
+        used.extend(unit_allowed(i, c, t, ctx, allow_rule, redirect_ok)?);
     }
     Some(used)
 }
@@ -390,8 +667,7 @@ const FILE_WRITERS: &[&str] = &["touch", "mkdir", "rm", "rmdir", "mv", "cp"];
 
 /// The text Claude Code shows when a command line that nothing allowed would write inside the
 /// working directories: naming the redirect target, or the writing program and its operand.
-pub(crate) fn write_ask_message(command: &str, ctx: &ToolContext) -> Option<String> {
-    let line = CommandLine::parse(command).ok()?;
+pub(crate) fn write_ask_message(line: &CommandLine, ctx: &ToolContext) -> Option<String> {
     let dirs = ctx
         .working_dirs
         .iter()
@@ -403,8 +679,13 @@ pub(crate) fn write_ask_message(command: &str, ctx: &ToolContext) -> Option<Stri
         ctx.product_name
     );
     let inside = |p: &Path| crate::path_rule::inside_working_dirs(ctx, p);
-    let t = touches(&line, ctx);
-    if let Some(p) = t.writes.iter().find(|p| inside(p)) {
+    let t = touches(line, ctx);
+    if let Some(p) = t
+        .uses
+        .iter()
+        .find(|u| u.op == Op::Redirect && inside(&u.path))
+        .map(|u| &u.path)
+    {
         return Some(format!("Output redirection to '{}' {tail}", p.display()));
     }
     for c in &line.commands {

@@ -1,0 +1,183 @@
+//! The paths a Bash line uses: Edit rules on the files it creates, changes or removes;
+//! acceptEdits mode's file commands; and the texts for paths outside the working directories
+//! and for compound lines, as recorded from Claude Code.
+
+use serde_json::json;
+use tool_core::{
+    PermissionMode, PermissionPolicy, PermissionRequest, PermissionSubject, ToolContext, Verdict,
+};
+use tool_permissions::{Layer, Policy, PolicyBuilder};
+use toolgate_tests::Sandbox;
+
+fn build(rules: &[(tool_core::RuleList, &str)]) -> Policy {
+    let mut b = PolicyBuilder::new();
+    for (list, r) in rules {
+        b.rule(*list, r, Layer::User, None)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    b.build()
+}
+
+fn ctx(sb: &Sandbox, mode: PermissionMode) -> ToolContext {
+    let home = sb.ws().join("../home");
+    let mut c = ToolContext::new(
+        sb.ws(),
+        tool_core::normalize(&home),
+        sb.ws().join("../results"),
+    );
+    c.permission_mode = mode;
+    c
+}
+
+fn bash(p: &Policy, c: &ToolContext, command: &str) -> (Verdict, String) {
+    let input = json!({"command": command});
+    let subject = PermissionSubject::ShellCommand(command.to_owned());
+    let d = p.decide(&PermissionRequest {
+        tool_name: "Bash",
+        input: &input,
+        subject: &subject,
+        read_only: false,
+        requires_user_interaction: false,
+        ctx: c,
+    });
+    (d.verdict, d.message)
+}
+
+#[test]
+fn edit_denies_cover_the_files_shell_commands_create_change_or_remove() {
+    use tool_core::RuleList::{Allow, Deny};
+    let sb = Sandbox::new();
+    sb.write("a.txt", "a\n");
+    let p = build(&[(Deny, "Edit(./x.txt)"), (Allow, "Bash")]);
+    let c = ctx(&sb, PermissionMode::Default);
+    for command in [
+        "touch x.txt",
+        "rm -f x.txt",
+        "cp a.txt x.txt",
+        "mv x.txt b.txt",
+        "mkdir x.txt",
+        "sed -i s/a/b/ x.txt",
+        "dd if=a.txt of=x.txt",
+        "echo hi >> x.txt",
+        "cd sub && touch ../x.txt",
+    ] {
+        assert_eq!(bash(&p, &c, command).0, Verdict::Deny, "{command}");
+    }
+    // Reading it is not editing it; copying from it neither.
+    for command in ["cat x.txt", "cp x.txt b.txt", "sed -n 1p x.txt"] {
+        assert_eq!(bash(&p, &c, command).0, Verdict::Allow, "{command}");
+    }
+}
+
+#[test]
+fn accept_edits_allows_file_commands_inside_the_working_directories_only() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "alpha\n");
+    let p = build(&[]);
+    let c = ctx(&sb, PermissionMode::AcceptEdits);
+    for command in [
+        "mkdir d",
+        "touch d/t.txt",
+        "cp a.txt b.txt",
+        "mv b.txt c.txt",
+        "rm -r d && echo gone",
+        "rmdir d",
+        "sed -i s/alpha/beta/ a.txt",
+        "echo x > new.txt",
+    ] {
+        assert_eq!(
+            bash(&p, &c, command),
+            (Verdict::Allow, String::new()),
+            "{command}"
+        );
+    }
+    let home = c.home.display().to_string();
+    for command in [
+        format!("touch {home}/x.txt"),
+        "cp -r a.txt b".to_owned(),
+        "mv -f a.txt b.txt".to_owned(),
+        "touch .git/config".to_owned(),
+        "rm .bashrc".to_owned(),
+        "touch $X".to_owned(),
+        "python3 -c 'open(\"a\",\"w\")'".to_owned(),
+    ] {
+        assert_eq!(bash(&p, &c, &command).0, Verdict::Ask, "{command}");
+    }
+    // Default mode asks, with the recorded text for a write inside.
+    let d = ctx(&sb, PermissionMode::Default);
+    let (v, m) = bash(&p, &d, "touch n.txt");
+    assert_eq!(v, Verdict::Ask);
+    assert_eq!(
+        m,
+        format!(
+            "touch in '{}' needs approval. The path is inside the working directories for this session ('{}'), and Claude Code asks before a shell command creates, changes or removes files there.",
+            sb.p("n.txt"),
+            sb.ws().display()
+        )
+    );
+}
+
+#[test]
+fn paths_outside_the_working_directories_get_claude_codes_texts() {
+    let sb = Sandbox::new();
+    let p = build(&[(tool_core::RuleList::Allow, "Bash(echo:*)")]);
+    let c = ctx(&sb, PermissionMode::Default);
+    let home = c.home.display().to_string();
+    let ws = sb.ws().display().to_string();
+    let blocked = |cmd: &str, path: &str, verb: &str| {
+        format!(
+            "{cmd} in '{path}' was blocked. For security, Claude Code may only {verb} the allowed working directories for this session: '{ws}'."
+        )
+    };
+    let approval = |what: &str, path: &str| {
+        format!(
+            "{what} '{path}' needs approval. The path is outside the working directories for this session ('{ws}'). Allowing runs the command as written."
+        )
+    };
+    let h = format!("{home}/h.txt");
+    let cases = [
+        (format!("cat {h}"), blocked("cat", &h, "concatenate files from")),
+        (format!("ls {home}"), blocked("ls", &home, "list files in")),
+        (format!("tail -n 2 {h}"), blocked("tail", &h, "read the end of files from")),
+        (format!("grep -r needle {home}"), blocked("grep", &home, "search for patterns in files from")),
+        (format!("cd {home}"), blocked("cd", &home, "change directories to")),
+        (format!("touch {h}"), approval("touch in", &h)),
+        (format!("cp a.txt {h}"), approval("cp in", &h)),
+        (format!("echo x > {h}"), approval("Output redirection to", &h)),
+        // One part of a compound line outside: that part's text.
+        (format!("echo a && head -1 {h}"), blocked("head", &h, "read the beginning of files from")),
+        (
+            "echo a && python3 -c 'print(2)'".to_owned(),
+            "This Bash command contains multiple operations. The following part requires approval: python3 -c 'print(2)'".to_owned(),
+        ),
+        (
+            format!("cat {h} && python3 x.py; echo ok"),
+            format!("This Bash command contains multiple operations. The following parts require approval: cat {h}, python3 x.py"),
+        ),
+        ("python3 x.py".to_owned(), "This command requires approval".to_owned()),
+    ];
+    for (command, want) in cases {
+        assert_eq!(bash(&p, &c, &command), (Verdict::Ask, want), "{command}");
+    }
+    // A Read allow rule covering the path lifts the block for a read-only command.
+    let mut b = PolicyBuilder::new();
+    b.rule(
+        tool_core::RuleList::Allow,
+        &format!("Read(/{h})"),
+        Layer::User,
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(bash(&b.build(), &c, &format!("cat {h}")).0, Verdict::Allow);
+}
+
+#[test]
+fn a_redirection_an_edit_allow_rule_covers_runs() {
+    let sb = Sandbox::new();
+    let p = build(&[(tool_core::RuleList::Allow, "Edit(src/**)")]);
+    let c = ctx(&sb, PermissionMode::Default);
+    assert_eq!(bash(&p, &c, "echo y > src/by-shell.txt").0, Verdict::Allow);
+    assert_eq!(bash(&p, &c, "echo y > other.txt").0, Verdict::Ask);
+    assert_eq!(bash(&p, &c, "echo y > src/$NAME").0, Verdict::Ask);
+    assert_eq!(bash(&p, &c, "python3 gen.py > src/out.txt").0, Verdict::Ask);
+}
