@@ -116,7 +116,12 @@ async fn cancelling_a_running_call_kills_its_tree() {
     let pid_file = sb.path("pid");
     let canceller = tokio::spawn(async move {
         let start = Instant::now();
-        while !pid_file.exists() && start.elapsed() < Duration::from_secs(10) {
+        // Wait for the pid itself, not just the file: the shell creates the file before it
+        // writes to it.
+        let written = |f: &std::path::Path| {
+            std::fs::read_to_string(f).is_ok_and(|s| s.trim().parse::<u32>().is_ok())
+        };
+        while !written(&pid_file) && start.elapsed() < Duration::from_secs(10) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         token.cancel();

@@ -195,7 +195,7 @@ async fn bash_deny_rules_match_every_unit_whatever_the_spelling() {
 #[test]
 fn rules_for_unsupported_contents_are_refused_at_load() {
     let err = PolicyBuilder::new()
-        .rule(RuleList::Allow, "Agent(Explore)", Layer::User, None)
+        .rule(RuleList::Allow, "Frobnicate(fast)", Layer::User, None)
         .err()
         .map(|e| e.to_string());
     assert!(

@@ -319,14 +319,14 @@ fn settings_errors_point_at_the_problem() {
     );
     sb.write(
         "content.json",
-        r#"{"permissions": {"allow": ["Agent(Explore)"]}}"#,
+        r#"{"permissions": {"allow": ["Frob(fast)"]}}"#,
     );
     let err = PolicyBuilder::new()
         .claude_settings_file(&sb.path("content.json"), Layer::User, &sb.ws())
         .unwrap_err();
     assert!(
         matches!(&err, Error::At { line: 1, column: 29, error, .. }
-            if matches!(&**error, Error::UnsupportedRule { rule, .. } if rule == "Agent(Explore)")),
+            if matches!(&**error, Error::UnsupportedRule { rule, .. } if rule == "Frob(fast)")),
         "{err:?}"
     );
     sb.write("mode.json", r#"{"permissions": {"defaultMode": "yolo"}}"#);

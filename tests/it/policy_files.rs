@@ -413,3 +413,45 @@ fn domain_rules_decide_url_calls_by_whole_host() {
         assert_eq!(decide(&p, &c, "WebFetch", url(u)), want, "{u}");
     }
 }
+
+#[test]
+fn content_rules_for_tools_whose_content_is_not_matched_fail_closed() {
+    let mut b = PolicyBuilder::new();
+    let text = "[permissions]\ndeny = [\"Agent(Explore)\"]\nask = [\"mcp__github__create_issue(x)\"]\nallow = [\"Skill(deploy)\", \"WebSearch(rust)\"]\n";
+    b.toml_str(
+        text,
+        Layer::User,
+        Path::new("/u/policy.toml"),
+        Path::new("/u"),
+    )
+    .unwrap();
+    let p = b.build();
+    let c = ToolContext::new("/w/p", "/home/u", "/tmp/r");
+    // Widened: every Agent call is denied, but the tool stays offered.
+    assert_eq!(
+        decide(&p, &c, "Agent", PermissionSubject::Nothing),
+        Verdict::Deny
+    );
+    assert!(!p.removes_tool("Agent"));
+    assert_eq!(
+        decide(
+            &p,
+            &c,
+            "mcp__github__create_issue",
+            PermissionSubject::Nothing
+        ),
+        Verdict::Ask
+    );
+    // Allow rules with such contents never allow.
+    assert_eq!(
+        decide(&p, &c, "Skill", PermissionSubject::Nothing),
+        Verdict::Ask
+    );
+    assert_eq!(p.ignored_rules().len(), 2);
+    let lint: Vec<String> = p.lint().iter().map(ToString::to_string).collect();
+    assert!(
+        lint.iter()
+            .any(|w| w.contains("`Agent(Explore)`: toolgate does not match the content of Agent rules: this rule covers every Agent call")),
+        "{lint:#?}"
+    );
+}

@@ -74,7 +74,14 @@ pub enum RuleMatcher {
     Shell(Arc<ShellPattern>),
     /// A `WebFetch(domain:...)` rule.
     Domain(crate::domain::DomainPattern),
+    /// A content rule of a Claude Code tool whose content this engine does not match
+    /// (`Agent(Explore)`, `Skill(name)`, `WebSearch(...)`, MCP tools): as a deny or ask rule it
+    /// covers every call of the tool (fail closed); as an allow rule it never applies.
+    AnyContent,
 }
+
+/// Claude Code tools whose rules take a content this engine does not match.
+const OPAQUE_CONTENT_TOOLS: &[&str] = &["Agent", "Skill", "WebSearch", "SlashCommand"];
 
 /// Which tools a path rule governs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,6 +270,29 @@ impl PolicyBuilder {
             }
             (Some(content), None) if rule.tool == "WebFetch" => {
                 RuleMatcher::Domain(crate::domain::DomainPattern::parse(content).map_err(invalid)?)
+            }
+            (Some(_), None)
+                if OPAQUE_CONTENT_TOOLS.contains(&rule.tool.as_str())
+                    || rule.tool.starts_with("mcp__") =>
+            {
+                let message = match list {
+                    RuleList::Allow => format!(
+                        "toolgate cannot tell which {} calls this rule means, so it never allows anything",
+                        rule.tool
+                    ),
+                    _ => format!(
+                        "toolgate does not match the content of {} rules: this rule covers every {} call",
+                        rule.tool, rule.tool
+                    ),
+                };
+                self.warnings.push(crate::lint::LintWarning {
+                    file: file.map(Path::to_path_buf),
+                    line: at.map(|a| a.0),
+                    column: at.map(|a| a.1),
+                    rule: Some(text.to_owned()),
+                    message,
+                });
+                RuleMatcher::AnyContent
             }
             (Some(_), None) => {
                 return Err(locate(Error::UnsupportedRule {
@@ -473,6 +503,11 @@ impl PolicyBuilder {
         for e in &self.entries {
             let why = if e.list != RuleList::Allow {
                 None
+            } else if matches!(e.matcher, RuleMatcher::AnyContent) {
+                Some(format!(
+                    "toolgate does not match the content of {} rules",
+                    e.rule.tool
+                ))
             } else if let Some(set) = self
                 .managed_only
                 .as_ref()
@@ -570,7 +605,7 @@ impl RuleIndex {
                         None => any.push(i),
                     }
                 }
-                RuleMatcher::WholeTool | RuleMatcher::Domain(_) => {}
+                RuleMatcher::WholeTool | RuleMatcher::Domain(_) | RuleMatcher::AnyContent => {}
             }
         }
         let paths = groups
@@ -676,9 +711,13 @@ impl Policy {
         &self.additional_directories
     }
 
+    /// The first `list` rule covering every call of `tool` (whole-tool rules, and deny or ask
+    /// rules whose content this engine widens to the whole tool).
     fn find(&self, list: RuleList, tool: &str) -> Option<&RuleEntry> {
         self.entries.iter().find(|e| {
-            e.list == list && matches!(e.matcher, RuleMatcher::WholeTool) && e.rule.names_tool(tool)
+            e.list == list
+                && matches!(e.matcher, RuleMatcher::WholeTool | RuleMatcher::AnyContent)
+                && e.rule.names_tool(tool)
         })
     }
 
@@ -1024,7 +1063,12 @@ impl PermissionPolicy for Policy {
     }
 
     fn removes_tool(&self, tool_name: &str) -> bool {
-        self.find(RuleList::Deny, tool_name).is_some()
+        // Only a whole-tool deny hides the tool; a widened content deny refuses its calls.
+        self.entries.iter().any(|e| {
+            e.list == RuleList::Deny
+                && matches!(e.matcher, RuleMatcher::WholeTool)
+                && e.rule.names_tool(tool_name)
+        })
     }
 }
 
