@@ -3,5 +3,6 @@
 
 pub mod check;
 pub mod demo;
+pub mod prompt;
 pub mod scenario;
 pub mod transcript;

@@ -321,6 +321,15 @@ async fn main() -> anyhow::Result<()> {
             if let Some(t) = tools {
                 builder = builder.offered_tools(t);
             }
+            // On a terminal an ask becomes a question; otherwise it is refused, as headless
+            // Claude Code refuses it.
+            {
+                use std::io::IsTerminal as _;
+                if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+                    builder =
+                        builder.approver(Arc::new(toolgate::prompt::TerminalApprover::stdio()));
+                }
+            }
             let mut session = builder.build();
             for turn in turns {
                 let out = session.run_turn(&turn).await;
