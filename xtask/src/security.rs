@@ -170,9 +170,16 @@ fn run_case(case: &Value) -> Outcome {
         Ok(r) => r,
         Err(e) => return Outcome::Skip(format!("registry: {e}")),
     };
-    if !matches!(registry.lookup(tool, &|_| true), Lookup::Found(_)) {
-        return Outcome::Skip(format!("tool {tool} does not exist in the project"));
-    }
+    // A tool the project does not have is still decided by the engine when its permission
+    // subject is plain: WebFetch's URL (domain rules), an MCP tool's name (whole-tool rules).
+    let engine_only = if matches!(registry.lookup(tool, &|_| true), Lookup::Found(_)) {
+        None
+    } else {
+        match engine_subject(tool, &input) {
+            Ok(s) => Some(s),
+            Err(why) => return Outcome::Skip(why),
+        }
+    };
     let mut b = PolicyBuilder::new();
     b.trust_project(stage.trusted);
     for (key, list) in [
@@ -210,9 +217,52 @@ fn run_case(case: &Value) -> Outcome {
             Err(e) => return Outcome::Skip(format!("mode: {e}")),
         }
     }
+    if let Some((name, subject)) = engine_only {
+        use tool_core::PermissionPolicy as _;
+        let d = built.decide(&tool_core::PermissionRequest {
+            tool_name: &name,
+            input: &input,
+            subject: &subject,
+            read_only: false,
+            requires_user_interaction: false,
+            ctx: &ctx,
+        });
+        return Outcome::Got(d.verdict);
+    }
     match toolgate::check::decide(&registry, &built, tool, &input, &ctx) {
         Ok(d) => Outcome::Got(d.verdict),
         Err(e) => Outcome::Skip(format!("input does not pass the schema: {e}")),
+    }
+}
+
+/// The tool name and permission subject of a call to a tool this project does not have, when
+/// the engine can decide it alone; otherwise why the case is skipped.
+fn engine_subject(
+    tool: &str,
+    input: &Value,
+) -> Result<(String, tool_core::PermissionSubject), String> {
+    use tool_core::PermissionSubject;
+    let missing = || format!("tool {tool} does not exist in the project");
+    match tool {
+        "WebFetch" => match input["url"].as_str() {
+            Some(url) => Ok((tool.to_owned(), PermissionSubject::Url(url.to_owned()))),
+            None => Err(missing()),
+        },
+        "MCP" => {
+            let name = input["tool_name"].as_str().ok_or_else(missing)?;
+            let has_path = input["arguments"]
+                .as_object()
+                .is_some_and(|a| a.keys().any(|k| k.contains("path")));
+            if has_path {
+                return Err(format!(
+                    "{} (its path-typed arguments need a declared MCP tool)",
+                    missing()
+                ));
+            }
+            Ok((name.to_owned(), PermissionSubject::Nothing))
+        }
+        t if t.starts_with("mcp__") => Ok((t.to_owned(), PermissionSubject::Nothing)),
+        _ => Err(missing()),
     }
 }
 
