@@ -103,6 +103,16 @@ fn accept_edits_allows_file_commands_inside_the_working_directories_only() {
     ] {
         assert_eq!(bash(&p, &c, &command).0, Verdict::Ask, "{command}");
     }
+    // Bypass mode runs a write outside; a protected path still asks.
+    let b = ctx(&sb, PermissionMode::BypassPermissions);
+    assert_eq!(
+        bash(&p, &b, &format!("touch {home}/x.txt")).0,
+        Verdict::Allow
+    );
+    assert_eq!(
+        bash(&p, &b, &format!("echo x > {home}/.bashrc")).0,
+        Verdict::Ask
+    );
     // Default mode asks, with the recorded text for a write inside.
     let d = ctx(&sb, PermissionMode::Default);
     let (v, m) = bash(&p, &d, "touch n.txt");

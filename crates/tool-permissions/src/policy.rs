@@ -895,7 +895,9 @@ impl Policy {
                     },
                 ));
             }
-            let outside = !crate::path_rule::inside_working_dirs(ctx, w)
+            // Bypass mode waives this prompt (not the protected-path check above).
+            let outside = ctx.permission_mode != PermissionMode::BypassPermissions
+                && !crate::path_rule::inside_working_dirs(ctx, w)
                 && self.path_allowed(PathFamily::Edit, w, ctx).is_none();
             if outside {
                 return Some(Decision::ask(
