@@ -79,7 +79,10 @@ async fn hook_deny_beats_an_allow_rule_whatever_order_hooks_finish_in() {
     let mut s = sb.builder(&["Picky"]).hooks(hooks).build();
     let o = call(&mut s, "Picky", json!({})).await;
     assert_eq!(o.stage, Stage::Permission);
-    assert_eq!(o.content.to_text(), "blocked by policy hook");
+    assert_eq!(
+        o.content.to_text(),
+        "PreToolUse:Picky hook error: blocked by policy hook"
+    );
 }
 
 #[tokio::test]
@@ -109,7 +112,7 @@ async fn updated_input_goes_back_through_the_schema() {
     assert_eq!(o.stage, Stage::Schema);
     assert_eq!(
         o.content.to_text(),
-        "<tool_use_error>InputValidationError: Fail failed due to the following issue:\nThe parameter `text` type is expected as `string` but provided as `number`</tool_use_error>"
+        "PreToolUse hook for Fail returned updatedInput that failed schema validation: Fail failed due to the following issue:\nThe parameter `text` type is expected as `string` but provided as `number`\nThe tool input from the model was valid; the hook's rewrite of it was not."
     );
     // The tool echoes its text as its error: it received the hook's input, not the model's.
     assert_eq!(
@@ -181,9 +184,13 @@ async fn validation_failures_run_no_hooks_and_post_hooks_see_the_output() {
             "failure boom"
         ]
     );
+    // A PostToolUse hook's context joins the result itself, after a blank line.
     let msg = serde_json::to_value(turn.user_message()).unwrap();
-    assert_eq!(
-        msg["content"][1]["text"],
-        "<system-reminder>\nPostToolUse:Sleep hook additional context: remember this\n</system-reminder>"
+    let result = msg["content"][0]["content"].as_str().unwrap_or_default();
+    assert!(
+        result.ends_with(
+            "\n\n<system-reminder>\nPostToolUse:Sleep hook additional context: remember this\n</system-reminder>"
+        ),
+        "{result}"
     );
 }

@@ -120,6 +120,25 @@ async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::Result<Verdi
             "{extra}: a result the recording does not have"
         )));
     }
+    // Hook messages outside the results (PreToolUse context) must match the recording's, in
+    // order; other reminders the CLI adds (environment, dates) are not the tool layer's.
+    let hook_text = |v: &Value| -> Option<String> {
+        let t = v.get("text").and_then(Value::as_str)?;
+        t.contains(" hook ").then(|| t.to_owned())
+    };
+    let want_blocks: Vec<String> = expected
+        .get("extra_user_blocks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(hook_text)
+        .collect();
+    let our_blocks: Vec<String> = run.extra_blocks.iter().filter_map(hook_text).collect();
+    if want_blocks != our_blocks {
+        return Ok(Verdict::Fail(format!(
+            "hook messages differ\n  ours:     {our_blocks:?}\n  recorded: {want_blocks:?}"
+        )));
+    }
     if let Some(Value::Object(after)) = expected.get("workspace_after") {
         let mine = &run.workspace_after;
         for (path, v) in after {

@@ -363,7 +363,13 @@ async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCal
     }
     let mut text = tidy(&full);
     let mut out = ToolOutput::new(
-        json!({"stdout": text, "exitCode": code, "interrupted": false}),
+        json!({
+            "stdout": text,
+            "stderr": "",
+            "interrupted": false,
+            "isImage": false,
+            "noOutputExpected": no_output_expected(&input.command),
+        }),
         String::new(),
     );
     if let Some(new_cwd) = new_cwd.filter(|c| c.is_absolute() && *c != ctx.cwd) {
@@ -446,6 +452,23 @@ async fn timed_out(
     let raw = json!({"backgroundTaskId": running.id, "outputPath": path, "timedOut": true});
     supervise(running, background_limit(ctx));
     Ok(ToolOutput::new(raw, join_nonempty(&so_far, &note)))
+}
+
+/// Commands that succeed silently: a line made only of them is not expected to print.
+const SILENT_COMMANDS: &[&str] = &[
+    "mv", "cp", "rm", "mkdir", "rmdir", "chmod", "chown", "chgrp", "touch", "ln", "cd", "export",
+    "unset", "wait",
+];
+
+/// True when every command the line runs is one that prints nothing on success.
+fn no_output_expected(command: &str) -> bool {
+    tool_shell::CommandLine::parse(command).is_ok_and(|line| {
+        !line.commands.is_empty()
+            && line
+                .commands
+                .iter()
+                .all(|c| c.name().is_some_and(|n| SILENT_COMMANDS.contains(&n)))
+    })
 }
 
 #[cfg(test)]

@@ -276,7 +276,14 @@ impl Tool for EditTool {
     }
 
     fn normalize_input(&self, input: Value) -> Value {
-        text_file::normalize_text_field(input, "new_string")
+        let mut input = text_file::normalize_text_field(input, "new_string");
+        // The schema's default, filled in as Claude Code's parser does (hooks see it).
+        if let Value::Object(o) = &mut input
+            && !o.contains_key("replace_all")
+        {
+            o.insert("replace_all".into(), Value::Bool(false));
+        }
+        input
     }
 
     async fn validate_input(

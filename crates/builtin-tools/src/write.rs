@@ -186,6 +186,7 @@ fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallEr
         "content": input.content,
         "structuredPatch": if created { json!([]) } else { structured_patch(&original, &input.content) },
         "originalFile": if created { Value::Null } else { Value::String(original) },
+        "userModified": false,
     });
     Ok(ToolOutput::new(raw, text))
 }

@@ -46,6 +46,10 @@ pub struct ToolContext {
     /// The product's name in texts that mention it ("... because Claude Code is running in
     /// don't ask mode").
     pub product_name: String,
+    /// The session's transcript file, when the host keeps one (hooks are told where it is).
+    pub transcript_path: Option<PathBuf>,
+    /// The id of the user prompt this turn answers, when the host has one (hooks see it).
+    pub prompt_id: Option<String>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -91,6 +95,8 @@ impl ToolContext {
             tool_results_dir,
             agent_name: "Claude".to_owned(),
             product_name: "Claude Code".to_owned(),
+            transcript_path: None,
+            prompt_id: None,
         }
     }
 

@@ -324,47 +324,42 @@ pub trait PermissionPolicy: Send + Sync {
         hook: Option<&HookDecision>,
     ) -> Decision {
         let decision = self.decide(request);
-        match hook {
-            None => decision,
-            Some(h) => match h.verdict {
-                Verdict::Deny => Decision::deny(
-                    h.reason.clone().unwrap_or_else(|| {
-                        format!("Hook PreToolUse:{} denied this tool", request.tool_name)
-                    }),
-                    DecisionReason::Hook {
-                        hook: h.hook.clone(),
-                        reason: h.reason.clone(),
-                    },
+        let Some(h) = hook else {
+            return decision;
+        };
+        let tool = request.tool_name;
+        let because = DecisionReason::Hook {
+            hook: h.hook.clone(),
+            reason: h.reason.clone(),
+        };
+        match h.verdict {
+            // A hook's deny stands whatever the rules say, with Claude Code's hook-error text.
+            Verdict::Deny => Decision::deny(
+                format!(
+                    "PreToolUse:{tool} hook error: {}",
+                    h.reason.as_deref().unwrap_or("Blocked by hook")
                 ),
-                Verdict::Ask if decision.verdict == Verdict::Allow => Decision::ask(
-                    h.reason
-                        .clone()
-                        .unwrap_or_else(|| decision_ask_message(request)),
-                    DecisionReason::Hook {
-                        hook: h.hook.clone(),
-                        reason: h.reason.clone(),
-                    },
-                ),
-                Verdict::Allow
-                    if decision.verdict == Verdict::Ask
-                        && decision.reason == DecisionReason::NotGranted =>
-                {
-                    Decision::allow(DecisionReason::Hook {
-                        hook: h.hook.clone(),
-                        reason: h.reason.clone(),
-                    })
-                }
-                _ => decision,
-            },
+                because,
+            ),
+            // A hook's ask never lowers a deny; otherwise the prompt shows the hook's text.
+            Verdict::Ask if decision.verdict == Verdict::Deny => decision,
+            Verdict::Ask => Decision::ask(
+                h.reason.clone().unwrap_or_else(|| {
+                    format!("Hook PreToolUse:{tool} asked for confirmation for this tool")
+                }),
+                because,
+            ),
+            // A hook's allow waives only the prompt nothing asked for: deny rules, ask rules and
+            // the built-in checks stand.
+            Verdict::Allow
+                if decision.verdict == Verdict::Ask
+                    && decision.reason == DecisionReason::NotGranted =>
+            {
+                Decision::allow(because)
+            }
+            Verdict::Allow => decision,
         }
     }
-}
-
-fn decision_ask_message(request: &PermissionRequest<'_>) -> String {
-    format!(
-        "{} requested permissions to use {}, but you haven't granted it yet.",
-        request.ctx.agent_name, request.tool_name
-    )
 }
 
 /// What an approver is asked.

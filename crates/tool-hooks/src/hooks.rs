@@ -1,7 +1,9 @@
-//! The hook set: in-process hooks registered by matcher. Command hooks (Claude Code's
-//! `type: "command"`) arrive with the hooks issue and plug into the same traits.
+//! The hook set: hooks registered by event and matcher, in-process (closures) or command hooks
+//! (Claude Code's `type: "command"`), each optionally limited by an `if` condition and grouped.
 
+use std::collections::BTreeMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -9,20 +11,90 @@ use serde_json::Value;
 use tool_core::{ContentBlock, HookOutcome, PermissionMode};
 
 use crate::Error;
+use crate::command::{CommandHook, CommandSpec};
+use crate::condition::IfCondition;
 use crate::matcher::Matcher;
+
+/// The tool events hooks run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HookEvent {
+    /// Before the permission decision.
+    PreToolUse,
+    /// After a call that succeeded.
+    PostToolUse,
+    /// After a call that failed.
+    PostToolUseFailure,
+}
+
+impl HookEvent {
+    /// The event's name as Claude Code writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEvent::PreToolUse => "PreToolUse",
+            HookEvent::PostToolUse => "PostToolUse",
+            HookEvent::PostToolUseFailure => "PostToolUseFailure",
+        }
+    }
+
+    /// The event named `name`, if it is a tool event.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "PreToolUse" => Some(HookEvent::PreToolUse),
+            "PostToolUse" => Some(HookEvent::PostToolUse),
+            "PostToolUseFailure" => Some(HookEvent::PostToolUseFailure),
+            _ => None,
+        }
+    }
+}
+
+/// What every hook is told about the session, besides the call itself.
+#[derive(Debug, Clone, Default)]
+pub struct HookSession {
+    /// The session id.
+    pub session_id: String,
+    /// The transcript file, when the host keeps one.
+    pub transcript_path: Option<String>,
+    /// The session's working directory.
+    pub cwd: String,
+    /// The id of the prompt this turn answers, when the host has one.
+    pub prompt_id: Option<String>,
+    /// The permission mode.
+    pub permission_mode: PermissionMode,
+    /// The project root (`CLAUDE_PROJECT_DIR`, `TOOLGATE_PROJECT_DIR` for command hooks).
+    pub project_dir: PathBuf,
+    /// The environment command hooks run with (the process's own when empty).
+    pub env: Arc<BTreeMap<String, String>>,
+    /// Fires when the call is cancelled: running command hooks are killed.
+    pub cancel: tool_core::CancellationToken,
+}
+
+impl HookSession {
+    /// The session part of a call's context.
+    pub fn from_context(ctx: &tool_core::ToolContext) -> Self {
+        Self {
+            session_id: ctx.session_id.clone(),
+            transcript_path: ctx
+                .transcript_path
+                .as_ref()
+                .map(|p| p.display().to_string()),
+            cwd: ctx.cwd.display().to_string(),
+            prompt_id: ctx.prompt_id.clone(),
+            permission_mode: ctx.permission_mode,
+            project_dir: ctx.project_root.clone(),
+            env: ctx.env.clone(),
+            cancel: ctx.cancel.clone(),
+        }
+    }
+}
 
 /// What a PreToolUse hook is given.
 #[derive(Debug, Clone)]
 pub struct PreToolUseInput {
-    /// The session id.
-    pub session_id: String,
-    /// The session's working directory.
-    pub cwd: String,
-    /// The permission mode.
-    pub permission_mode: PermissionMode,
+    /// The session.
+    pub session: HookSession,
     /// The tool's name.
     pub tool_name: String,
-    /// The tool's input.
+    /// The tool's input (after schema defaults and normalisation).
     pub tool_input: Value,
     /// The `tool_use` id.
     pub tool_use_id: String,
@@ -31,12 +103,8 @@ pub struct PreToolUseInput {
 /// What a PostToolUse or PostToolUseFailure hook is given.
 #[derive(Debug, Clone)]
 pub struct PostToolUseInput {
-    /// The session id.
-    pub session_id: String,
-    /// The session's working directory.
-    pub cwd: String,
-    /// The permission mode.
-    pub permission_mode: PermissionMode,
+    /// The session.
+    pub session: HookSession,
     /// The tool's name.
     pub tool_name: String,
     /// The tool's input.
@@ -49,14 +117,16 @@ pub struct PostToolUseInput {
     pub error: Option<String>,
     /// The failure was an interrupt.
     pub is_interrupt: bool,
+    /// How long the call ran, in milliseconds.
+    pub duration_ms: u64,
 }
 
 /// What a PostToolUse hook answered.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PostHookOutcome {
-    /// Text for the model, sent after the result.
+    /// Text for the model, added to the result.
     pub additional_context: Vec<String>,
-    /// A blocking error (`decision: "block"` or exit code 2), sent after the result.
+    /// A blocking error (`decision: "block"` or exit code 2), added to the result.
     pub blocking_error: Option<String>,
     /// Replacement output for external tools.
     pub updated_output: Option<Value>,
@@ -104,11 +174,26 @@ where
     }
 }
 
-/// A registered hook with its matcher and name.
+/// A registered hook with its matcher, condition, group and name.
 pub(crate) struct Registered<H: ?Sized> {
+    /// How messages name it: the command for command hooks.
     pub name: String,
     pub matcher: Matcher,
+    pub condition: Option<IfCondition>,
+    /// Hooks of one sequential group share an id and run in declared order.
+    pub sequence: Option<usize>,
     pub hook: Arc<H>,
+}
+
+impl<H: ?Sized> Registered<H> {
+    /// Does the hook apply to this call?
+    pub fn applies(&self, tool_name: &str, input: &Value) -> bool {
+        self.matcher.matches(tool_name)
+            && self
+                .condition
+                .as_ref()
+                .is_none_or(|c| c.matches(tool_name, input))
+    }
 }
 
 /// The hooks of a session, by event.
@@ -117,24 +202,18 @@ pub struct Hooks {
     pub(crate) pre: Vec<Arc<Registered<dyn PreToolUseHook>>>,
     pub(crate) post: Vec<Arc<Registered<dyn PostToolUseHook>>>,
     pub(crate) post_failure: Vec<Arc<Registered<dyn PostToolUseHook>>>,
+    next_sequence: usize,
 }
 
 impl std::fmt::Debug for Hooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = |v: &[Arc<Registered<dyn PostToolUseHook>>]| {
+            v.iter().map(|h| h.name.clone()).collect::<Vec<_>>()
+        };
         f.debug_struct("Hooks")
             .field("pre", &self.pre.iter().map(|h| &h.name).collect::<Vec<_>>())
-            .field(
-                "post",
-                &self.post.iter().map(|h| &h.name).collect::<Vec<_>>(),
-            )
-            .field(
-                "post_failure",
-                &self
-                    .post_failure
-                    .iter()
-                    .map(|h| &h.name)
-                    .collect::<Vec<_>>(),
-            )
+            .field("post", &names(&self.post))
+            .field("post_failure", &names(&self.post_failure))
             .finish()
     }
 }
@@ -151,7 +230,14 @@ impl Hooks {
         matcher: &str,
         hook: impl PreToolUseHook + 'static,
     ) -> Result<&mut Self, Error> {
-        register(&mut self.pre, "PreToolUse", matcher, Arc::new(hook))?;
+        let name = format!("PreToolUse[{matcher}]#{}", self.pre.len());
+        self.pre.push(Arc::new(Registered {
+            name,
+            matcher: Matcher::parse(matcher)?,
+            condition: None,
+            sequence: None,
+            hook: Arc::new(hook),
+        }));
         Ok(self)
     }
 
@@ -161,7 +247,14 @@ impl Hooks {
         matcher: &str,
         hook: impl PostToolUseHook + 'static,
     ) -> Result<&mut Self, Error> {
-        register(&mut self.post, "PostToolUse", matcher, Arc::new(hook))?;
+        let name = format!("PostToolUse[{matcher}]#{}", self.post.len());
+        self.post.push(Arc::new(Registered {
+            name,
+            matcher: Matcher::parse(matcher)?,
+            condition: None,
+            sequence: None,
+            hook: Arc::new(hook),
+        }));
         Ok(self)
     }
 
@@ -171,12 +264,64 @@ impl Hooks {
         matcher: &str,
         hook: impl PostToolUseHook + 'static,
     ) -> Result<&mut Self, Error> {
-        register(
-            &mut self.post_failure,
-            "PostToolUseFailure",
-            matcher,
-            Arc::new(hook),
-        )?;
+        let name = format!("PostToolUseFailure[{matcher}]#{}", self.post_failure.len());
+        self.post_failure.push(Arc::new(Registered {
+            name,
+            matcher: Matcher::parse(matcher)?,
+            condition: None,
+            sequence: None,
+            hook: Arc::new(hook),
+        }));
+        Ok(self)
+    }
+
+    /// Add command hooks for `event` as one group. Hooks of a `sequential` group run one after
+    /// another in the order given, each PreToolUse hook seeing the input the previous one
+    /// rewrote; otherwise every matching hook runs at once.
+    pub fn command_group(
+        &mut self,
+        event: HookEvent,
+        matcher: &str,
+        sequential: bool,
+        specs: Vec<CommandSpec>,
+    ) -> Result<&mut Self, Error> {
+        let matcher = Matcher::parse(matcher)?;
+        let sequence = sequential.then(|| {
+            self.next_sequence += 1;
+            self.next_sequence
+        });
+        for spec in specs {
+            let condition = spec
+                .condition
+                .as_deref()
+                .map(IfCondition::parse)
+                .transpose()?;
+            let hook = Arc::new(CommandHook::new(spec));
+            let name = hook.command().to_owned();
+            match event {
+                HookEvent::PreToolUse => self.pre.push(Arc::new(Registered {
+                    name,
+                    matcher: matcher.clone(),
+                    condition,
+                    sequence,
+                    hook,
+                })),
+                HookEvent::PostToolUse => self.post.push(Arc::new(Registered {
+                    name,
+                    matcher: matcher.clone(),
+                    condition,
+                    sequence,
+                    hook,
+                })),
+                HookEvent::PostToolUseFailure => self.post_failure.push(Arc::new(Registered {
+                    name,
+                    matcher: matcher.clone(),
+                    condition,
+                    sequence,
+                    hook,
+                })),
+            }
+        }
         Ok(self)
     }
 
@@ -184,25 +329,73 @@ impl Hooks {
     pub fn is_empty(&self) -> bool {
         self.pre.is_empty() && self.post.is_empty() && self.post_failure.is_empty()
     }
+
+    /// How many hooks each event has: (PreToolUse, PostToolUse, PostToolUseFailure).
+    pub fn counts(&self) -> (usize, usize, usize) {
+        (self.pre.len(), self.post.len(), self.post_failure.len())
+    }
 }
 
-/// Add a hook to one event's list, named after the event, its matcher and its position.
-fn register<H: ?Sized>(
-    list: &mut Vec<Arc<Registered<H>>>,
-    event: &str,
-    matcher: &str,
-    hook: Arc<H>,
-) -> Result<(), Error> {
-    let name = format!("{event}[{matcher}]#{}", list.len());
-    list.push(Arc::new(Registered {
-        name,
-        matcher: Matcher::parse(matcher)?,
-        hook,
-    }));
-    Ok(())
+/// A `<system-reminder>` text, as hook messages reach the model.
+pub(crate) fn reminder_text(text: &str) -> String {
+    format!("<system-reminder>\n{text}\n</system-reminder>")
 }
 
-/// A `<system-reminder>` text block, as hook messages reach the model.
+/// A `<system-reminder>` text block.
 pub(crate) fn reminder(text: &str) -> ContentBlock {
-    ContentBlock::text(format!("<system-reminder>\n{text}\n</system-reminder>"))
+    ContentBlock::text(reminder_text(text))
+}
+
+/// Run the hooks that apply, all at once except that each sequential group runs in order.
+/// `run` runs one hook given the input the previous hook of its group left (the original
+/// input for the first); `rewrite` reads a result's rewritten input, if any. Results come
+/// back in declared order.
+pub(crate) async fn run_units<H: ?Sized, O, F, Fut>(
+    hooks: &[Arc<Registered<H>>],
+    input: Value,
+    run: F,
+    rewrite: fn(&O) -> Option<Value>,
+) -> Vec<(Arc<Registered<H>>, O)>
+where
+    F: Fn(Arc<Registered<H>>, Value) -> Fut,
+    Fut: Future<Output = O>,
+{
+    // Units: each unsequenced hook alone; each sequence as one unit, in first-seen order.
+    let mut units: Vec<Vec<(usize, Arc<Registered<H>>)>> = Vec::new();
+    let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, h) in hooks.iter().enumerate() {
+        match h.sequence {
+            Some(s) => match seen.get(&s) {
+                Some(&u) => units[u].push((i, h.clone())),
+                None => {
+                    seen.insert(s, units.len());
+                    units.push(vec![(i, h.clone())]);
+                }
+            },
+            None => units.push(vec![(i, h.clone())]),
+        }
+    }
+    let run = &run;
+    let runs = units.into_iter().map(|unit| {
+        let input = input.clone();
+        async move {
+            let mut current = input;
+            let mut out = Vec::new();
+            for (i, h) in unit {
+                let o = run(h.clone(), current.clone()).await;
+                if let Some(next) = rewrite(&o) {
+                    current = next;
+                }
+                out.push((i, h, o));
+            }
+            out
+        }
+    });
+    let mut all: Vec<(usize, Arc<Registered<H>>, O)> = futures::future::join_all(runs)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    all.sort_by_key(|(i, _, _)| *i);
+    all.into_iter().map(|(_, h, o)| (h, o)).collect()
 }

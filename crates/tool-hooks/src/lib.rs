@@ -19,15 +19,28 @@
 //! assert!(!hooks.is_empty());
 //! ```
 
+mod command;
+mod condition;
+mod config;
 mod hooks;
+mod input;
 mod matcher;
+mod output;
 mod post_tool_use;
 mod pre_tool_use;
 
-pub use hooks::{
-    Hooks, PostHookOutcome, PostToolUseHook, PostToolUseInput, PreToolUseHook, PreToolUseInput,
+pub use command::{
+    CommandHook, CommandSpec, DEFAULT_TIMEOUT, Exit, MAX_OUTPUT_BYTES, RawRun, run_command,
 };
+pub use condition::IfCondition;
+pub use config::{HookLoader, load_hooks};
+pub use hooks::{
+    HookEvent, HookSession, Hooks, PostHookOutcome, PostToolUseHook, PostToolUseInput,
+    PreToolUseHook, PreToolUseInput,
+};
+pub use input::{post_input_json, pre_input_json};
 pub use matcher::Matcher;
+pub use output::{Parsed, parse_output};
 pub use post_tool_use::{PostToolUse, PostToolUseLayer};
 pub use pre_tool_use::{PreToolUse, PreToolUseLayer};
 
@@ -40,6 +53,22 @@ pub enum Error {
         /// The matcher as written.
         matcher: String,
         /// What is wrong.
+        message: String,
+    },
+    /// An `if` condition is not a permission rule this crate can match.
+    #[error("hook condition `{condition}` is not valid: {message}")]
+    InvalidCondition {
+        /// The condition as written.
+        condition: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A policy or settings file's hooks could not be loaded.
+    #[error("{}: {message}", .file.display())]
+    Config {
+        /// The file.
+        file: std::path::PathBuf,
+        /// What is wrong (with line and column when known).
         message: String,
     },
 }

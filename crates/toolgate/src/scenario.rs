@@ -133,11 +133,6 @@ impl Scenario {
 
     /// Why this scenario cannot run yet (a tool, a rule kind, hooks, a CLI argument), if so.
     pub fn unsupported(&self) -> Option<String> {
-        for settings in [&self.settings, &self.user_settings].into_iter().flatten() {
-            if settings.get("hooks").is_some() {
-                return Some("hooks (settings.hooks)".into());
-            }
-        }
         let mut args = self.cli_args.iter();
         while let Some(a) = args.next() {
             match a.as_str() {
@@ -603,6 +598,8 @@ fn setup_error(e: tool_permissions::Error) -> RunError {
 pub struct Run {
     /// Each call's tool name and result, in the order they ran.
     pub results: Vec<(String, ToolResult)>,
+    /// The other blocks of the user messages (hook context, reminders), placeholders restored.
+    pub extra_blocks: Vec<Value>,
     /// The workspace afterwards.
     pub workspace_after: BTreeMap<String, String>,
 }
@@ -635,6 +632,14 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
         .join(slug_dir)
         .join(&session_id)
         .join("tasks");
+    // Hooks are told the transcript Claude Code would keep, and a prompt id.
+    ctx.transcript_path = Some(
+        subs.home
+            .join(".claude/projects")
+            .join(project_slug(&subs.ws))
+            .join(format!("{session_id}.jsonl")),
+    );
+    ctx.prompt_id = Some(uuid::Uuid::new_v4().to_string());
     ctx.session_id = session_id;
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     env.insert("HOME".into(), subs.home.display().to_string());
@@ -675,12 +680,41 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
         .unwrap_or(PermissionMode::Default);
     ctx.working_dirs
         .extend(policy.additional_directories().iter().cloned());
+    let hooks = scenario_hooks(subs, s.trust_workspace.unwrap_or(true))?;
     let registry = builtin_tools::registry().map_err(|e| RunError::Failed(e.to_string()))?;
-    let mut builder = Session::builder(registry, ctx).policy(Arc::new(policy));
+    let mut builder = Session::builder(registry, ctx)
+        .policy(Arc::new(policy))
+        .hooks(hooks);
     if let Some(tools) = s.offered_tools() {
         builder = builder.offered_tools(tools);
     }
     Ok(builder.build())
+}
+
+/// The hooks of a scenario's settings files; the workspace's only when it is trusted.
+fn scenario_hooks(subs: &Subs, trusted: bool) -> Result<tool_hooks::Hooks, RunError> {
+    let mut loader = tool_hooks::HookLoader::new();
+    for (file, needs_trust) in [
+        (subs.home.join(".claude/settings.json"), false),
+        (subs.ws.join(".claude/settings.json"), true),
+        (subs.ws.join(".claude/settings.local.json"), true),
+    ] {
+        if needs_trust && !trusted {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(&file) else {
+            continue;
+        };
+        let v: Value = serde_json::from_str(&text)
+            .map_err(|e| RunError::Failed(format!("{}: {e}", file.display())))?;
+        loader
+            .claude_settings(&v, &file)
+            .map_err(|e| RunError::Unsupported(e.to_string()))?;
+    }
+    let (hooks, _notes) = loader
+        .build()
+        .map_err(|e| RunError::Failed(e.to_string()))?;
+    Ok(hooks)
 }
 
 /// Run a laid-out scenario: for each turn, apply its `before_turn` actions, then run its calls.
@@ -689,17 +723,31 @@ pub async fn run(s: &Scenario, layout: &Layout) -> Result<Run, RunError> {
     let turns = s.parsed_turns(subs).map_err(RunError::Failed)?;
     let mut session = session_for(s, subs)?;
     let mut results = Vec::new();
+    let mut extra_blocks = Vec::new();
     for turn in turns {
         for a in &turn.before {
             apply_action(&subs.ws, a).map_err(|e| RunError::Failed(e.to_string()))?;
         }
         let out = session.run_turn(&turn.calls).await;
-        for (call, o) in turn.calls.iter().zip(out.outcomes) {
+        // A hook that stopped the turn ends the conversation: Claude Code never sends this
+        // turn's results, and the model is not asked for another.
+        if out.stop_reason().is_some() {
+            break;
+        }
+        let message = out.user_message();
+        for (call, o) in turn.calls.iter().zip(&out.outcomes) {
             results.push((call.name.clone(), o.tool_result()));
         }
+        extra_blocks.extend(message.content.iter().filter_map(|c| match c {
+            tool_core::UserContent::Block(b) => {
+                Some(subs.unapply_value(&serde_json::to_value(b).unwrap_or(Value::Null)))
+            }
+            tool_core::UserContent::ToolResult(_) => None,
+        }));
     }
     Ok(Run {
         results,
+        extra_blocks,
         workspace_after: snapshot_workspace(&subs.ws, subs),
     })
 }

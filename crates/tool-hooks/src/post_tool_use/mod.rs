@@ -3,19 +3,21 @@
 //! stop the turn, or (for external tools only) replace the output.
 //!
 //! It sits inside the result-policy stage, so for external tools a replaced output is what
-//! gets mapped and size-checked; for built-in tools the hook messages simply follow the
-//! result.
+//! gets mapped and size-checked; the hooks' texts join the result itself after its size
+//! policy, as Claude Code sends them.
 
 mod layer;
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use futures::future::{BoxFuture, join_all};
+use futures::future::BoxFuture;
 use tool_core::{Stage, ToolInvocation, ToolOutcome, ToolResultContent};
 use tower_service::Service;
 
-use crate::hooks::{Hooks, PostToolUseInput, reminder};
+use crate::hooks::{
+    HookEvent, HookSession, Hooks, PostHookOutcome, PostToolUseInput, reminder_text, run_units,
+};
 pub use layer::PostToolUseLayer;
 
 /// The service [`PostToolUseLayer`] produces.
@@ -55,47 +57,51 @@ where
         Box::pin(async move {
             let tool_name = inv.tool_name().to_owned();
             let external = inv.tool.tool.is_external();
-            let base = PostToolUseInput {
-                session_id: inv.ctx.session_id.clone(),
-                cwd: inv.ctx.cwd.display().to_string(),
-                permission_mode: inv.ctx.permission_mode,
-                tool_name: tool_name.clone(),
-                tool_input: inv.input.clone(),
-                tool_use_id: inv.tool_use_id.clone(),
-                tool_response: None,
-                error: None,
-                is_interrupt: false,
-            };
+            let session = HookSession::from_context(&inv.ctx);
+            let tool_input = inv.input.clone();
+            let tool_use_id = inv.tool_use_id.clone();
+            let started = std::time::Instant::now();
             let mut outcome = inner.call(inv).await?;
             if outcome.stage != Stage::Ran {
                 return Ok(outcome);
             }
+            let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
             let failed = outcome.call_error.is_some();
             let (event, list) = if failed {
-                ("PostToolUseFailure", &hooks.post_failure)
+                (HookEvent::PostToolUseFailure, &hooks.post_failure)
             } else {
-                ("PostToolUse", &hooks.post)
+                (HookEvent::PostToolUse, &hooks.post)
             };
             let matching: Vec<_> = list
                 .iter()
-                .filter(|h| h.matcher.matches(&tool_name))
+                .filter(|h| h.applies(&tool_name, &tool_input))
                 .cloned()
                 .collect();
             if matching.is_empty() {
                 return Ok(outcome);
             }
             let input = PostToolUseInput {
+                session,
+                tool_name: tool_name.clone(),
+                tool_input: tool_input.clone(),
+                tool_use_id,
                 tool_response: outcome.raw_output.clone(),
                 error: outcome.call_error.as_ref().map(|e| e.message.clone()),
                 is_interrupt: outcome.call_error.as_ref().is_some_and(|e| e.is_interrupt),
-                ..base
+                duration_ms,
             };
-            let results = join_all(matching.iter().map(|h| {
-                let input = input.clone();
-                async move { (h.name.clone(), h.hook.post_tool_use(input).await) }
-            }))
+            let results = run_units(
+                &matching,
+                tool_input,
+                |h, _| {
+                    let input = input.clone();
+                    async move { h.hook.post_tool_use(input).await }
+                },
+                |_: &PostHookOutcome| None,
+            )
             .await;
-            for (name, r) in results {
+            let event = event.as_str();
+            for (h, r) in results {
                 if external
                     && !failed
                     && let Some(out) = r.updated_output
@@ -106,20 +112,22 @@ where
                     };
                     outcome.raw_output = Some(out);
                 }
-                for ctx in &r.additional_context {
-                    outcome.hook_messages.push(reminder(&format!(
-                        "{event}:{tool_name} hook additional context: {ctx}"
+                if !r.additional_context.is_empty() {
+                    outcome.appended.push(reminder_text(&format!(
+                        "{event}:{tool_name} hook additional context: {}",
+                        r.additional_context.join("\n")
                     )));
                 }
                 if let Some(err) = &r.blocking_error {
-                    outcome.hook_messages.push(reminder(&format!(
-                        "{event}:{tool_name} hook blocking error from {name}: {err}"
+                    outcome.appended.push(reminder_text(&format!(
+                        "{event}:{tool_name} hook blocking error from command: \"{}\": {err}",
+                        h.name
                     )));
                 }
-                if r.prevent_continuation {
+                if r.prevent_continuation && outcome.stop_reason.is_none() {
                     outcome.stop_reason = Some(
                         r.stop_reason
-                            .unwrap_or_else(|| "Execution stopped by hook".to_owned()),
+                            .unwrap_or_else(|| format!("Execution stopped by {event} hook")),
                     );
                 }
                 outcome.user_notes.extend(r.user_notes);

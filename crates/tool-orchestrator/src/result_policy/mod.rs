@@ -43,28 +43,65 @@ where
         let dir = inv.ctx.tool_results_dir.clone();
         Box::pin(async move {
             let id = inv.tool_use_id.clone();
-            let mut outcome = inner.call(inv).await?;
+            let outcome = inner.call(inv).await?;
             if outcome.stage != Stage::Ran {
                 return Ok(outcome);
             }
-            if outcome.is_error {
-                let text = outcome.content.to_text();
-                let text = if text.trim().is_empty() {
-                    "Command failed with no output".to_owned()
-                } else {
-                    truncate_middle(&text)
-                };
-                outcome.content = ToolResultContent::Text(text);
-                return Ok(outcome);
-            }
-            let content = std::mem::take(&mut outcome.content);
-            let max = tool.tool.max_result_size_chars();
-            outcome.content = tokio::task::spawn_blocking(move || {
-                apply_result_policy(content, tool.name(), max, &dir, &id)
-            })
-            .await
-            .map_err(|e| tool_core::Error::Pipeline(format!("result policy: {e}")))?;
+            let mut outcome = size_policy(outcome, &tool, &dir, &id).await?;
+            append_hook_texts(&mut outcome);
             Ok(outcome)
         })
     }
+}
+
+/// Texts from PostToolUse hooks join the result after a blank line, the result's own trailing
+/// whitespace dropped first (as Claude Code joins them).
+fn append_hook_texts(outcome: &mut ToolOutcome) {
+    if outcome.appended.is_empty() {
+        return;
+    }
+    let texts = std::mem::take(&mut outcome.appended);
+    match &mut outcome.content {
+        ToolResultContent::Text(t) => {
+            let mut joined = t.trim_end().to_owned();
+            for a in texts {
+                if !joined.is_empty() {
+                    joined.push_str("\n\n");
+                }
+                joined.push_str(&a);
+            }
+            *t = joined;
+        }
+        ToolResultContent::Blocks(blocks) => {
+            blocks.extend(texts.into_iter().map(tool_core::ContentBlock::text));
+        }
+    }
+}
+
+/// Empty results get the marker, large ones are persisted, long error texts are cut.
+async fn size_policy(
+    mut outcome: ToolOutcome,
+    tool: &std::sync::Arc<tool_core::RegisteredTool>,
+    dir: &std::path::Path,
+    id: &str,
+) -> Result<ToolOutcome, tool_core::Error> {
+    if outcome.is_error {
+        let text = outcome.content.to_text();
+        let text = if text.trim().is_empty() {
+            "Command failed with no output".to_owned()
+        } else {
+            truncate_middle(&text)
+        };
+        outcome.content = ToolResultContent::Text(text);
+        return Ok(outcome);
+    }
+    let content = std::mem::take(&mut outcome.content);
+    let max = tool.tool.max_result_size_chars();
+    let (tool, dir, id) = (tool.clone(), dir.to_path_buf(), id.to_owned());
+    outcome.content = tokio::task::spawn_blocking(move || {
+        apply_result_policy(content, tool.name(), max, &dir, &id)
+    })
+    .await
+    .map_err(|e| tool_core::Error::Pipeline(format!("result policy: {e}")))?;
+    Ok(outcome)
 }

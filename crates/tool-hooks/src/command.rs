@@ -1,0 +1,292 @@
+//! Command hooks: a shell command run with `sh -c` in the session's working directory, given
+//! the event's JSON on stdin, answering with its exit code and output (Claude Code's protocol).
+//!
+//! The command runs in its own process group; at its timeout (600 s unless configured) or
+//! when the call is cancelled, the whole group is killed. Output past [`MAX_OUTPUT_BYTES`] on
+//! either stream is read and dropped, never buffered. A hook that cannot run, crashes, times
+//! out or prints something unusable gives no decision and leaves a note for the user; marked
+//! `fail_closed`, it denies the call instead.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tool_core::{CancellationToken, HookDecision, HookOutcome, Verdict};
+
+use crate::hooks::{
+    HookEvent, HookSession, PostHookOutcome, PostToolUseHook, PostToolUseInput, PreToolUseHook,
+    PreToolUseInput,
+};
+use crate::input::{post_input_json, pre_input_json};
+use crate::output::{Parsed, parse_output};
+
+/// Most bytes kept of a hook's stdout or stderr.
+pub const MAX_OUTPUT_BYTES: usize = 1 << 20;
+
+/// Claude Code's default timeout for command hooks on tool events.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// One command hook as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// The shell command.
+    pub command: String,
+    /// How long it may run (default 600 s).
+    pub timeout: Option<Duration>,
+    /// An `if` condition: a permission rule the call must match.
+    pub condition: Option<String>,
+    /// Deny the call when the hook fails to give an answer (PreToolUse).
+    pub fail_closed: bool,
+}
+
+impl CommandSpec {
+    /// A hook running `command` with the defaults.
+    pub fn new(command: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            timeout: None,
+            condition: None,
+            fail_closed: false,
+        }
+    }
+}
+
+/// How a command hook ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited (or was killed by a signal: 128 + signal).
+    Code(i32),
+    /// It outlived its timeout and was killed.
+    TimedOut,
+    /// The call was cancelled while it ran; it was killed.
+    Cancelled,
+    /// It could not be started.
+    SpawnFailed(String),
+}
+
+/// What a command hook printed and how it ended.
+#[derive(Debug, Clone)]
+pub struct RawRun {
+    /// How it ended.
+    pub exit: Exit,
+    /// Its standard output (at most [`MAX_OUTPUT_BYTES`]).
+    pub stdout: String,
+    /// Its standard error (at most [`MAX_OUTPUT_BYTES`]).
+    pub stderr: String,
+    /// A problem delivering its input (it closed stdin early).
+    pub stdin_note: Option<String>,
+}
+
+/// A command hook.
+#[derive(Debug, Clone)]
+pub struct CommandHook {
+    spec: CommandSpec,
+}
+
+impl CommandHook {
+    /// A hook for `spec`.
+    pub fn new(spec: CommandSpec) -> Self {
+        Self { spec }
+    }
+
+    /// The command.
+    pub fn command(&self) -> &str {
+        &self.spec.command
+    }
+
+    /// Run the command with `input` on stdin.
+    pub async fn run(
+        &self,
+        input: &str,
+        session: &HookSession,
+        cancel: &CancellationToken,
+    ) -> RawRun {
+        run_command(
+            &self.spec.command,
+            input,
+            session,
+            self.spec.timeout.unwrap_or(DEFAULT_TIMEOUT),
+            cancel,
+        )
+        .await
+    }
+
+    /// A deny for a PreToolUse hook marked fail_closed that gave no answer.
+    fn fail_closed(&self, why: &str) -> HookDecision {
+        HookDecision {
+            verdict: Verdict::Deny,
+            reason: Some(format!(
+                "[{}]: the hook gave no answer ({why}) and is marked fail_closed",
+                self.spec.command
+            )),
+            hook: self.spec.command.clone(),
+        }
+    }
+}
+
+#[async_trait]
+impl PreToolUseHook for CommandHook {
+    async fn pre_tool_use(&self, input: PreToolUseInput) -> HookOutcome {
+        let json = pre_input_json(&input);
+        let raw = self.run(&json, &input.session, &input.session.cancel).await;
+        let parsed = parse_output(&raw, HookEvent::PreToolUse, &self.spec.command);
+        let mut out = parsed.to_pre_outcome(&self.spec.command);
+        if self.spec.fail_closed
+            && out.decision.is_none()
+            && let Some(why) = parsed.failure()
+        {
+            out.decision = Some(self.fail_closed(&why));
+        }
+        out
+    }
+}
+
+#[async_trait]
+impl PostToolUseHook for CommandHook {
+    async fn post_tool_use(&self, input: PostToolUseInput) -> PostHookOutcome {
+        let event = if input.error.is_some() {
+            HookEvent::PostToolUseFailure
+        } else {
+            HookEvent::PostToolUse
+        };
+        let json = post_input_json(&input, event);
+        let raw = self.run(&json, &input.session, &input.session.cancel).await;
+        let parsed: Parsed = parse_output(&raw, event, &self.spec.command);
+        parsed.to_post_outcome()
+    }
+}
+
+/// Run `command` with `sh -c` in the session's working directory (the project root if that is
+/// gone), `input` and a newline on stdin, the project root in `CLAUDE_PROJECT_DIR` and
+/// `TOOLGATE_PROJECT_DIR`.
+pub async fn run_command(
+    command: &str,
+    input: &str,
+    session: &HookSession,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> RawRun {
+    let mut cmd = tokio::process::Command::new("/bin/sh");
+    cmd.arg("-c").arg(command);
+    let cwd = Path::new(&session.cwd);
+    cmd.current_dir(if cwd.is_dir() {
+        cwd
+    } else {
+        session.project_dir.as_path()
+    });
+    if !session.env.is_empty() {
+        cmd.env_clear().envs(session.env.iter());
+    }
+    cmd.env("CLAUDE_PROJECT_DIR", &session.project_dir)
+        .env("TOOLGATE_PROJECT_DIR", &session.project_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return RawRun {
+                exit: Exit::SpawnFailed(e.to_string()),
+                stdout: String::new(),
+                stderr: String::new(),
+                stdin_note: None,
+            };
+        }
+    };
+    let pgid = child.id();
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let payload = format!("{input}\n");
+    let feed = async move {
+        let mut stdin = stdin?;
+        let r = async {
+            stdin.write_all(payload.as_bytes()).await?;
+            stdin.shutdown().await
+        }
+        .await;
+        match r {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Some(
+                "Hook command closed stdin before hook input was fully written (EPIPE)".to_owned(),
+            ),
+            _ => None,
+        }
+    };
+    let work = async {
+        let (stdin_note, out, err, status) =
+            tokio::join!(feed, read_capped(stdout), read_capped(stderr), child.wait());
+        (stdin_note, out, err, status)
+    };
+    let ended = tokio::select! {
+        r = tokio::time::timeout(timeout, work) => match r {
+            Ok(done) => Ok(done),
+            Err(_) => Err(Exit::TimedOut),
+        },
+        () = cancel.cancelled() => Err(Exit::Cancelled),
+    };
+    match ended {
+        Ok((stdin_note, stdout, stderr, status)) => {
+            let exit = match status {
+                Ok(s) => Exit::Code(s.code().unwrap_or_else(|| {
+                    128 + std::os::unix::process::ExitStatusExt::signal(&s).unwrap_or(0)
+                })),
+                Err(e) => Exit::SpawnFailed(e.to_string()),
+            };
+            RawRun {
+                exit,
+                stdout,
+                stderr,
+                stdin_note,
+            }
+        }
+        Err(exit) => {
+            kill_group(pgid);
+            let _ = child.wait().await;
+            RawRun {
+                exit,
+                stdout: String::new(),
+                stderr: String::new(),
+                stdin_note: None,
+            }
+        }
+    }
+}
+
+/// Read a stream to its end, keeping the first [`MAX_OUTPUT_BYTES`].
+async fn read_capped(stream: Option<impl AsyncRead + Unpin>) -> String {
+    let Some(mut s) = stream else {
+        return String::new();
+    };
+    let mut kept = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match s.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = MAX_OUTPUT_BYTES.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    String::from_utf8_lossy(&kept).into_owned()
+}
+
+/// Kill every process of the group the hook's shell leads.
+#[allow(unsafe_code)]
+fn kill_group(pgid: Option<u32>) {
+    let Some(pgid) = pgid.and_then(|p| libc::pid_t::try_from(p).ok()) else {
+        return;
+    };
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: killpg is a plain system call on the process group this module created for the
+    // hook (process_group(0) makes the shell its leader); no memory is shared.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}
