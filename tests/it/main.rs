@@ -3,6 +3,7 @@
 mod bash_process;
 mod content_rules;
 mod file_tools;
+mod hook_commands;
 mod hooks_layers;
 mod pipeline_exits;
 mod policy_decisions;

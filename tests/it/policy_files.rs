@@ -259,7 +259,6 @@ const ERRORS: &[(&str, usize, usize, &str)] = &[
         10,
         "maybe",
     ),
-    ("[[hooks.PreToolUse]]\ncommand = \"x\"\n", 1, 3, "hooks"),
 ];
 
 #[test]

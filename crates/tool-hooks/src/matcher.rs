@@ -28,8 +28,15 @@ impl Matcher {
         {
             return Ok(Matcher::Names(
                 p.split(['|', ','])
-                    .map(|s| s.trim().to_owned())
+                    .map(str::trim)
                     .filter(|s| !s.is_empty())
+                    .map(|s| {
+                        LEGACY
+                            .iter()
+                            .find(|(old, _)| *old == s)
+                            .map_or(s, |(_, new)| new)
+                            .to_owned()
+                    })
                     .collect(),
             ));
         }
@@ -46,10 +53,23 @@ impl Matcher {
         match self {
             Matcher::All => true,
             Matcher::Names(names) => names.iter().any(|n| n == tool_name),
-            Matcher::Regex(re) => re.is_match(tool_name),
+            Matcher::Regex(re) => {
+                re.is_match(tool_name)
+                    || LEGACY
+                        .iter()
+                        .any(|(old, new)| *new == tool_name && re.is_match(old))
+            }
         }
     }
 }
+
+/// Tool names Claude Code renamed, as (old, new): matchers naming the old one still apply.
+const LEGACY: &[(&str, &str)] = &[
+    ("Task", "Agent"),
+    ("KillShell", "TaskStop"),
+    ("AgentOutputTool", "TaskOutput"),
+    ("BashOutputTool", "TaskOutput"),
+];
 
 #[cfg(test)]
 mod tests {
@@ -67,6 +87,11 @@ mod tests {
             ("mcp__.*", "mcp__srv__tool", true),
             ("^Ed", "Edit", true),
             ("dit$", "Edit", true),
+            ("Edit.*", "NotebookEdit", true),
+            ("mcp__memory", "mcp__memory__read", false),
+            ("Task", "Agent", true),
+            ("^Task$", "Agent", true),
+            ("Task", "Task", false),
         ];
         for (m, tool, want) in cases {
             assert_eq!(

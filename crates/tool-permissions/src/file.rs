@@ -146,14 +146,8 @@ impl PolicyBuilder {
                 e.message().trim_end().to_owned(),
             )
         })?;
-        if let Some(hooks) = &doc.hooks {
-            return Err(at(
-                path,
-                text,
-                hooks.span(),
-                "`hooks` are not run by this version of toolgate; remove the table (a hook that cannot run is never skipped silently)",
-            ));
-        }
+        // `hooks` tables belong to the hook loader (tool-hooks), which reads the same files.
+        let _ = &doc.hooks;
         self.files.push((layer, path.to_path_buf()));
         if let Some(perms) = doc.permissions {
             let perms = perms.into_inner();

@@ -259,13 +259,23 @@ async fn main() -> anyhow::Result<()> {
             for (layer, file) in loaded.files() {
                 println!("loaded {layer} {}", file.display());
             }
-            let warnings = loaded.lint();
+            let (hooks, notes) = match tool_hooks::load_hooks(&sources) {
+                Ok(h) => h,
+                Err(e) => {
+                    println!("error: {e}");
+                    exit_failure();
+                }
+            };
+            let mut warnings: Vec<String> = loaded.lint().iter().map(ToString::to_string).collect();
+            warnings.extend(notes);
             for w in &warnings {
                 println!("warning: {w}");
             }
+            let (pre, post, failure) = hooks.counts();
             println!(
-                "{} rules, {} warnings",
+                "{} rules, {} hooks, {} warnings",
                 loaded.rules().len() + loaded.ignored_rules().len(),
+                pre + post + failure,
                 warnings.len()
             );
             Ok(())
@@ -306,7 +316,12 @@ async fn main() -> anyhow::Result<()> {
                 .with_context(|| file.display().to_string())?;
             let ws = policy.workspace()?;
             let home = home_dir(&ws);
-            let loaded = policy.sources(&ws, &home).load()?;
+            let sources = policy.sources(&ws, &home);
+            let loaded = sources.load()?;
+            let (hooks, notes) = tool_hooks::load_hooks(&sources)?;
+            for n in notes {
+                eprintln!("toolgate: {n}");
+            }
             let data = std::env::var_os("XDG_DATA_HOME")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| home.join(".local/share"));
@@ -316,8 +331,10 @@ async fn main() -> anyhow::Result<()> {
             ctx.task_output_dir = ctx.tool_results_dir.with_file_name("tasks");
             ctx.session_id = session_id;
             ctx.env = Arc::new(std::env::vars().collect());
-            let mut builder =
-                Session::builder(builtin_tools::registry()?, ctx).policy(Arc::new(loaded));
+            ctx.prompt_id = Some(uuid::Uuid::new_v4().to_string());
+            let mut builder = Session::builder(builtin_tools::registry()?, ctx)
+                .policy(Arc::new(loaded))
+                .hooks(hooks);
             if let Some(t) = tools {
                 builder = builder.offered_tools(t);
             }
