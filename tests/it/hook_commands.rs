@@ -20,7 +20,7 @@ fn script(sb: &Sandbox, name: &str, body: &str) -> String {
 
 fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| !s.split_whitespace().nth(2).is_some_and(|st| st == "Z"))
+        .is_ok_and(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
 }
 
 fn pre(hooks: &mut Hooks, matcher: &str, sequential: bool, specs: Vec<CommandSpec>) {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::Value;
 use tool_core::{Lookup, PermissionMode, RuleList, ToolContext, Verdict};
+use tool_hooks::CommandSpec;
 use tool_permissions::{Layer, PolicyBuilder};
 
 enum Outcome {
@@ -41,6 +42,7 @@ struct Stage {
     cwd: String,
     project_root: Option<String>,
     trusted: bool,
+    fail_closed: bool,
 }
 
 impl Stage {
@@ -77,6 +79,7 @@ fn stage(setup: &str, input: &Value, cwd: &str) -> Result<Stage, String> {
         cwd: cwd.to_owned(),
         project_root: None,
         trusted: true,
+        fail_closed: false,
     };
     if setup.trim().is_empty() {
         return Ok(st);
@@ -140,6 +143,8 @@ fn stage(setup: &str, input: &Value, cwd: &str) -> Result<Stage, String> {
             st.cwd = p.to_owned();
         } else if item == "workspace not yet trusted" {
             st.trusted = false;
+        } else if item == "hook failClosed=true" {
+            st.fail_closed = true;
         } else {
             return Err(format!(
                 "setup not staged (outside this project's scope): {item}"
@@ -152,8 +157,18 @@ fn stage(setup: &str, input: &Value, cwd: &str) -> Result<Stage, String> {
 fn run_case(case: &Value) -> Outcome {
     let tool = case["tool"].as_str().unwrap_or_default();
     let mut input = case["input"].clone();
-    if input.get("hook").is_some() {
-        return Outcome::Skip("needs hooks (the hooks issue)".into());
+    let hook = input.get("hook").cloned();
+    if let Value::Object(o) = &mut input {
+        o.remove("hook");
+    }
+    if hook
+        .as_ref()
+        .is_some_and(|h| h.get("PermissionRequest").is_some())
+    {
+        return Outcome::Skip(
+            "PermissionRequest hooks (a permission-dialog protocol outside this project's scope)"
+                .into(),
+        );
     }
     // `context` says where the call comes from (a subagent, say); it is not tool input.
     if let Value::Object(o) = &mut input {
@@ -217,6 +232,12 @@ fn run_case(case: &Value) -> Outcome {
             Err(e) => return Outcome::Skip(format!("mode: {e}")),
         }
     }
+    if let Some(hook) = hook {
+        return match run_with_hooks(&hook, &stage, built, tool, &input, ctx) {
+            Ok(v) => Outcome::Got(v),
+            Err(why) => Outcome::Skip(why),
+        };
+    }
     if let Some((name, subject)) = engine_only {
         use tool_core::PermissionPolicy as _;
         let d = built.decide(&tool_core::PermissionRequest {
@@ -233,6 +254,114 @@ fn run_case(case: &Value) -> Outcome {
         Ok(d) => Outcome::Got(d.verdict),
         Err(e) => Outcome::Skip(format!("input does not pass the schema: {e}")),
     }
+}
+
+/// Stage the hook a case describes as a script (its decision as JSON output, its raw exit code
+/// and output, a sleep past its timeout, or a missing or non-executable command).
+fn stage_hook(spec: &Value, dir: &Path, fail_closed: bool) -> Result<CommandSpec, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let io = |e: std::io::Error| e.to_string();
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let path = dir.join("hook.sh");
+    let write = |body: &str, mode: u32| -> Result<(), String> {
+        std::fs::write(&path, format!("#!/bin/sh\ncat > /dev/null\n{body}")).map_err(io)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).map_err(io)
+    };
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let mut timeout = None;
+    if spec.get("permissionDecision").is_some() {
+        let mut h = serde_json::Map::new();
+        h.insert("hookEventName".into(), "PreToolUse".into());
+        for k in [
+            "permissionDecision",
+            "permissionDecisionReason",
+            "updatedInput",
+        ] {
+            if let Some(v) = spec.get(k) {
+                h.insert(k.into(), v.clone());
+            }
+        }
+        let out = serde_json::json!({ "hookSpecificOutput": h }).to_string();
+        write(&format!("printf '%s\\n' {}\n", quote(&out)), 0o755)?;
+    } else if let Some(h) = spec.get("hookSpecificOutput") {
+        let out = serde_json::json!({ "hookSpecificOutput": h }).to_string();
+        write(&format!("printf '%s\\n' {}\n", quote(&out)), 0o755)?;
+    } else if let Some(code) = spec.get("exit_code").and_then(Value::as_i64) {
+        let out = spec.get("stdout").and_then(Value::as_str).unwrap_or("");
+        let err = spec.get("stderr").and_then(Value::as_str).unwrap_or("");
+        write(
+            &format!(
+                "printf '%s' {}\nprintf '%s' {} >&2\nexit {code}\n",
+                quote(out),
+                quote(err)
+            ),
+            0o755,
+        )?;
+    } else if let Some(t) = spec.get("timeout_s").and_then(Value::as_u64) {
+        let secs = spec
+            .get("behaviour")
+            .and_then(Value::as_str)
+            .and_then(|b| b.strip_prefix("sleeps "))
+            .and_then(|b| b.strip_suffix('s'))
+            .ok_or("a slow hook needs `behaviour: \"sleeps Ns\"`")?;
+        write(&format!("sleep {secs}\n"), 0o755)?;
+        timeout = Some(std::time::Duration::from_secs(t));
+    } else if let Some(state) = spec.get("state").and_then(Value::as_str) {
+        match state {
+            "missing" => {}
+            "not executable" => write("exit 0\n", 0o644)?,
+            other => return Err(format!("hook state `{other}` not staged")),
+        }
+    } else {
+        return Err(format!("hook form not staged: {spec}"));
+    }
+    Ok(CommandSpec {
+        timeout,
+        fail_closed,
+        ..CommandSpec::new(path.display().to_string())
+    })
+}
+
+/// Run a case with hooks through the pipeline up to the permission decision: a call that
+/// would run is an allow, one refused at the permission step has that step's verdict, any
+/// other refusal (an invalid rewrite, say) is a deny.
+fn run_with_hooks(
+    hook: &Value,
+    stage: &Stage,
+    policy: tool_permissions::Policy,
+    tool: &str,
+    input: &Value,
+    ctx: ToolContext,
+) -> Result<Verdict, String> {
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut hooks = tool_hooks::Hooks::new();
+    for (event, spec) in hook.as_object().into_iter().flatten() {
+        let event = tool_hooks::HookEvent::parse(event)
+            .ok_or_else(|| format!("hook event {event} not staged"))?;
+        let staged = stage_hook(
+            spec,
+            &scratch.path().join(event.as_str()),
+            stage.fail_closed,
+        )?;
+        hooks
+            .command_group(event, "*", false, vec![staged])
+            .map_err(|e| e.to_string())?;
+    }
+    let registry = builtin_tools::registry().map_err(|e| e.to_string())?;
+    let pipeline = tool_orchestrator::Pipeline::new(
+        std::sync::Arc::new(registry),
+        tool_orchestrator::decision_stack(std::sync::Arc::new(hooks), std::sync::Arc::new(policy)),
+    );
+    let call = tool_core::ToolUse::new("toolu_case", tool, input.clone());
+    // Cases are decided one by one from synchronous code inside xtask's runtime.
+    let outcome = tokio::task::block_in_place(|| {
+        tokio::runtime::Handle::current().block_on(pipeline.run(&call, ctx, &|_| true))
+    });
+    Ok(match outcome.stage {
+        tool_core::Stage::Ran => Verdict::Allow,
+        tool_core::Stage::Permission => outcome.decision.map_or(Verdict::Deny, |d| d.verdict),
+        _ => Verdict::Deny,
+    })
 }
 
 /// The tool name and permission subject of a call to a tool this project does not have, when

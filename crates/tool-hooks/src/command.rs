@@ -170,12 +170,13 @@ pub async fn run_command(
 ) -> RawRun {
     let mut cmd = tokio::process::Command::new("/bin/sh");
     cmd.arg("-c").arg(command);
+    // The session's cwd; if that is gone, the project root; if that is gone too, ours.
     let cwd = Path::new(&session.cwd);
-    cmd.current_dir(if cwd.is_dir() {
-        cwd
-    } else {
-        session.project_dir.as_path()
-    });
+    if cwd.is_dir() {
+        cmd.current_dir(cwd);
+    } else if session.project_dir.is_dir() {
+        cmd.current_dir(&session.project_dir);
+    }
     if !session.env.is_empty() {
         cmd.env_clear().envs(session.env.iter());
     }

@@ -30,7 +30,7 @@ mod session;
 pub mod validate;
 
 pub use call::CallTool;
-pub use pipeline::{Pipeline, ToolService, standard_stack};
+pub use pipeline::{Pipeline, ToolService, decision_stack, standard_stack};
 pub use session::{Session, SessionBuilder, TurnOutcome};
 
 /// Errors of this crate.

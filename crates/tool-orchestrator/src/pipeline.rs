@@ -58,6 +58,25 @@ pub fn standard_stack(
     BoxCloneSyncService::new(stack)
 }
 
+/// The stack up to the permission decision, without running anything: schema → validate →
+/// PreToolUse → permission, and a call that would run comes back as [`Stage::Ran`] with no
+/// content and its decision. For dry runs ("what would happen to this call?") with hooks.
+pub fn decision_stack(hooks: Arc<Hooks>, policy: Arc<dyn PermissionPolicy>) -> ToolService {
+    let stack = ServiceBuilder::new()
+        .layer(SchemaLayer)
+        .layer(ValidateLayer)
+        .layer(PreToolUseLayer::new(hooks))
+        .layer(PermissionLayer::new(policy, None))
+        .service(tower::service_fn(|inv: ToolInvocation| async move {
+            Ok::<_, tool_core::Error>(ToolOutcome::ran(
+                inv.tool_use_id,
+                tool_core::ToolResultContent::Text(String::new()),
+                false,
+            ))
+        }));
+    BoxCloneSyncService::new(stack)
+}
+
 impl Pipeline {
     /// A pipeline over `registry` running calls through `service` (usually
     /// [`standard_stack`], possibly wrapped in a host's own middleware).
