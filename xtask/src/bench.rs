@@ -586,3 +586,210 @@ pub fn rules() -> anyhow::Result<()> {
     println!("target: the 10,000-rule policy at most 3x the per-decision cost of the 10-rule one");
     Ok(())
 }
+
+/// Re-run `cargo xtask bench <which>` as a release build (debug timings mean nothing).
+fn rerun_release(which: &str) -> anyhow::Result<()> {
+    let root = crate::workspace_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "-p",
+            "xtask",
+            "--",
+            "bench",
+            which,
+        ])
+        .current_dir(root)
+        .status()?;
+    if !status.success() {
+        bail!("the release run of the {which} benchmark failed");
+    }
+    Ok(())
+}
+
+/// A tool that does nothing: what the pipeline costs around a call, measured alone.
+struct Noop;
+
+#[async_trait::async_trait]
+impl tool_core::Tool for Noop {
+    fn name(&self) -> &str {
+        "Noop"
+    }
+    fn description(&self) -> String {
+        "Does nothing.".into()
+    }
+    fn input_schema(&self) -> serde_json::Value {
+        serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false})
+    }
+    async fn call(
+        &self,
+        _input: serde_json::Value,
+        _ctx: &tool_core::ToolContext,
+    ) -> Result<tool_core::ToolOutput, tool_core::ToolCallError> {
+        Ok(tool_core::ToolOutput::new(serde_json::json!({}), "ok"))
+    }
+}
+
+fn noop_session(
+    dir: &Path,
+    hooks: tool_hooks::Hooks,
+) -> anyhow::Result<tool_orchestrator::Session> {
+    let mut registry = tool_core::ToolRegistry::new();
+    registry.register(std::sync::Arc::new(Noop))?;
+    let mut b = tool_permissions::PolicyBuilder::new();
+    b.rule(
+        tool_core::RuleList::Allow,
+        "Noop",
+        tool_permissions::Layer::User,
+        None,
+    )?;
+    let ctx = tool_core::ToolContext::new(dir, dir.join("home"), dir.join("results"));
+    Ok(tool_orchestrator::Session::builder(registry, ctx)
+        .policy(std::sync::Arc::new(b.build()))
+        .hooks(hooks)
+        .build())
+}
+
+/// Mean time per call of `n` no-op calls through `session`.
+async fn per_call(session: &mut tool_orchestrator::Session, n: usize) -> anyhow::Result<Duration> {
+    let call = [tool_core::ToolUse::new(
+        "toolu_bench",
+        "Noop",
+        serde_json::json!({}),
+    )];
+    let start = Instant::now();
+    for _ in 0..n {
+        let out = session.run_turn(&call).await;
+        if out.outcomes[0].is_error {
+            bail!("the no-op call failed: {:?}", out.outcomes[0].content);
+        }
+    }
+    Ok(start.elapsed() / u32::try_from(n)?)
+}
+
+/// Spawn `sh -c command` with `input` on stdin and wait for it, as a command hook does.
+async fn spawn_direct(command: &str, input: &str) -> anyhow::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut child = tokio::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let mut stdout = child.stdout.take().context("stdout")?;
+    let mut stderr = child.stderr.take().context("stderr")?;
+    let payload = format!("{input}\n");
+    let (w, o, e, status) = tokio::join!(
+        async move {
+            stdin.write_all(payload.as_bytes()).await?;
+            stdin.shutdown().await
+        },
+        async move {
+            let mut v = Vec::new();
+            stdout.read_to_end(&mut v).await.map(|_| v)
+        },
+        async move {
+            let mut v = Vec::new();
+            stderr.read_to_end(&mut v).await.map(|_| v)
+        },
+        child.wait()
+    );
+    w?;
+    o?;
+    e?;
+    if !status?.success() {
+        bail!("`{command}` failed");
+    }
+    Ok(())
+}
+
+/// `hooks`: side by side in one run, (1) a no-op call with one command hook against spawning
+/// the same command with `sh -c` directly, and (2) a no-op call with and without an in-process
+/// hook. Runs itself in a release build.
+pub async fn hooks() -> anyhow::Result<()> {
+    if cfg!(debug_assertions) {
+        return rerun_release("hooks");
+    }
+    let dir = tempfile::tempdir()?;
+    let root = std::fs::canonicalize(dir.path())?;
+    const COMMAND: &str = "cat > /dev/null";
+    const ROUNDS: usize = 5;
+
+    // (1) One command hook per call, against the bare spawn.
+    let mut hooks = tool_hooks::Hooks::new();
+    hooks.command_group(
+        tool_hooks::HookEvent::PreToolUse,
+        "*",
+        false,
+        vec![tool_hooks::CommandSpec::new(COMMAND)],
+    )?;
+    let mut with_command = noop_session(&root, hooks)?;
+    let input = tool_hooks::pre_input_json(&tool_hooks::PreToolUseInput {
+        session: tool_hooks::HookSession::from_context(with_command.context()),
+        tool_name: "Noop".into(),
+        tool_input: serde_json::json!({}),
+        tool_use_id: "toolu_bench".into(),
+    });
+    let n = 100;
+    per_call(&mut with_command, 10).await?;
+    let (mut hook_times, mut spawn_times) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        hook_times.push(per_call(&mut with_command, n).await?);
+        let start = Instant::now();
+        for _ in 0..n {
+            spawn_direct(COMMAND, &input).await?;
+        }
+        spawn_times.push(start.elapsed() / u32::try_from(n)?);
+    }
+    let (hook, spawn) = (median(hook_times), median(spawn_times));
+    println!("hooks: {ROUNDS} alternating rounds of {n} calls; medians per call");
+    println!(
+        "  no-op call with one command hook (`{COMMAND}`) {:>9.1} µs",
+        hook.as_secs_f64() * 1e6
+    );
+    println!(
+        "  sh -c '{COMMAND}' spawned directly          {:>9.1} µs",
+        spawn.as_secs_f64() * 1e6
+    );
+    println!(
+        "  ratio {:.2}x (target ≤ 1.2x)",
+        hook.as_secs_f64() / spawn.as_secs_f64()
+    );
+
+    // (2) An in-process hook that does nothing, against no hook at all.
+    let mut hooks = tool_hooks::Hooks::new();
+    hooks.pre_tool_use("*", |_: tool_hooks::PreToolUseInput| async {
+        tool_core::HookOutcome::default()
+    })?;
+    let mut with_hook = noop_session(&root, hooks)?;
+    let mut without = noop_session(&root, tool_hooks::Hooks::new())?;
+    let n = 20_000;
+    per_call(&mut with_hook, 1000).await?;
+    per_call(&mut without, 1000).await?;
+    let (mut on, mut off) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        off.push(per_call(&mut without, n).await?);
+        on.push(per_call(&mut with_hook, n).await?);
+    }
+    let (on, off) = (median(on), median(off));
+    let added = on.as_secs_f64() - off.as_secs_f64();
+    println!(
+        "  no-op call, no hook                        {:>9.2} µs",
+        off.as_secs_f64() * 1e6
+    );
+    println!(
+        "  no-op call, one in-process hook            {:>9.2} µs",
+        on.as_secs_f64() * 1e6
+    );
+    println!(
+        "  added {:.2} µs ({:.1}%; target under 10% or 2 µs, whichever is larger)",
+        added * 1e6,
+        100.0 * added / off.as_secs_f64()
+    );
+    Ok(())
+}

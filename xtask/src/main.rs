@@ -28,7 +28,7 @@ enum Task {
     },
     /// Run a benchmark and print the figures beside the reference tool's (`read`).
     Bench {
-        /// Which benchmark: read, grep or rules.
+        /// Which benchmark: read, grep, rules or hooks.
         which: String,
         /// Size of the generated file in MiB (read; default 1024).
         #[arg(long, default_value_t = 1024)]
@@ -75,7 +75,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             "read" => bench::read(size_mib).await,
             "grep" => bench::grep().await,
             "rules" => bench::rules(),
-            other => bail!("unknown benchmark `{other}` (available: read, grep, rules)"),
+            "hooks" => bench::hooks().await,
+            other => bail!("unknown benchmark `{other}` (available: read, grep, rules, hooks)"),
         },
         Task::Security { cases } => {
             let file =
