@@ -27,11 +27,13 @@ mod pipeline;
 pub mod result_policy;
 pub mod schema;
 mod session;
+pub mod turn;
 pub mod validate;
 
 pub use call::CallTool;
 pub use pipeline::{Pipeline, ToolService, decision_stack, standard_stack};
 pub use session::{Session, SessionBuilder, TurnOutcome};
+pub use turn::{InterruptHandle, TurnRun, TurnUpdate, max_concurrency};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

@@ -2,16 +2,18 @@
 //! hooks) and the running of a turn's `tool_use` blocks.
 
 use std::collections::BTreeSet;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use tool_core::{
-    Approver, ContentBlock, PathPolicy, PermissionPolicy, ToolContext, ToolDefinition, ToolOutcome,
-    ToolRegistry, ToolUse, UserContent, UserMessage,
+    Approver, ContentBlock, InterruptBehavior, Lookup, PathPolicy, PermissionPolicy, ToolContext,
+    ToolDefinition, ToolOutcome, ToolRegistry, ToolUse, UserContent, UserMessage,
 };
 use tool_hooks::Hooks;
 use tool_permissions::Policy;
 
 use crate::pipeline::{Pipeline, standard_stack};
+use crate::turn::{InterruptHandle, TurnRun};
 
 /// Builds a [`Session`].
 pub struct SessionBuilder {
@@ -21,6 +23,7 @@ pub struct SessionBuilder {
     hooks: Hooks,
     approver: Option<Arc<dyn Approver>>,
     offered: Option<BTreeSet<String>>,
+    cancel_siblings: bool,
 }
 
 impl SessionBuilder {
@@ -34,7 +37,15 @@ impl SessionBuilder {
             hooks: Hooks::new(),
             approver: None,
             offered: None,
+            cancel_siblings: false,
         }
+    }
+
+    /// When a Bash call fails, cancel the other calls of its batch (Claude Code's older
+    /// streaming executor did; off by default, as in current Claude Code).
+    pub fn cancel_siblings_on_bash_error(mut self, on: bool) -> Self {
+        self.cancel_siblings = on;
+        self
     }
 
     /// The permission policy; it also answers the tools' path checks.
@@ -70,7 +81,9 @@ impl SessionBuilder {
             pipeline: Pipeline::new(registry, service),
             ctx: self.ctx,
             policy: self.policy,
-            offered: self.offered,
+            offered: self.offered.map(Arc::new),
+            interrupt: InterruptHandle::default(),
+            cancel_siblings_on_bash_error: self.cancel_siblings,
         }
     }
 }
@@ -80,6 +93,8 @@ impl SessionBuilder {
 pub struct TurnOutcome {
     /// Each call's outcome, in block order.
     pub outcomes: Vec<ToolOutcome>,
+    /// The most calls that ran at once.
+    pub peak_in_flight: usize,
 }
 
 impl TurnOutcome {
@@ -107,10 +122,12 @@ impl TurnOutcome {
 
 /// A session: runs turns of `tool_use` blocks and keeps the context across them.
 pub struct Session {
-    pipeline: Pipeline,
-    ctx: ToolContext,
+    pub(crate) pipeline: Pipeline,
+    pub(crate) ctx: ToolContext,
     policy: Arc<dyn PermissionPolicy>,
-    offered: Option<BTreeSet<String>>,
+    offered: Option<Arc<BTreeSet<String>>>,
+    pub(crate) interrupt: InterruptHandle,
+    pub(crate) cancel_siblings_on_bash_error: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -175,22 +192,80 @@ impl Session {
         outcome
     }
 
-    /// Run a turn's calls one after another, each seeing the context changes of the ones
-    /// before it. Every block gets an outcome, in block order.
+    /// Run a turn's calls: consecutive concurrency-safe calls together (at most the cap at
+    /// once), every other call alone, context changes applied in block order (see
+    /// [`crate::turn`]). Every block gets an outcome, in block order.
     ///
-    /// Cancel safety: dropping the future leaves the calls not yet run without results; use
-    /// [`cancel`](Self::cancel) to end a turn with results for every block.
+    /// Cancel safety: dropping the future abandons calls that have not finished (their tasks
+    /// run on); use [`cancel`](Self::cancel) or the [`cancellation_token`](Self::cancellation_token)
+    /// to end a turn with a result for every block.
     pub async fn run_turn(&mut self, blocks: &[ToolUse]) -> TurnOutcome {
-        if self.ctx.cancel.is_cancelled() && blocks.is_empty() {
-            self.ctx.cancel = tool_core::CancellationToken::new();
-        }
-        let mut outcomes = Vec::with_capacity(blocks.len());
+        self.start_turn(blocks.iter().cloned()).collect().await
+    }
+
+    /// Start a turn with all its blocks: read updates as calls start and finish with
+    /// [`TurnRun::next`], then [`TurnRun::collect`] the outcome.
+    pub fn start_turn(&mut self, blocks: impl IntoIterator<Item = ToolUse>) -> TurnRun<'_> {
+        let mut run = TurnRun::new(self);
         for b in blocks {
-            outcomes.push(self.run_call(b).await);
+            run.push(b);
         }
-        if self.ctx.cancel.is_cancelled() {
-            self.ctx.cancel = tool_core::CancellationToken::new();
+        run.finish();
+        run
+    }
+
+    /// Start a turn whose blocks arrive one by one while the model streams: [`TurnRun::push`]
+    /// each as it completes (it starts at once if it may), then [`TurnRun::finish`].
+    pub fn streaming(&mut self) -> TurnRun<'_> {
+        TurnRun::new(self)
+    }
+
+    /// A handle another task can use to interrupt the running turn (see [`InterruptHandle`]).
+    pub fn interrupt_handle(&self) -> InterruptHandle {
+        self.interrupt.clone()
+    }
+
+    /// How a turn's blocks split into batches: indices of consecutive concurrency-safe calls
+    /// together, every other call alone, in block order.
+    pub fn partition(&self, blocks: &[ToolUse]) -> Vec<Vec<usize>> {
+        let mut batches: Vec<Vec<usize>> = Vec::new();
+        let mut open_safe = false;
+        for (i, b) in blocks.iter().enumerate() {
+            let (safe, _) = self.classify(b);
+            match batches.last_mut() {
+                Some(last) if safe && open_safe => last.push(i),
+                _ => batches.push(vec![i]),
+            }
+            open_safe = safe;
         }
-        TurnOutcome { outcomes }
+        batches
+    }
+
+    /// Is the call concurrency-safe (found among the offered tools, its input valid, and the
+    /// tool saying so without panicking)? And what does an interrupt do to it?
+    pub(crate) fn classify(&self, block: &ToolUse) -> (bool, InterruptBehavior) {
+        let offered = |n: &str| self.is_offered(n);
+        let Lookup::Found(tool) = self.pipeline.registry().lookup(&block.name, &offered) else {
+            return (false, InterruptBehavior::default());
+        };
+        let interrupt = tool.tool.interrupt_behavior();
+        let Ok(input) = tool.schema.check(&block.input) else {
+            return (false, interrupt);
+        };
+        let safe = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let input = tool.tool.normalize_input(input);
+            tool.tool.is_concurrency_safe(&input)
+        }))
+        .unwrap_or(false);
+        (safe, interrupt)
+    }
+
+    /// Which tools are offered, as a closure a call's task can own.
+    pub(crate) fn offered_fn(&self) -> Arc<dyn Fn(&str) -> bool + Send + Sync> {
+        let offered = self.offered.clone();
+        let policy = self.policy.clone();
+        Arc::new(move |n: &str| {
+            offered.as_ref().is_none_or(|o| o.contains(n)) && !policy.removes_tool(n)
+        })
     }
 }
