@@ -12,3 +12,4 @@ mod policy_props;
 mod read_memory;
 mod search_tools;
 mod shell_paths;
+mod turns;

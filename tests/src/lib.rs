@@ -73,6 +73,14 @@ impl Sandbox {
         for t in test_tools() {
             registry.register(t).unwrap_or_else(|e| panic!("{e}"));
         }
+        for (name, interrupt) in [
+            ("Prop", tool_core::InterruptBehavior::Cancel),
+            ("PropBlock", tool_core::InterruptBehavior::Block),
+        ] {
+            registry
+                .register(Arc::new(Prop { name, interrupt }))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
         Session::builder(registry, self.ctx()).policy(Arc::new(policy(&[], allow, &[])))
     }
 
@@ -234,6 +242,103 @@ impl Tool for Simple {
             }
             Kind::Picky => Ok(ToolOutput::new(json!(null), "fine")),
         }
+    }
+}
+
+/// Concurrency seen by [`Prop`] calls, by group: (running now, most at once).
+static PROP_GROUPS: std::sync::Mutex<Option<std::collections::HashMap<String, (usize, usize)>>> =
+    std::sync::Mutex::new(None);
+
+/// The most [`Prop`] calls of `group` that ran at once.
+pub fn prop_peak(group: &str) -> usize {
+    PROP_GROUPS
+        .lock()
+        .ok()
+        .and_then(|g| g.as_ref().and_then(|m| m.get(group).map(|(_, p)| *p)))
+        .unwrap_or(0)
+}
+
+fn prop_enter(group: &str, delta: isize) {
+    if let Ok(mut g) = PROP_GROUPS.lock() {
+        let m = g.get_or_insert_with(Default::default);
+        let e = m.entry(group.to_owned()).or_insert((0, 0));
+        e.0 = e.0.saturating_add_signed(delta);
+        e.1 = e.1.max(e.0);
+    }
+}
+
+/// A test tool for turns: input `{id, group, safe, ms, mods, panic, check_panics}`. It is
+/// concurrency-safe when `safe` is true (its check panics when `check_panics`), sleeps `ms`,
+/// answers `<id> saw [<log>]` with the session's `log` variable as it found it, and emits
+/// `mods` context changes, each appending `<id>.<k>` to `log`. `Prop` cancels on interrupt,
+/// `PropBlock` does not.
+pub struct Prop {
+    /// Its name.
+    pub name: &'static str,
+    /// What an interrupt does.
+    pub interrupt: tool_core::InterruptBehavior,
+}
+
+#[async_trait]
+impl Tool for Prop {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn description(&self) -> String {
+        "test tool for turns".into()
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "id": {"type": "string"}, "group": {"type": "string"}, "safe": {"type": "boolean"},
+            "ms": {"type": "integer"}, "mods": {"type": "integer"}, "panic": {"type": "boolean"},
+            "check_panics": {"type": "boolean"}},
+            "required": ["id"], "additionalProperties": false})
+    }
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        if input.get("check_panics").and_then(Value::as_bool) == Some(true) {
+            panic!("deliberate panic in is_concurrency_safe");
+        }
+        input.get("safe").and_then(Value::as_bool) == Some(true)
+    }
+    fn interrupt_behavior(&self) -> tool_core::InterruptBehavior {
+        self.interrupt
+    }
+    fn permission_subject(&self, _input: &Value, _ctx: &ToolContext) -> PermissionSubject {
+        PermissionSubject::Nothing
+    }
+    async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+        let id = input["id"].as_str().unwrap_or("?").to_owned();
+        let group = input["group"].as_str().unwrap_or("").to_owned();
+        let saw = ctx.env.get("log").cloned().unwrap_or_default();
+        prop_enter(&group, 1);
+        let ms = input["ms"].as_u64().unwrap_or(0);
+        let slept = tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => true,
+            () = ctx.cancel.cancelled() => false,
+        };
+        prop_enter(&group, -1);
+        if input["panic"].as_bool() == Some(true) {
+            panic!("deliberate panic in Prop {id}");
+        }
+        if !slept {
+            return Err(ToolCallError::interrupted());
+        }
+        let mut out = ToolOutput::new(json!({"id": id}), format!("{id} saw [{saw}]"));
+        for k in 0..input["mods"].as_u64().unwrap_or(0) {
+            let entry = format!("{id}.{k}");
+            out.context_modifiers.push(tool_core::ContextModifier::new(
+                move |c: &mut ToolContext| {
+                    let mut env = (*c.env).clone();
+                    let log = env.entry("log".into()).or_default();
+                    if !log.is_empty() {
+                        log.push(',');
+                    }
+                    log.push_str(&entry);
+                    c.env = Arc::new(env);
+                },
+            ));
+        }
+        Ok(out)
     }
 }
 

@@ -389,9 +389,10 @@ async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCal
                 target.display(),
                 old.display()
             ));
-            out.context_modifier = Some(ContextModifier::new(move |c: &mut ToolContext| {
-                c.cwd = target
-            }));
+            out.context_modifiers
+                .push(ContextModifier::new(move |c: &mut ToolContext| {
+                    c.cwd = target
+                }));
         }
     }
     out.content = text.into();

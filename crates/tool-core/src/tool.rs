@@ -126,8 +126,9 @@ pub struct ToolOutput {
     pub content: ToolResultContent,
     /// Extra user-message blocks to send after the result (meta messages).
     pub extra_messages: Vec<ContentBlock>,
-    /// A change to the session's context.
-    pub context_modifier: Option<ContextModifier>,
+    /// Changes to the session's context, applied in this order (for a concurrency-safe call,
+    /// after its batch; otherwise as soon as it finishes).
+    pub context_modifiers: Vec<ContextModifier>,
 }
 
 impl Default for ToolResultContent {
@@ -143,7 +144,7 @@ impl ToolOutput {
             raw,
             content: content.into(),
             extra_messages: Vec::new(),
-            context_modifier: None,
+            context_modifiers: Vec::new(),
         }
     }
 }

@@ -43,7 +43,7 @@ impl Service<ToolInvocation> for CallTool {
                     let mut out = ToolOutcome::ran(inv.tool_use_id, output.content, false);
                     out.raw_output = Some(output.raw);
                     out.extra_messages = output.extra_messages;
-                    out.context_modifiers.extend(output.context_modifier);
+                    out.context_modifiers.extend(output.context_modifiers);
                     out
                 }
                 Ok(Err(err)) => {

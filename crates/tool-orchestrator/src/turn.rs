@@ -26,8 +26,8 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use tool_core::texts::{REJECT_MESSAGE, error_calling_tool, wrap_tool_use_error};
 use tool_core::{
-    CancellationToken, ContextModifier, InterruptBehavior, Lookup, Stage, ToolContext,
-    ToolOutcome, ToolResult, ToolResultContent, ToolUse,
+    CancellationToken, ContextModifier, InterruptBehavior, Lookup, Stage, ToolContext, ToolOutcome,
+    ToolResult, ToolResultContent, ToolUse,
 };
 
 use crate::session::{Session, TurnOutcome};
@@ -39,17 +39,20 @@ pub const DEFAULT_MAX_CONCURRENCY: usize = 10;
 /// `CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY`, from the session's environment and then the
 /// process's; missing, invalid or 0 means 10.
 pub fn max_concurrency(ctx: &ToolContext) -> usize {
-    ["TOOLGATE_MAX_TOOL_USE_CONCURRENCY", "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY"]
-        .iter()
-        .find_map(|name| {
-            ctx.env
-                .get(*name)
-                .cloned()
-                .or_else(|| std::env::var(name).ok())
-        })
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(DEFAULT_MAX_CONCURRENCY)
+    [
+        "TOOLGATE_MAX_TOOL_USE_CONCURRENCY",
+        "CLAUDE_CODE_MAX_TOOL_USE_CONCURRENCY",
+    ]
+    .iter()
+    .find_map(|name| {
+        ctx.env
+            .get(*name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+    })
+    .and_then(|v| v.trim().parse::<usize>().ok())
+    .filter(|n| *n > 0)
+    .unwrap_or(DEFAULT_MAX_CONCURRENCY)
 }
 
 /// What a running turn reports, as it happens.
