@@ -793,3 +793,162 @@ pub async fn hooks() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// A policy of `n` rules of every kind (path, Bash, whole-tool), none of which covers Noop.
+fn fifty_rules(n: usize) -> anyhow::Result<tool_permissions::Policy> {
+    let mut b = tool_permissions::PolicyBuilder::new();
+    b.rule(
+        tool_core::RuleList::Allow,
+        "Noop",
+        tool_permissions::Layer::User,
+        None,
+    )?;
+    for i in 1..n {
+        let (list, text) = match i % 5 {
+            0 => (tool_core::RuleList::Deny, format!("Read(./secret{i}/**)")),
+            1 => (tool_core::RuleList::Allow, format!("Edit(/src{i}/**)")),
+            2 => (tool_core::RuleList::Deny, format!("Bash(tool{i}:*)")),
+            3 => (tool_core::RuleList::Ask, format!("Bash(cmd{i} *)")),
+            _ => (
+                tool_core::RuleList::Deny,
+                format!("WebFetch(domain:host{i}.example)"),
+            ),
+        };
+        b.rule(list, &text, tool_permissions::Layer::User, None)?;
+    }
+    Ok(b.build())
+}
+
+/// `pipeline`: side by side in one run, (1) the whole pipeline around a no-op tool (schema,
+/// 50 rules, no hooks) against calling the tool directly, and (2) 200 whole-file Reads of
+/// 200 KB files as one safe batch against the same calls one after another. Runs itself in a
+/// release build.
+pub async fn pipeline() -> anyhow::Result<()> {
+    use tool_core::Tool as _;
+    if cfg!(debug_assertions) {
+        return rerun_release("pipeline");
+    }
+    const ROUNDS: usize = 7;
+    let dir = tempfile::tempdir()?;
+    let root = std::fs::canonicalize(dir.path())?;
+
+    // (1) Per-call cost.
+    let mut registry = tool_core::ToolRegistry::new();
+    registry.register(std::sync::Arc::new(Noop))?;
+    let ctx = tool_core::ToolContext::new(&root, root.join("home"), root.join("results"));
+    let pipeline = tool_orchestrator::Pipeline::new(
+        std::sync::Arc::new(registry),
+        tool_orchestrator::standard_stack(
+            std::sync::Arc::new(tool_hooks::Hooks::new()),
+            std::sync::Arc::new(fifty_rules(50)?),
+            None,
+        ),
+    );
+    let call = tool_core::ToolUse::new("toolu_bench", "Noop", serde_json::json!({}));
+    let n = 50_000u32;
+    let (mut piped, mut direct) = (Vec::new(), Vec::new());
+    for round in 0..=ROUNDS {
+        let start = Instant::now();
+        for _ in 0..n {
+            let o = pipeline.run(&call, ctx.clone(), &|_| true).await;
+            if o.is_error {
+                bail!("the no-op call failed: {:?}", o.content);
+            }
+        }
+        let p = start.elapsed() / n;
+        let start = Instant::now();
+        for _ in 0..n {
+            let out = Noop.call(serde_json::json!({}), &ctx).await;
+            if out.is_err() {
+                bail!("the no-op tool failed");
+            }
+        }
+        let d = start.elapsed() / n;
+        // Round 0 warms up.
+        if round > 0 {
+            piped.push(p);
+            direct.push(d);
+        }
+    }
+    let (p, d) = (median(piped), median(direct));
+    println!("pipeline: {ROUNDS} alternating rounds of {n} calls; medians per call");
+    println!(
+        "  no-op tool through the pipeline (schema, 50 rules, no hooks) {:>8.2} µs",
+        p.as_secs_f64() * 1e6
+    );
+    println!(
+        "  no-op tool called directly                                  {:>8.2} µs",
+        d.as_secs_f64() * 1e6
+    );
+    println!(
+        "  added {:.2} µs per call (target under 5 µs)",
+        (p.as_secs_f64() - d.as_secs_f64()) * 1e6
+    );
+
+    // (2) 200 Reads of 200 KB files: one safe batch against one at a time.
+    let ws = root.join("ws");
+    std::fs::create_dir_all(&ws)?;
+    let body: String = (0..4000)
+        .map(|i| format!("line {i:05} of a file that is read whole by the benchmark\n"))
+        .collect::<String>();
+    let body = &body[..(200 * 1024).min(body.len())];
+    let files: Vec<std::path::PathBuf> = (0..200)
+        .map(|i| {
+            let p = ws.join(format!("f{i:03}.txt"));
+            std::fs::write(&p, body).map(|()| p)
+        })
+        .collect::<Result<_, _>>()?;
+    let reads: Vec<tool_core::ToolUse> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            tool_core::ToolUse::new(
+                format!("toolu_r{i}"),
+                "Read",
+                serde_json::json!({"file_path": f, "allow_large": true}),
+            )
+        })
+        .collect();
+    let session = || {
+        let ctx = tool_core::ToolContext::new(&ws, root.join("home"), root.join("results"));
+        anyhow::Ok(tool_orchestrator::Session::builder(builtin_tools::registry()?, ctx).build())
+    };
+    let mut ratios = Vec::new();
+    let (mut batch_t, mut serial_t) = (Vec::new(), Vec::new());
+    for round in 0..=ROUNDS {
+        let mut s = session()?;
+        let start = Instant::now();
+        let turn = s.run_turn(&reads).await;
+        let b = start.elapsed();
+        if let Some(bad) = turn.outcomes.iter().find(|o| o.is_error) {
+            bail!("a Read failed: {:?}", bad.content);
+        }
+        let mut s = session()?;
+        let start = Instant::now();
+        for r in &reads {
+            let turn = s.run_turn(std::slice::from_ref(r)).await;
+            if turn.outcomes[0].is_error {
+                bail!("a Read failed: {:?}", turn.outcomes[0].content);
+            }
+        }
+        let sr = start.elapsed();
+        if round > 0 {
+            ratios.push(sr.as_secs_f64() / b.as_secs_f64());
+            batch_t.push(b);
+            serial_t.push(sr);
+        }
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "  200 whole-file Reads of 200 KB: one safe batch {:.1} ms, one at a time {:.1} ms (medians)",
+        median(batch_t).as_secs_f64() * 1e3,
+        median(serial_t).as_secs_f64() * 1e3
+    );
+    println!(
+        "  batch speed-up {:.2}x (median of {} paired runs; target at least 1.6x on two cores; {} cores here)",
+        ratios[ratios.len() / 2],
+        ratios.len(),
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    );
+    Ok(())
+}

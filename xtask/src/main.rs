@@ -28,7 +28,7 @@ enum Task {
     },
     /// Run a benchmark and print the figures beside the reference tool's (`read`).
     Bench {
-        /// Which benchmark: read, grep, rules or hooks.
+        /// Which benchmark: read, grep, rules, hooks or pipeline.
         which: String,
         /// Size of the generated file in MiB (read; default 1024).
         #[arg(long, default_value_t = 1024)]
@@ -76,7 +76,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             "grep" => bench::grep().await,
             "rules" => bench::rules(),
             "hooks" => bench::hooks().await,
-            other => bail!("unknown benchmark `{other}` (available: read, grep, rules, hooks)"),
+            "pipeline" => bench::pipeline().await,
+            other => {
+                bail!("unknown benchmark `{other}` (available: read, grep, rules, hooks, pipeline)")
+            }
         },
         Task::Security { cases } => {
             let file =

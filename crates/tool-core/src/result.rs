@@ -53,6 +53,15 @@ pub fn apply_result_policy(
     }
 }
 
+/// Would [`apply_result_policy`] write this content to disk? (Only then is it worth moving the
+/// work off the async runtime.)
+pub fn needs_persisting(content: &ToolResultContent, max_result_size_chars: Option<usize>) -> bool {
+    !content.is_empty()
+        && !content.has_image()
+        && persistence_threshold(max_result_size_chars)
+            .is_some_and(|threshold| content.text_len() > threshold)
+}
+
 fn persist(dir: &Path, id: &str, ext: &str, text: &str) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let safe: String = id

@@ -55,6 +55,9 @@ where
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let hooks = self.hooks.clone();
         Box::pin(async move {
+            if hooks.post.is_empty() && hooks.post_failure.is_empty() {
+                return inner.call(inv).await;
+            }
             let tool_name = inv.tool_name().to_owned();
             let external = inv.tool.tool.is_external();
             let session = HookSession::from_context(&inv.ctx);

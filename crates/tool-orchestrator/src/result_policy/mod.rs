@@ -97,6 +97,11 @@ async fn size_policy(
     }
     let content = std::mem::take(&mut outcome.content);
     let max = tool.tool.max_result_size_chars();
+    // Only writing a large result to disk is worth the trip to the blocking pool.
+    if !tool_core::result::needs_persisting(&content, max) {
+        outcome.content = apply_result_policy(content, tool.name(), max, dir, id);
+        return Ok(outcome);
+    }
     let (tool, dir, id) = (tool.clone(), dir.to_path_buf(), id.to_owned());
     outcome.content = tokio::task::spawn_blocking(move || {
         apply_result_policy(content, tool.name(), max, &dir, &id)
