@@ -377,6 +377,15 @@ impl<'s> TurnRun<'s> {
         });
         let id = block.id.clone();
         let name = block.name.clone();
+        if !e.safe {
+            // An unsafe call runs alone: it runs on this task (its blocking work still goes to
+            // the blocking pool), saving a task hand-off per call.
+            self.running.push(Box::pin(async move {
+                let outcome = pipeline.run(&block, ctx, &move |n| offered(n)).await;
+                (i, outcome)
+            }));
+            return;
+        }
         let task =
             tokio::spawn(async move { pipeline.run(&block, ctx, &move |n| offered(n)).await });
         self.running.push(Box::pin(async move {
