@@ -185,10 +185,7 @@ async fn an_edit_between_two_reads_splits_the_batch_and_the_last_read_sees_it() 
     let blocks = [read("x", "a.txt"), read("y", "b.txt")];
     assert_eq!(s.partition(&blocks), [vec![0, 1]]);
     let mut run = s.start_turn(blocks);
-    let mut events = Vec::new();
-    while let Some(u) = run.next().await {
-        events.push(u);
-    }
+    let events: Vec<TurnUpdate> = futures::StreamExt::collect(run.updates()).await;
     let first_finish = events
         .iter()
         .position(|u| matches!(u, TurnUpdate::Finished { .. }))

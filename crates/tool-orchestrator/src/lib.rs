@@ -3,7 +3,11 @@
 //! A [`Session`] runs a turn's `tool_use` blocks through the [`Pipeline`]: lookup, input,
 //! then a tower stack of schema, validation, PreToolUse hooks, the permission decision, the
 //! result policy, PostToolUse hooks and the call itself. Every call ends in a `tool_result`
-//! with its id, on every path.
+//! with its id, on every path. Within a turn, consecutive concurrency-safe calls run together
+//! (at most `TOOLGATE_MAX_TOOL_USE_CONCURRENCY` at once) and every other call alone; context
+//! changes apply in block order ([`turn`]). [`Session::start_turn`] reports each call as it
+//! starts and finishes; [`Session::streaming`] takes blocks one at a time while the model
+//! streams.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {

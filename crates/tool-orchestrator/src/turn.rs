@@ -280,6 +280,14 @@ impl<'s> TurnRun<'s> {
         }
     }
 
+    /// The updates as a [`futures::Stream`] (ends when [`next`](Self::next) returns `None`).
+    pub fn updates(&mut self) -> impl futures::Stream<Item = TurnUpdate> + '_ {
+        futures::stream::unfold(self, |run| async move {
+            let u = run.next().await?;
+            Some((u, run))
+        })
+    }
+
     /// Finish the turn, run it to the end and return every call's outcome in block order.
     pub async fn collect(mut self) -> TurnOutcome {
         self.finish();
