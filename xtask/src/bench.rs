@@ -460,25 +460,7 @@ fn check_same_count(mut ours: Command, mut theirs: Command) -> anyhow::Result<()
 /// their resolution is paid). Runs itself in a release build.
 pub fn rules() -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
-        let root = crate::workspace_root();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "run",
-                "--release",
-                "--quiet",
-                "-p",
-                "xtask",
-                "--",
-                "bench",
-                "rules",
-            ])
-            .current_dir(root)
-            .status()?;
-        if !status.success() {
-            bail!("the release run of the rules benchmark failed");
-        }
-        return Ok(());
+        return rerun_release("rules");
     }
     use tool_core::{
         PermissionPolicy, PermissionRequest, PermissionSubject, RuleList, ToolContext,

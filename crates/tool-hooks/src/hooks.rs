@@ -231,13 +231,9 @@ impl Hooks {
         hook: impl PreToolUseHook + 'static,
     ) -> Result<&mut Self, Error> {
         let name = format!("PreToolUse[{matcher}]#{}", self.pre.len());
-        self.pre.push(Arc::new(Registered {
-            name,
-            matcher: Matcher::parse(matcher)?,
-            condition: None,
-            sequence: None,
-            hook: Arc::new(hook),
-        }));
+        let hook: Arc<dyn PreToolUseHook> = Arc::new(hook);
+        self.pre
+            .push(registered(name, Matcher::parse(matcher)?, None, None, hook));
         Ok(self)
     }
 
@@ -248,13 +244,9 @@ impl Hooks {
         hook: impl PostToolUseHook + 'static,
     ) -> Result<&mut Self, Error> {
         let name = format!("PostToolUse[{matcher}]#{}", self.post.len());
-        self.post.push(Arc::new(Registered {
-            name,
-            matcher: Matcher::parse(matcher)?,
-            condition: None,
-            sequence: None,
-            hook: Arc::new(hook),
-        }));
+        let hook: Arc<dyn PostToolUseHook> = Arc::new(hook);
+        self.post
+            .push(registered(name, Matcher::parse(matcher)?, None, None, hook));
         Ok(self)
     }
 
@@ -265,13 +257,9 @@ impl Hooks {
         hook: impl PostToolUseHook + 'static,
     ) -> Result<&mut Self, Error> {
         let name = format!("PostToolUseFailure[{matcher}]#{}", self.post_failure.len());
-        self.post_failure.push(Arc::new(Registered {
-            name,
-            matcher: Matcher::parse(matcher)?,
-            condition: None,
-            sequence: None,
-            hook: Arc::new(hook),
-        }));
+        let hook: Arc<dyn PostToolUseHook> = Arc::new(hook);
+        self.post_failure
+            .push(registered(name, Matcher::parse(matcher)?, None, None, hook));
         Ok(self)
     }
 
@@ -298,28 +286,20 @@ impl Hooks {
                 .transpose()?;
             let hook = Arc::new(CommandHook::new(spec));
             let name = hook.command().to_owned();
+            let (m, c) = (matcher.clone(), condition);
             match event {
-                HookEvent::PreToolUse => self.pre.push(Arc::new(Registered {
-                    name,
-                    matcher: matcher.clone(),
-                    condition,
-                    sequence,
-                    hook,
-                })),
-                HookEvent::PostToolUse => self.post.push(Arc::new(Registered {
-                    name,
-                    matcher: matcher.clone(),
-                    condition,
-                    sequence,
-                    hook,
-                })),
-                HookEvent::PostToolUseFailure => self.post_failure.push(Arc::new(Registered {
-                    name,
-                    matcher: matcher.clone(),
-                    condition,
-                    sequence,
-                    hook,
-                })),
+                HookEvent::PreToolUse => {
+                    let h: Arc<dyn PreToolUseHook> = hook;
+                    self.pre.push(registered(name, m, c, sequence, h));
+                }
+                HookEvent::PostToolUse => {
+                    let h: Arc<dyn PostToolUseHook> = hook;
+                    self.post.push(registered(name, m, c, sequence, h));
+                }
+                HookEvent::PostToolUseFailure => {
+                    let h: Arc<dyn PostToolUseHook> = hook;
+                    self.post_failure.push(registered(name, m, c, sequence, h));
+                }
             }
         }
         Ok(self)
@@ -334,6 +314,22 @@ impl Hooks {
     pub fn counts(&self) -> (usize, usize, usize) {
         (self.pre.len(), self.post.len(), self.post_failure.len())
     }
+}
+
+fn registered<H: ?Sized>(
+    name: String,
+    matcher: Matcher,
+    condition: Option<IfCondition>,
+    sequence: Option<usize>,
+    hook: Arc<H>,
+) -> Arc<Registered<H>> {
+    Arc::new(Registered {
+        name,
+        matcher,
+        condition,
+        sequence,
+        hook,
+    })
 }
 
 /// A `<system-reminder>` text, as hook messages reach the model.

@@ -52,6 +52,18 @@ pub use shell_rule::{ShellPattern, units};
 pub use sources::{PolicySources, Trust};
 pub use trust::{TRUSTED_FILES, TrustEntry, TrustStore, project_hash};
 
+/// The text of `path`, or `None` when it does not exist (a missing policy file adds nothing).
+pub(crate) fn read_optional(path: &std::path::Path) -> Result<Option<String>, Error> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::Io {
+            file: path.to_path_buf(),
+            source: e,
+        }),
+    }
+}
+
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -352,15 +352,8 @@ impl PolicyBuilder {
         layer: Layer,
         base: &Path,
     ) -> Result<&mut Self, Error> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self),
-            Err(e) => {
-                return Err(Error::Io {
-                    file: path.to_path_buf(),
-                    source: e,
-                });
-            }
+        let Some(text) = crate::read_optional(path)? else {
+            return Ok(self);
         };
         let value: Value = serde_json::from_str(&text).map_err(|e| Error::Json {
             file: path.to_path_buf(),

@@ -487,12 +487,7 @@ pub(crate) fn outside_message(
     units: Option<&[usize]>,
     covered: &dyn Fn(Op, &Path) -> bool,
 ) -> Option<String> {
-    let dirs = ctx
-        .working_dirs
-        .iter()
-        .map(|d| format!("'{}'", d.display()))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let dirs = quoted_dirs(ctx);
     t.uses.iter().find_map(|u| {
         if units.is_some_and(|us| !us.contains(&u.unit)) {
             return None;
@@ -521,6 +516,15 @@ pub(crate) fn outside_message(
             (Op::Read, None) => return None,
         })
     })
+}
+
+/// The working directories as Claude Code lists them in messages: `'a', 'b'`.
+fn quoted_dirs(ctx: &ToolContext) -> String {
+    ctx.working_dirs
+        .iter()
+        .map(|d| format!("'{}'", d.display()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The text of a unit as the model wrote it (assignments, words; no redirections).
@@ -668,12 +672,7 @@ const FILE_WRITERS: &[&str] = &["touch", "mkdir", "rm", "rmdir", "mv", "cp"];
 /// The text Claude Code shows when a command line that nothing allowed would write inside the
 /// working directories: naming the redirect target, or the writing program and its operand.
 pub(crate) fn write_ask_message(line: &CommandLine, ctx: &ToolContext) -> Option<String> {
-    let dirs = ctx
-        .working_dirs
-        .iter()
-        .map(|d| format!("'{}'", d.display()))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let dirs = quoted_dirs(ctx);
     let tail = format!(
         "needs approval. The path is inside the working directories for this session ({dirs}), and {} asks before a shell command creates, changes or removes files there.",
         ctx.product_name
