@@ -72,17 +72,6 @@ struct TomlHook {
     fail_closed: bool,
 }
 
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[start..].chars().count() + 1)
-}
-
 impl HookLoader {
     /// An empty loader.
     pub fn new() -> Self {
@@ -205,7 +194,8 @@ impl HookLoader {
     /// Load the `hooks` of a TOML policy file's text.
     pub fn toml(&mut self, text: &str, file: &Path) -> Result<&mut Self, Error> {
         let doc: TomlDoc = toml::from_str(text).map_err(|e| {
-            let (line, column) = line_column(text, e.span().map_or(0, |s| s.start));
+            let (line, column) =
+                tool_permissions::line_column(text, e.span().map_or(0, |s| s.start));
             Error::Config {
                 file: file.to_path_buf(),
                 message: format!("{line}:{column}: {}", e.message().trim_end()),

@@ -84,8 +84,9 @@ struct TestEntry {
     mode: Option<Spanned<String>>,
 }
 
-/// The 1-based line and column (in characters) of byte `offset` in `text`.
-pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+/// The 1-based line and column (in characters) of byte `offset` in `text`, for messages
+/// that point into a policy file.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
     let offset = (0..=offset)
         .rev()

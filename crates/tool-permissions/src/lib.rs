@@ -40,7 +40,7 @@ mod trust;
 use std::path::PathBuf;
 
 pub use domain::{DomainPattern, url_host};
-pub use file::PolicyTest;
+pub use file::{PolicyTest, line_column};
 pub use lint::LintWarning;
 pub use path_rule::{Anchor, PathPattern, candidates, inside_working_dirs};
 pub use policy::{
