@@ -569,12 +569,17 @@ type PathGroupKey = (RuleList, PathFamily, crate::path_rule::Anchor);
 struct RuleIndex {
     paths: Vec<(RuleList, PathFamily, crate::path_rule::PathGroup)>,
     shell: Vec<ShellBucket>,
+    /// Entries that cover whole tools (whole-tool rules, widened content rules), in order.
+    whole: Vec<usize>,
+    /// `WebFetch(domain:...)` entries, in order.
+    domains: Vec<usize>,
 }
 
 impl RuleIndex {
     fn build(entries: &[RuleEntry]) -> Self {
         let mut groups: Vec<(PathGroupKey, Vec<(usize, &PathPattern)>)> = Vec::new();
         let mut shell: Vec<ShellBucket> = Vec::new();
+        let (mut whole, mut domains) = (Vec::new(), Vec::new());
         for (i, e) in entries.iter().enumerate() {
             match &e.matcher {
                 RuleMatcher::Path { family, pattern } => {
@@ -598,7 +603,8 @@ impl RuleIndex {
                         None => any.push(i),
                     }
                 }
-                RuleMatcher::WholeTool | RuleMatcher::Domain(_) | RuleMatcher::AnyContent => {}
+                RuleMatcher::WholeTool | RuleMatcher::AnyContent => whole.push(i),
+                RuleMatcher::Domain(_) => domains.push(i),
             }
         }
         let paths = groups
@@ -611,7 +617,12 @@ impl RuleIndex {
                 )
             })
             .collect();
-        Self { paths, shell }
+        Self {
+            paths,
+            shell,
+            whole,
+            domains,
+        }
     }
 
     /// Entry indices of `list` Bash rules that may match a form starting with `word`.
@@ -707,11 +718,11 @@ impl Policy {
     /// The first `list` rule covering every call of `tool` (whole-tool rules, and deny or ask
     /// rules whose content this engine widens to the whole tool).
     fn find(&self, list: RuleList, tool: &str) -> Option<&RuleEntry> {
-        self.entries.iter().find(|e| {
-            e.list == list
-                && matches!(e.matcher, RuleMatcher::WholeTool | RuleMatcher::AnyContent)
-                && e.rule.names_tool(tool)
-        })
+        self.index
+            .whole
+            .iter()
+            .map(|&i| &self.entries[i])
+            .find(|e| e.list == list && e.rule.names_tool(tool))
     }
 
     /// The first `list` path rule of `family` covering `path` (any of its spellings).
@@ -830,9 +841,13 @@ impl Policy {
     /// matches no rule (so it is never allowed by one).
     fn domain_rule(&self, list: RuleList, url: &str) -> Option<&RuleEntry> {
         let host = crate::domain::url_host(url)?;
-        self.entries.iter().find(|e| {
-            e.list == list && matches!(&e.matcher, RuleMatcher::Domain(d) if d.matches(&host))
-        })
+        self.index
+            .domains
+            .iter()
+            .map(|&i| &self.entries[i])
+            .find(|e| {
+                e.list == list && matches!(&e.matcher, RuleMatcher::Domain(d) if d.matches(&host))
+            })
     }
 
     /// The Bash-specific part of a decision: `Some` when the rules or the safety checks settle
@@ -1059,7 +1074,7 @@ impl PermissionPolicy for Policy {
 
     fn removes_tool(&self, tool_name: &str) -> bool {
         // Only a whole-tool deny hides the tool; a widened content deny refuses its calls.
-        self.entries.iter().any(|e| {
+        self.index.whole.iter().map(|&i| &self.entries[i]).any(|e| {
             e.list == RuleList::Deny
                 && matches!(e.matcher, RuleMatcher::WholeTool)
                 && e.rule.names_tool(tool_name)
