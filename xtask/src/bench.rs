@@ -621,16 +621,9 @@ fn noop_session(
 ) -> anyhow::Result<tool_orchestrator::Session> {
     let mut registry = tool_core::ToolRegistry::new();
     registry.register(std::sync::Arc::new(Noop))?;
-    let mut b = tool_permissions::PolicyBuilder::new();
-    b.rule(
-        tool_core::RuleList::Allow,
-        "Noop",
-        tool_permissions::Layer::User,
-        None,
-    )?;
     let ctx = tool_core::ToolContext::new(dir, dir.join("home"), dir.join("results"));
     Ok(tool_orchestrator::Session::builder(registry, ctx)
-        .policy(std::sync::Arc::new(b.build()))
+        .policy(std::sync::Arc::new(noop_policy(1)?))
         .hooks(hooks)
         .build())
 }
@@ -776,8 +769,9 @@ pub async fn hooks() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A policy of `n` rules of every kind (path, Bash, whole-tool), none of which covers Noop.
-fn fifty_rules(n: usize) -> anyhow::Result<tool_permissions::Policy> {
+/// A policy of `n` rules: the allow rule for Noop, then rules of every kind (path, Bash,
+/// domain) that do not touch it.
+fn noop_policy(n: usize) -> anyhow::Result<tool_permissions::Policy> {
     let mut b = tool_permissions::PolicyBuilder::new();
     b.rule(
         tool_core::RuleList::Allow,
@@ -822,7 +816,7 @@ pub async fn pipeline() -> anyhow::Result<()> {
         std::sync::Arc::new(registry),
         tool_orchestrator::standard_stack(
             std::sync::Arc::new(tool_hooks::Hooks::new()),
-            std::sync::Arc::new(fifty_rules(50)?),
+            std::sync::Arc::new(noop_policy(50)?),
             None,
         ),
     );

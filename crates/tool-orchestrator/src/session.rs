@@ -231,7 +231,7 @@ impl Session {
         let mut batches: Vec<Vec<usize>> = Vec::new();
         let mut open_safe = false;
         for (i, b) in blocks.iter().enumerate() {
-            let (safe, _) = self.classify(b);
+            let (safe, _, _) = self.classify(b);
             match batches.last_mut() {
                 Some(last) if safe && open_safe => last.push(i),
                 _ => batches.push(vec![i]),
@@ -242,22 +242,24 @@ impl Session {
     }
 
     /// Is the call concurrency-safe (found among the offered tools, its input valid, and the
-    /// tool saying so without panicking)? And what does an interrupt do to it?
-    pub(crate) fn classify(&self, block: &ToolUse) -> (bool, InterruptBehavior) {
+    /// tool saying so without panicking)? What does an interrupt do to it? And its tool's
+    /// canonical name, when found.
+    pub(crate) fn classify(&self, block: &ToolUse) -> (bool, InterruptBehavior, Option<String>) {
         let offered = |n: &str| self.is_offered(n);
         let Lookup::Found(tool) = self.pipeline.registry().lookup(&block.name, &offered) else {
-            return (false, InterruptBehavior::default());
+            return (false, InterruptBehavior::default(), None);
         };
         let interrupt = tool.tool.interrupt_behavior();
+        let name = Some(tool.name().to_owned());
         let Ok(input) = tool.schema.check(&block.input) else {
-            return (false, interrupt);
+            return (false, interrupt, name);
         };
         let safe = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let input = tool.tool.normalize_input(input);
             tool.tool.is_concurrency_safe(&input)
         }))
         .unwrap_or(false);
-        (safe, interrupt)
+        (safe, interrupt, name)
     }
 
     /// Which tools are offered, as a closure a call's task can own.

@@ -26,7 +26,7 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use tool_core::texts::{REJECT_MESSAGE, error_calling_tool, wrap_tool_use_error};
 use tool_core::{
-    CancellationToken, ContextModifier, InterruptBehavior, Lookup, Stage, ToolContext, ToolOutcome,
+    CancellationToken, ContextModifier, InterruptBehavior, Stage, ToolContext, ToolOutcome,
     ToolResult, ToolResultContent, ToolUse,
 };
 
@@ -212,11 +212,8 @@ impl<'s> TurnRun<'s> {
 
     /// Add the next `tool_use` block; it starts at once if it may.
     pub fn push(&mut self, block: ToolUse) {
-        let (safe, interrupt) = self.session.classify(&block);
-        let is_bash = matches!(
-            self.session.pipeline.registry().lookup(&block.name, &|_| true),
-            Lookup::Found(t) if t.name() == "Bash"
-        );
+        let (safe, interrupt, name) = self.session.classify(&block);
+        let is_bash = name.as_deref() == Some("Bash");
         self.entries.push(Entry {
             block,
             safe,

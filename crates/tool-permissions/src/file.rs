@@ -46,8 +46,9 @@ impl PolicyTest {
 struct Document {
     #[serde(default)]
     permissions: Option<Spanned<Permissions>>,
-    #[serde(default)]
-    hooks: Option<Spanned<toml::Table>>,
+    /// `hooks` tables belong to the hook loader (tool-hooks), which reads the same files.
+    #[serde(default, rename = "hooks")]
+    _hooks: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     tests: Vec<Spanned<TestEntry>>,
 }
@@ -140,8 +141,6 @@ impl PolicyBuilder {
                 e.message().trim_end().to_owned(),
             )
         })?;
-        // `hooks` tables belong to the hook loader (tool-hooks), which reads the same files.
-        let _ = &doc.hooks;
         self.files.push((layer, path.to_path_buf()));
         if let Some(perms) = doc.permissions {
             let perms = perms.into_inner();

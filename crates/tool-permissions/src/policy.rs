@@ -1007,7 +1007,7 @@ impl Policy {
             }
         }
         outside_message(t, ctx, None, &covered)
-            .or_else(|| crate::shell_policy::write_ask_message(line, ctx))
+            .or_else(|| crate::shell_policy::write_ask_message(line, t, ctx))
             .unwrap_or_else(|| "This command requires approval".to_owned())
     }
 

@@ -671,14 +671,17 @@ const FILE_WRITERS: &[&str] = &["touch", "mkdir", "rm", "rmdir", "mv", "cp"];
 
 /// The text Claude Code shows when a command line that nothing allowed would write inside the
 /// working directories: naming the redirect target, or the writing program and its operand.
-pub(crate) fn write_ask_message(line: &CommandLine, ctx: &ToolContext) -> Option<String> {
+pub(crate) fn write_ask_message(
+    line: &CommandLine,
+    t: &Touches,
+    ctx: &ToolContext,
+) -> Option<String> {
     let dirs = quoted_dirs(ctx);
     let tail = format!(
         "needs approval. The path is inside the working directories for this session ({dirs}), and {} asks before a shell command creates, changes or removes files there.",
         ctx.product_name
     );
     let inside = |p: &Path| crate::path_rule::inside_working_dirs(ctx, p);
-    let t = touches(line, ctx);
     if let Some(p) = t
         .uses
         .iter()
