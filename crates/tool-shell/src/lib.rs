@@ -17,9 +17,12 @@
 //! ```
 
 mod classify;
+mod effect;
+pub mod lang;
 mod parse;
 
 pub use classify::{is_read_only, is_read_only_command};
+pub use effect::{Effect, EffectKind, Source};
 pub use parse::{CommandLine, Redirect, RedirectKind, SimpleCommand, Word};
 
 /// Errors of this crate.
