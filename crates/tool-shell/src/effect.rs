@@ -110,6 +110,9 @@ pub struct Effect {
     pub value: Option<String>,
     /// For [`EffectKind::ExecArgv`]: the command's words.
     pub argv: Vec<String>,
+    /// For [`EffectKind::ExecArgv`]: more words are added at run time (`xargs` appends what it
+    /// reads; `find -exec ... {} +` appends file names), so `argv` is only a prefix.
+    pub argv_open: bool,
     /// Where it comes from.
     pub source: Source,
 }
@@ -121,6 +124,7 @@ impl Effect {
             kind,
             value,
             argv: Vec::new(),
+            argv_open: false,
             source,
         }
     }
