@@ -34,9 +34,10 @@ enum Task {
         #[arg(long, default_value_t = 1024)]
         size_mib: u64,
     },
-    /// Run permission decision cases (tests/security/cases-public.jsonl by default).
+    /// Run permission decision cases: every `*.jsonl` directly in tests/security by default
+    /// (not its `pending/` folder).
     Security {
-        /// The case file.
+        /// A case file, or a folder whose `*.jsonl` files are read (not recursively).
         #[arg(long)]
         cases: Option<PathBuf>,
     },
@@ -82,9 +83,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         },
         Task::Security { cases } => {
-            let file =
-                cases.unwrap_or_else(|| workspace_root().join("tests/security/cases-public.jsonl"));
-            let (pass, fail, skip, unsafe_) = security::run(&file)?;
+            let source = cases.unwrap_or_else(|| workspace_root().join("tests/security"));
+            let files = security::case_files(&source)?;
+            let (pass, fail, skip, unsafe_) = security::run(&files)?;
             if unsafe_ > 0 {
                 println!("{unsafe_} UNSAFE: expected deny or ask, got allow");
             }

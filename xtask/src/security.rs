@@ -1,7 +1,8 @@
-//! `cargo xtask security`: decision cases (`../shared/security/cases-public.jsonl` format) run
-//! against the policy engine. Each case: rules (with optional layer tags), a mode, a virtual
-//! cwd and home (`/home/u`), a tool and an input; the engine's verdict is compared with the
-//! expected one. A case that expects deny or ask and comes out allow is marked UNSAFE.
+//! `cargo xtask security`: decision cases (`../shared/security/cases-public.jsonl` format, one
+//! file or every `*.jsonl` of a folder) run against the policy engine. Each case: rules (with
+//! optional layer tags), a mode, a virtual cwd and home (`/home/u`), a tool and an input; the
+//! engine's verdict is compared with the expected one. A case that expects deny or ask and
+//! comes out allow is marked UNSAFE.
 
 use std::path::{Path, PathBuf};
 
@@ -404,44 +405,121 @@ fn parse_verdict(s: &str) -> Option<Verdict> {
     }
 }
 
-/// Run every case of `file`; print one line each and the summary. Returns (passed, failed,
-/// skipped, unsafe).
-pub fn run(file: &Path) -> anyhow::Result<(usize, usize, usize, usize)> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    let (mut pass, mut fail, mut skip, mut unsafe_) = (0, 0, 0, 0);
-    for (n, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
+/// The case files `source` names: the file itself, or every `*.jsonl` directly inside the
+/// folder, sorted by name (sub-folders such as `pending/` are not read).
+pub fn case_files(source: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    if !source.is_dir() {
+        return Ok(vec![source.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    for entry in
+        std::fs::read_dir(source).with_context(|| format!("reading {}", source.display()))?
     {
-        let case: Value =
-            serde_json::from_str(line).with_context(|| format!("{}:{}", file.display(), n + 1))?;
-        let id = case["id"].as_str().unwrap_or("?");
-        let expected = case["expected"].as_str().unwrap_or("?");
-        match run_case(&case) {
-            Outcome::Skip(why) => {
-                skip += 1;
-                println!("{id} expected={expected} SKIP: {why}");
+        let path = entry
+            .with_context(|| format!("reading {}", source.display()))?
+            .path();
+        if path.is_file() && path.extension().is_some_and(|e| e == "jsonl") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    if files.is_empty() {
+        anyhow::bail!("no *.jsonl case file in {}", source.display());
+    }
+    Ok(files)
+}
+
+/// Run every case of `files`, in order; print one line each. A case id must be unique across
+/// the files. Returns (passed, failed, skipped, unsafe).
+pub fn run(files: &[PathBuf]) -> anyhow::Result<(usize, usize, usize, usize)> {
+    let (mut pass, mut fail, mut skip, mut unsafe_) = (0, 0, 0, 0);
+    let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    for file in files {
+        let text =
+            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        for (n, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let here = format!("{}:{}", file.display(), n + 1);
+            let case: Value = serde_json::from_str(line).with_context(|| here.clone())?;
+            let id = case["id"].as_str().unwrap_or("?");
+            if let Some(first) = seen.insert(id.to_owned(), here.clone()) {
+                anyhow::bail!("{here}: case id {id} already used at {first}");
             }
-            Outcome::Got(got) => {
-                let ok = parse_verdict(expected) == Some(got);
-                let dangerous = got == Verdict::Allow && matches!(expected, "deny" | "ask");
-                if ok {
-                    pass += 1;
-                } else {
-                    fail += 1;
+            let expected = case["expected"].as_str().unwrap_or("?");
+            match run_case(&case) {
+                Outcome::Skip(why) => {
+                    skip += 1;
+                    println!("{id} expected={expected} SKIP: {why}");
                 }
-                if dangerous {
-                    unsafe_ += 1;
+                Outcome::Got(got) => {
+                    let ok = parse_verdict(expected) == Some(got);
+                    let dangerous = got == Verdict::Allow && matches!(expected, "deny" | "ask");
+                    if ok {
+                        pass += 1;
+                    } else {
+                        fail += 1;
+                    }
+                    if dangerous {
+                        unsafe_ += 1;
+                    }
+                    println!(
+                        "{id} expected={expected} got={got} {}{}",
+                        if ok { "PASS" } else { "FAIL" },
+                        if dangerous { " UNSAFE" } else { "" }
+                    );
                 }
-                println!(
-                    "{id} expected={expected} got={got} {}{}",
-                    if ok { "PASS" } else { "FAIL" },
-                    if dangerous { " UNSAFE" } else { "" }
-                );
             }
         }
     }
     Ok((pass, fail, skip, unsafe_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(id: &str) -> String {
+        serde_json::json!({
+            "id": id, "cls": "benign", "tool": "Bash", "input": {"command": "pwd"},
+            "policy": {"allow": [], "ask": [], "deny": [], "mode": "default", "cwd": "/w/p", "setup": ""},
+            "expected": "allow", "why": "", "source": ""
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_folder_gives_its_jsonl_files_sorted_without_sub_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.jsonl"), case("B1")).unwrap();
+        std::fs::write(dir.path().join("a.jsonl"), case("A1")).unwrap();
+        std::fs::write(dir.path().join("notes.md"), "x").unwrap();
+        std::fs::create_dir(dir.path().join("pending")).unwrap();
+        std::fs::write(dir.path().join("pending/c.jsonl"), case("C1")).unwrap();
+        let files = case_files(dir.path()).unwrap();
+        let names: Vec<_> = files
+            .iter()
+            .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["a.jsonl", "b.jsonl"]);
+        let one = dir.path().join("pending/c.jsonl");
+        assert_eq!(case_files(&one).unwrap(), std::slice::from_ref(&one));
+        let empty = tempfile::tempdir().unwrap();
+        assert!(case_files(empty.path()).is_err());
+    }
+
+    #[test]
+    fn cases_of_every_file_run_and_a_repeated_id_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+        std::fs::write(&a, case("A1")).unwrap();
+        std::fs::write(&b, format!("{}\n\n{}\n", case("B1"), case("B2"))).unwrap();
+        let (pass, fail, skip, _) = run(&[a.clone(), b.clone()]).unwrap();
+        assert_eq!(pass + fail + skip, 3);
+        std::fs::write(&b, case("A1")).unwrap();
+        let err = run(&[a, b]).unwrap_err().to_string();
+        assert!(err.contains("A1") && err.contains("a.jsonl:1"), "{err}");
+    }
 }
