@@ -143,18 +143,13 @@ impl Lexer<'_> {
                         .find(|op| rest.starts_with(op.as_bytes()))
                         .ok_or_else(|| self.error("unexpected character"))?;
                     self.pos += op.len();
-                    match op {
-                        "(" => {
-                            let header = matches!(self.out.last(), Some(Tok::Name(n) | Tok::Func(n))
-                                if matches!(n.as_str(), "if" | "while" | "for" | "switch"));
-                            self.parens.push(header);
-                        }
-                        ")" => {
-                            if self.parens.pop() == Some(true) {
-                                self.header_close = Some(self.out.len());
-                            }
-                        }
-                        _ => {}
+                    if op == "(" {
+                        let header = matches!(self.out.last(), Some(Tok::Name(n) | Tok::Func(n))
+                            if matches!(n.as_str(), "if" | "while" | "for" | "switch"));
+                        self.parens.push(header);
+                    } else if op == ")" && self.parens.pop() == Some(true) {
+                        // (`pop` runs for every `)`, header or not.)
+                        self.header_close = Some(self.out.len());
                     }
                     self.out.push(Tok::Op(op));
                 }
