@@ -106,7 +106,7 @@ fn rejects_programs_that_write_files() {
 
 #[test]
 fn rejects_programs_that_run_commands() {
-    let cases: [(&str, &str); 11] = [
+    let cases: [(&str, &str); 14] = [
         ("BEGIN{system(\"id\")}", "id"),
         ("BEGIN { system (\"touch /tmp/p\") }", "touch /tmp/p"),
         ("{print | \"sh\"}", "sh"),
@@ -121,6 +121,13 @@ fn rejects_programs_that_run_commands() {
         ("BEGIN { print \"x\" |& \"cat\" }", "cat"),
         ("BEGIN { \"date\" |& getline d }", "date"),
         ("BEGIN { x = 1 / 2; system(\"id\"); y = 3 / 4 }", "id"),
+        ("BEGIN { x = (1) / 2; system(\"id\"); y = 3 / 1 }", "id"),
+        // After an `if (...)` header a statement starts: gawk reads `/"/` as a regex.
+        ("BEGIN { if (1) /\"/; system(\"id\") } # \"", "id"),
+        (
+            "BEGIN { while (0) /\"/; system(\"id\"); x = \"}\" } # \"",
+            "id",
+        ),
     ];
     for (program, command) in cases {
         let got = analyze(program);

@@ -45,6 +45,8 @@ pub(super) fn tokens(src: &str) -> Result<Vec<Tok>, LexError> {
         src: src.as_bytes(),
         pos: 0,
         out: Vec::new(),
+        parens: Vec::new(),
+        header_close: None,
     }
     .run()
 }
@@ -53,6 +55,11 @@ struct Lexer<'a> {
     src: &'a [u8],
     pos: usize,
     out: Vec<Tok>,
+    /// For each open `(`: does it open the header of `if`, `while`, `for` or `switch`?
+    parens: Vec<bool>,
+    /// The index in `out` of the `)` that closed such a header most recently: a statement
+    /// follows it, so a `/` there starts a regex (`if (x) /re/ ...` in gawk).
+    header_close: Option<usize>,
 }
 
 impl Lexer<'_> {
@@ -70,7 +77,8 @@ impl Lexer<'_> {
             None | Some(Tok::Newline | Tok::Func(_) | Tok::At(_)) => true,
             Some(Tok::Str(_) | Tok::Num | Tok::Regex) => false,
             Some(Tok::Name(name)) => EXPECT_OPERAND.contains(&name.as_str()),
-            Some(Tok::Op(op)) => !matches!(*op, ")" | "]" | "++" | "--"),
+            Some(Tok::Op(")")) => self.header_close == Some(self.out.len() - 1),
+            Some(Tok::Op(op)) => !matches!(*op, "]" | "++" | "--"),
         }
     }
 
@@ -135,6 +143,14 @@ impl Lexer<'_> {
                         .find(|op| rest.starts_with(op.as_bytes()))
                         .ok_or_else(|| self.error("unexpected character"))?;
                     self.pos += op.len();
+                    if op == "(" {
+                        let header = matches!(self.out.last(), Some(Tok::Name(n) | Tok::Func(n))
+                            if matches!(n.as_str(), "if" | "while" | "for" | "switch"));
+                        self.parens.push(header);
+                    } else if op == ")" && self.parens.pop() == Some(true) {
+                        // (`pop` runs for every `)`, header or not.)
+                        self.header_close = Some(self.out.len());
+                    }
                     self.out.push(Tok::Op(op));
                 }
             }
