@@ -28,6 +28,7 @@
 
 mod domain;
 mod file;
+mod identity;
 mod lint;
 mod path_rule;
 mod policy;
@@ -41,8 +42,11 @@ use std::path::PathBuf;
 
 pub use domain::{DomainPattern, url_host};
 pub use file::{PolicyTest, line_column};
+pub use identity::MAX_WALK;
 pub use lint::LintWarning;
-pub use path_rule::{Anchor, PathPattern, candidates, inside_working_dirs};
+pub use path_rule::{
+    Anchor, PathPattern, candidates, case_folding_volume, has_short_name, inside_working_dirs,
+};
 pub use policy::{
     IgnoredRule, Layer, PathFamily, Policy, PolicyBuilder, Protection, RuleEntry, RuleMatcher,
     protected,
