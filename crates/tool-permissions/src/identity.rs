@@ -27,7 +27,7 @@
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::policy::PathFamily;
 
@@ -81,33 +81,27 @@ type Key = (PathFamily, PathBuf, PathBuf, PathBuf);
 /// Walks already done, shared by the clones of one policy.
 #[derive(Debug, Default)]
 pub(crate) struct IdentityCache {
-    walks: Mutex<HashMap<Key, Arc<Walked>>>,
+    walks: Mutex<HashMap<Key, Arc<OnceLock<Arc<Walked>>>>>,
 }
 
 impl IdentityCache {
-    /// The walk for `key`, done with `walk` when it is not cached.
+    /// The walk for `key`, done with `walk` when it is not cached. Callers wanting the same
+    /// walk wait for the one doing it (a parallel search does not walk once per thread);
+    /// callers wanting another walk do not wait.
     pub fn get(&self, key: Key, walk: impl FnOnce() -> Walked) -> Arc<Walked> {
-        if let Some(w) = self.lock().get(&key) {
-            return w.clone();
-        }
-        // Walk without holding the lock: other decisions go on meanwhile (two may walk at once;
-        // both find the same).
-        let w = Arc::new(walk());
-        let mut walks = self.lock();
-        if walks.len() >= MAX_CACHED {
-            walks.clear();
-        }
-        walks.insert(key, w.clone());
-        w
+        let slot = {
+            let mut walks = self.walks.lock().unwrap_or_else(|p| p.into_inner());
+            if walks.len() >= MAX_CACHED && !walks.contains_key(&key) {
+                walks.clear();
+            }
+            walks.entry(key).or_default().clone()
+        };
+        slot.get_or_init(|| Arc::new(walk())).clone()
     }
 
     /// Forget every walk.
     pub fn clear(&self) {
-        self.lock().clear();
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Key, Arc<Walked>>> {
-        self.walks.lock().unwrap_or_else(|p| p.into_inner())
+        self.walks.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 }
 

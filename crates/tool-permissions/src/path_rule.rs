@@ -271,8 +271,10 @@ pub fn has_short_name(path: &Path) -> bool {
 }
 
 /// Is `path` on a volume whose names are compared without case: the POSIX form of a Windows
-/// drive (`/c/...`) or a UNC path (`//host/share/...`)? Deny rules fold case there; allow rules
-/// never do.
+/// drive (`/c/...`, what `C:\...` and `c:/...` are mapped to) or a UNC path
+/// (`//host/share/...`)? Deny rules fold case there; allow rules never do. On a POSIX host a
+/// top-level directory with a one-letter name is read as a drive too: that only widens deny
+/// rules there.
 pub fn case_folding_volume(path: &Path) -> bool {
     tool_core::is_drive_form(path) || tool_core::is_unc(path)
 }
