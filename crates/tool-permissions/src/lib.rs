@@ -8,6 +8,9 @@
 //! permission modes, project trust (bound to content) and the managed layer's settings are
 //! applied; every decision says which rule, file and line, or which built-in check, made it.
 //! A rule that could never match is a load error with its line and column, never a no-op.
+//! Deny rules also follow a file's identity (hard links, the targets of symlinks in a denied
+//! tree: see `identity`), fold case on Windows volumes, and UNC paths and 8.3 short names are
+//! never allowed silently.
 //!
 //! ```
 //! use std::path::Path;

@@ -350,6 +350,61 @@ mod tests {
     }
 
     #[test]
+    fn bases_are_the_literal_directories_patterns_live_in() {
+        let c = ctx();
+        let base = |pat: &str| PathPattern::parse(pat, None).unwrap().base(&c);
+        let cases = [
+            ("/secrets/**", "/w/p/secrets"),
+            ("/secrets/*.pem", "/w/p/secrets"),
+            ("/a/b/**/c", "/w/p/a/b"),
+            ("./.env", "/w/p/sub"),
+            ("*.pem", "/w/p/sub"),
+            ("conf/*.yml", "/w/p/sub/conf"),
+            ("~/.ssh/**", "/home/u/.ssh"),
+            ("//etc/passwd", "/etc/passwd"),
+            ("//**/*.key", "/"),
+        ];
+        for (pat, want) in cases {
+            assert_eq!(base(pat), Path::new(want), "{pat}");
+        }
+    }
+
+    #[test]
+    fn short_names_and_windows_volumes() {
+        for yes in [
+            "/c/PROGRA~1/x",
+            "/w/p/SECRET~1.TXT",
+            "/w/p/a~9",
+            "/w/p/ab~12.c",
+        ] {
+            assert!(has_short_name(Path::new(yes)), "{yes}");
+        }
+        for no in [
+            "/w/p/a.txt~",
+            "/w/p/~1",
+            "/w/p/longname~1",
+            "/w/p/a~1.html",
+            "/w/p/a~x",
+        ] {
+            assert!(!has_short_name(Path::new(no)), "{no}");
+        }
+        assert!(case_folding_volume(Path::new("/c/Users/x")));
+        assert!(case_folding_volume(Path::new("//host/share/x")));
+        assert!(!case_folding_volume(Path::new("/home/u/x")));
+        let folded = PathGroup::build(
+            Anchor::Cwd,
+            &[(3, &PathPattern::parse("Secret.txt", None).unwrap())],
+            true,
+        );
+        let mut c = ctx();
+        c.cwd = "/c/w/p".into();
+        assert_eq!(
+            folded.matched(Path::new("/c/W/P/x/SECRET.TXT"), false, &c),
+            Some(3)
+        );
+    }
+
+    #[test]
     fn rejects_patterns_that_cannot_work() {
         for bad in ["", "!x", "~bob/x"] {
             assert!(PathPattern::parse(bad, None).is_err(), "{bad}");
