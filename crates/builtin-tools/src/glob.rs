@@ -52,8 +52,26 @@ impl Tool for GlobTool {
         tool_core::input_schema_for::<GlobInput>()
     }
 
+    /// The directory searched, and the pattern read as a path under it (`secrets/*.pem` →
+    /// `<dir>/secrets/*.pem`, an absolute pattern as it is): a pattern that names files in a
+    /// denied tree, or outside the working directories, is decided as a read of them.
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
-        crate::search::search_subject(input, ctx)
+        let mut subject = crate::search::search_subject(input, ctx);
+        if let (PermissionSubject::ReadPaths(paths), Some(pattern)) =
+            (&mut subject, input.get("pattern").and_then(Value::as_str))
+            && !pattern.is_empty()
+        {
+            let named = match paths.first() {
+                Some(root) if !Path::new(pattern).is_absolute() => {
+                    tool_core::normalize(&root.join(pattern))
+                }
+                _ => ctx.resolve_path(pattern),
+            };
+            if !paths.contains(&named) {
+                paths.push(named);
+            }
+        }
+        subject
     }
 
     fn is_concurrency_safe(&self, _input: &Value) -> bool {

@@ -69,7 +69,7 @@ where
                 .min(12),
         );
     let ctx = spec.ctx.clone();
-    builder.filter_entry(move |e| !ctx.path_policy.read_denied(e.path(), &ctx));
+    builder.filter_entry(move |e| !ctx.path_policy.search_hidden(e.path(), &ctx));
     let out = Mutex::new(Vec::new());
     let make_visit = &make_visit;
     builder.build_parallel().run(|| {

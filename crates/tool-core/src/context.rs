@@ -109,9 +109,24 @@ impl ToolContext {
 
     /// Expand `~` and make `path` absolute against the cwd, folding `.` and `..` lexically.
     /// Symlinks are not resolved here; the policy engine does that.
+    ///
+    /// A UNC path (`\\\\host\\share\\x`, `\\\\?\\UNC\\host\\share\\x`, `\\??\\UNC\\...`, and
+    /// `//host/share/x` when the session runs on a Windows drive) keeps its leading `//`, so the
+    /// policy can tell a network path from a local one ([`is_unc`]); every other path has one
+    /// leading `/`.
     pub fn resolve_path(&self, path: &str) -> PathBuf {
-        let posix = windows_to_posix(path);
+        let posix = windows_to_posix(path).or_else(|| {
+            (is_unc_str(path) && is_drive_form(&self.project_root)).then(|| path.to_owned())
+        });
+        let unc = posix.as_deref().is_some_and(is_unc_str);
         let path = posix.as_deref().unwrap_or(path);
+        if unc {
+            // `normalize` would fold the leading `//` into `/`: fold the rest, then put it back.
+            let rest = normalize(Path::new(&path[1..]));
+            let mut unc = std::ffi::OsString::from("/");
+            unc.push(rest.as_os_str());
+            return PathBuf::from(unc);
+        }
         let p = if path == "~" {
             self.home.clone()
         } else if let Some(rest) = path.strip_prefix("~/") {
@@ -138,11 +153,32 @@ impl ToolContext {
 /// A Windows spelling of a path in POSIX form: `C:\\Users\\x`, `C:/Users/x`, `\\\\?\\C:\\x` and
 /// `\\??\\C:\\x` become `/c/Users/x`, so rules written for one spelling cover the others. `None`
 /// for paths that are not in a Windows form.
+///
+/// UNC paths keep a leading `//`: `\\\\host\\share\\x`, `\\\\?\\UNC\\host\\share\\x`,
+/// `\\??\\UNC\\host\\share\\x`, `//?/UNC/host/share/x` and a `//host/share\\x` spelled with
+/// backslashes become `//host/share/x`; other device paths (`\\\\.\\pipe\\x`,
+/// `\\\\?\\Volume{…}\\x`) become `//.` or `//?` forms of the same kind. Either way [`is_unc`] is
+/// true of the result: it names no local file.
 pub fn windows_to_posix(path: &str) -> Option<String> {
+    let prefixed = |pre: &str| {
+        path.get(..pre.len())
+            .filter(|h| h.eq_ignore_ascii_case(pre))
+            .map(|_| &path[pre.len()..])
+    };
+    if let Some(rest) = prefixed("\\\\?\\UNC\\")
+        .or_else(|| prefixed("\\??\\UNC\\"))
+        .or_else(|| prefixed("\\\\.\\UNC\\"))
+        .or_else(|| prefixed("//?/UNC/"))
+        .or_else(|| prefixed("//./UNC/"))
+    {
+        return Some(format!("//{}", rest.replace('\\', "/")));
+    }
     let p = path
         .strip_prefix("\\\\?\\")
         .or_else(|| path.strip_prefix("\\??\\"))
+        .or_else(|| path.strip_prefix("\\\\.\\"))
         .or_else(|| path.strip_prefix("//?/"))
+        .or_else(|| path.strip_prefix("//./"))
         .unwrap_or(path);
     let b = p.as_bytes();
     if b.len() >= 2
@@ -161,7 +197,39 @@ pub fn windows_to_posix(path: &str) -> Option<String> {
             }
         ));
     }
+    // Not a drive: a device path under an NT prefix, or a UNC path.
+    if p.len() != path.len() {
+        let device = &path[..path.len() - p.len()];
+        let kind = if device.contains('.') { "." } else { "?" };
+        return Some(format!("//{kind}/{}", p.replace('\\', "/")));
+    }
+    if (path.starts_with("\\\\") || (path.starts_with("//") && path.contains('\\')))
+        && path[2..].starts_with(|c: char| c != '\\' && c != '/')
+    {
+        return Some(format!("//{}", path[2..].replace('\\', "/")));
+    }
     None
+}
+
+/// Does `path` (as [`ToolContext::resolve_path`] gives it) name a UNC or device path: exactly
+/// two leading slashes?
+pub fn is_unc(path: &Path) -> bool {
+    path.to_str().is_some_and(is_unc_str)
+}
+
+fn is_unc_str(path: &str) -> bool {
+    path.starts_with("//") && path[2..].starts_with(|c: char| c != '/')
+}
+
+/// Is `path` the POSIX form of a Windows drive path (`/c/...`: a first component of one ASCII
+/// letter)?
+pub fn is_drive_form(path: &Path) -> bool {
+    let mut parts = path.components();
+    parts.next() == Some(Component::RootDir)
+        && parts.next().is_some_and(|c| {
+            let b = c.as_os_str().as_encoded_bytes();
+            b.len() == 1 && b[0].is_ascii_alphabetic()
+        })
 }
 
 /// Fold `.` and `..` components and repeated separators without touching the file system.
@@ -214,6 +282,31 @@ mod tests {
         );
         assert_eq!(c.resolve_path("d:/x/../y"), PathBuf::from("/d/y"));
         assert_eq!(windows_to_posix("notes:txt"), None);
+        // UNC and NT forms keep their two leading slashes; plain `//x` on POSIX is `/x`.
+        for unc in [
+            "\\\\host\\share\\a\\..\\x",
+            "\\\\?\\UNC\\host\\share\\x",
+            "\\??\\unc\\host\\share\\x",
+            "//?/UNC/host/share/x",
+            "//host/share\\x",
+        ] {
+            assert_eq!(
+                c.resolve_path(unc),
+                PathBuf::from("//host/share/x"),
+                "{unc}"
+            );
+            assert!(is_unc(&c.resolve_path(unc)), "{unc}");
+        }
+        assert!(is_unc(&c.resolve_path("\\\\.\\pipe\\x")));
+        assert_eq!(
+            c.resolve_path("//host/share/x"),
+            PathBuf::from("/host/share/x")
+        );
+        assert!(!is_unc(&c.resolve_path("//host/share/x")));
+        let w = ToolContext::new("C:\\w\\p", "/home/u", "/tmp/r");
+        assert!(is_drive_form(&w.project_root));
+        assert!(is_unc(&w.resolve_path("//host/share/x")));
+        assert!(!is_drive_form(Path::new("/cc/x")));
     }
 
     #[test]

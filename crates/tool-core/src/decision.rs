@@ -418,6 +418,12 @@ pub trait PathPolicy: Send + Sync {
     fn read_denied(&self, path: &Path, ctx: &crate::ToolContext) -> bool;
     /// True when editing or writing `path` (absolute) is denied.
     fn edit_denied(&self, path: &Path, ctx: &crate::ToolContext) -> bool;
+    /// True when a search (Grep, Glob) must leave `path`, met while walking, out of its walk
+    /// and results: a denied path, and anything the policy could not clear without asking
+    /// (there is no one to ask in the middle of a walk). By default, `read_denied`.
+    fn search_hidden(&self, path: &Path, ctx: &crate::ToolContext) -> bool {
+        self.read_denied(path, ctx)
+    }
 }
 
 /// A path policy that denies nothing.

@@ -8,6 +8,9 @@
 //! permission modes, project trust (bound to content) and the managed layer's settings are
 //! applied; every decision says which rule, file and line, or which built-in check, made it.
 //! A rule that could never match is a load error with its line and column, never a no-op.
+//! Deny rules also follow a file's identity (hard links, the targets of symlinks in a denied
+//! tree: see `identity`), fold case on Windows volumes, and UNC paths and 8.3 short names are
+//! never allowed silently.
 //!
 //! ```
 //! use std::path::Path;
@@ -28,6 +31,7 @@
 
 mod domain;
 mod file;
+mod identity;
 mod lint;
 mod path_rule;
 mod policy;
@@ -41,8 +45,11 @@ use std::path::PathBuf;
 
 pub use domain::{DomainPattern, url_host};
 pub use file::{PolicyTest, line_column};
+pub use identity::MAX_WALK;
 pub use lint::LintWarning;
-pub use path_rule::{Anchor, PathPattern, candidates, inside_working_dirs};
+pub use path_rule::{
+    Anchor, PathPattern, candidates, case_folding_volume, has_short_name, inside_working_dirs,
+};
 pub use policy::{
     IgnoredRule, Layer, PathFamily, Policy, PolicyBuilder, Protection, RuleEntry, RuleMatcher,
     protected,

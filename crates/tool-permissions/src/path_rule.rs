@@ -52,12 +52,17 @@ pub struct PathGroup {
     anchor: Anchor,
     matcher: Gitignore,
     by_line: std::collections::HashMap<String, usize>,
+    fold_case: bool,
 }
 
 impl PathGroup {
-    /// Compile `(entry index, pattern)` pairs sharing `anchor`.
-    pub fn build(anchor: Anchor, items: &[(usize, &PathPattern)]) -> Self {
+    /// Compile `(entry index, pattern)` pairs sharing `anchor`. With `fold_case`, patterns and
+    /// paths are compared without regard to case (deny rules on Windows volumes).
+    pub fn build(anchor: Anchor, items: &[(usize, &PathPattern)], fold_case: bool) -> Self {
         let mut b = GitignoreBuilder::new("/");
+        if fold_case {
+            b.case_insensitive(true).ok();
+        }
         let mut by_line = std::collections::HashMap::new();
         for (i, p) in items {
             // Each line was already accepted on its own, so adding it again cannot fail.
@@ -69,12 +74,20 @@ impl PathGroup {
             anchor,
             matcher,
             by_line,
+            fold_case,
         }
     }
 
     /// The entry index of a pattern covering `path` (absolute, normalised), if any.
     pub fn matched(&self, path: &Path, is_dir: bool, ctx: &ToolContext) -> Option<usize> {
-        let rel = path.strip_prefix(self.anchor.dir(ctx)).ok()?;
+        let folded;
+        let rel = if self.fold_case {
+            let lower = |p: &Path| PathBuf::from(p.to_string_lossy().to_lowercase());
+            folded = lower(path);
+            folded.strip_prefix(lower(self.anchor.dir(ctx))).ok()?
+        } else {
+            path.strip_prefix(self.anchor.dir(ctx)).ok()?
+        };
         if rel.as_os_str().is_empty() {
             return None;
         }
@@ -163,6 +176,24 @@ impl PathPattern {
         self.anchor.dir(ctx)
     }
 
+    /// The deepest directory every path the pattern covers lies in: the anchor joined with the
+    /// pattern's leading literal segments (`/secrets/*.pem` → `<root>/secrets`). A pattern that
+    /// matches at any depth (a bare name such as `.env` or `*.pem`) or starts with a wildcard
+    /// gives the anchor itself.
+    pub fn base(&self, ctx: &ToolContext) -> PathBuf {
+        let line = self.line.trim_end_matches('/');
+        let dir = self.anchor_dir(ctx).to_path_buf();
+        if !line.contains('/') {
+            return dir;
+        }
+        let literal: Vec<&str> = line
+            .trim_start_matches('/')
+            .split('/')
+            .take_while(|seg| !seg.contains(['*', '?', '[', '\\']))
+            .collect();
+        literal.iter().fold(dir, |d, seg| d.join(seg))
+    }
+
     /// Does the pattern cover `path` (absolute, normalised)? A path outside the anchor never
     /// matches.
     pub fn matches(&self, path: &Path, ctx: &ToolContext) -> bool {
@@ -217,10 +248,45 @@ fn unalias_proc(path: &Path, cwd: &Path) -> Option<PathBuf> {
     Some(tool_core::normalize(&base.join(parts.as_path())))
 }
 
+/// Does `path` have a component shaped like a Windows 8.3 short name (`PROGRA~1`,
+/// `SECRET~1.TXT`: at most eight characters with `~` and a digit, an extension of at most
+/// three)? On a FAT or NTFS volume such a name is another spelling of a long name that rules
+/// are written against, so no allow (rule or working directory) covers it. Case is ignored.
+pub fn has_short_name(path: &Path) -> bool {
+    path.components().any(|c| {
+        let Some(name) = c.as_os_str().to_str() else {
+            return false;
+        };
+        let (base, ext) = name.split_once('.').unwrap_or((name, ""));
+        let Some((head, tail)) = base.split_once('~') else {
+            return false;
+        };
+        !head.is_empty()
+            && base.len() <= 8
+            && ext.len() <= 3
+            && !ext.contains('.')
+            && !tail.is_empty()
+            && tail.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// Is `path` on a volume whose names are compared without case: the POSIX form of a Windows
+/// drive (`/c/...`, what `C:\...` and `c:/...` are mapped to) or a UNC path
+/// (`//host/share/...`)? Deny rules fold case there; allow rules never do. On a POSIX host a
+/// top-level directory with a one-letter name is read as a drive too: that only widens deny
+/// rules there.
+pub fn case_folding_volume(path: &Path) -> bool {
+    tool_core::is_drive_form(path) || tool_core::is_unc(path)
+}
+
 /// Is `path` inside a working directory under every spelling (so a symlink inside the
 /// workspace that points out of it is outside)? Working directories count under their own
-/// resolved spelling too.
+/// resolved spelling too. A UNC path and a path with an 8.3 short-name component are never
+/// inside: the implicit allow for the working directories does not cover them.
 pub fn inside_working_dirs(ctx: &ToolContext, path: &Path) -> bool {
+    if tool_core::is_unc(path) || has_short_name(path) {
+        return false;
+    }
     candidates(path, ctx).iter().all(|c| {
         ctx.working_dirs
             .iter()
@@ -281,6 +347,61 @@ mod tests {
         let user = PathPattern::parse("/x", Some(Path::new("/home/u/.claude"))).unwrap();
         assert!(user.matches(Path::new("/home/u/.claude/x"), &c));
         assert!(!user.matches(Path::new("/w/p/x"), &c));
+    }
+
+    #[test]
+    fn bases_are_the_literal_directories_patterns_live_in() {
+        let c = ctx();
+        let base = |pat: &str| PathPattern::parse(pat, None).unwrap().base(&c);
+        let cases = [
+            ("/secrets/**", "/w/p/secrets"),
+            ("/secrets/*.pem", "/w/p/secrets"),
+            ("/a/b/**/c", "/w/p/a/b"),
+            ("./.env", "/w/p/sub"),
+            ("*.pem", "/w/p/sub"),
+            ("conf/*.yml", "/w/p/sub/conf"),
+            ("~/.ssh/**", "/home/u/.ssh"),
+            ("//etc/passwd", "/etc/passwd"),
+            ("//**/*.key", "/"),
+        ];
+        for (pat, want) in cases {
+            assert_eq!(base(pat), Path::new(want), "{pat}");
+        }
+    }
+
+    #[test]
+    fn short_names_and_windows_volumes() {
+        for yes in [
+            "/c/PROGRA~1/x",
+            "/w/p/SECRET~1.TXT",
+            "/w/p/a~9",
+            "/w/p/ab~12.c",
+        ] {
+            assert!(has_short_name(Path::new(yes)), "{yes}");
+        }
+        for no in [
+            "/w/p/a.txt~",
+            "/w/p/~1",
+            "/w/p/longname~1",
+            "/w/p/a~1.html",
+            "/w/p/a~x",
+        ] {
+            assert!(!has_short_name(Path::new(no)), "{no}");
+        }
+        assert!(case_folding_volume(Path::new("/c/Users/x")));
+        assert!(case_folding_volume(Path::new("//host/share/x")));
+        assert!(!case_folding_volume(Path::new("/home/u/x")));
+        let folded = PathGroup::build(
+            Anchor::Cwd,
+            &[(3, &PathPattern::parse("Secret.txt", None).unwrap())],
+            true,
+        );
+        let mut c = ctx();
+        c.cwd = "/c/w/p".into();
+        assert_eq!(
+            folded.matched(Path::new("/c/W/P/x/SECRET.TXT"), false, &c),
+            Some(3)
+        );
     }
 
     #[test]

@@ -84,7 +84,7 @@ pub enum RuleMatcher {
 const OPAQUE_CONTENT_TOOLS: &[&str] = &["Agent", "Skill", "WebSearch", "SlashCommand"];
 
 /// Which tools a path rule governs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PathFamily {
     /// Reading tools: Read, Grep, Glob.
     Read,
@@ -535,6 +535,7 @@ impl PolicyBuilder {
             tests: self.tests.clone(),
             warnings: self.warnings.clone(),
             files: self.files.clone(),
+            identities: Arc::default(),
         }
     }
 }
@@ -551,6 +552,7 @@ pub struct Policy {
     warnings: Vec<crate::lint::LintWarning>,
     files: Vec<(Layer, PathBuf)>,
     index: Arc<RuleIndex>,
+    identities: Arc<crate::identity::IdentityCache>,
 }
 
 /// Bash rules of one list: entry indices by the first word they match, and those with none.
@@ -568,6 +570,8 @@ type PathGroupKey = (RuleList, PathFamily, crate::path_rule::Anchor);
 #[derive(Debug, Default)]
 struct RuleIndex {
     paths: Vec<(RuleList, PathFamily, crate::path_rule::PathGroup)>,
+    /// The deny path groups again, comparing without case (for Windows volumes).
+    folded_denies: Vec<(PathFamily, crate::path_rule::PathGroup)>,
     shell: Vec<ShellBucket>,
     /// Entries that cover whole tools (whole-tool rules, widened content rules), in order.
     whole: Vec<usize>,
@@ -607,18 +611,29 @@ impl RuleIndex {
                 RuleMatcher::Domain(_) => domains.push(i),
             }
         }
+        let folded_denies = groups
+            .iter()
+            .filter(|((list, _, _), _)| *list == RuleList::Deny)
+            .map(|((_, family, anchor), items)| {
+                (
+                    *family,
+                    crate::path_rule::PathGroup::build(anchor.clone(), items, true),
+                )
+            })
+            .collect();
         let paths = groups
             .into_iter()
             .map(|((list, family, anchor), items)| {
                 (
                     list,
                     family,
-                    crate::path_rule::PathGroup::build(anchor, &items),
+                    crate::path_rule::PathGroup::build(anchor, &items, false),
                 )
             })
             .collect();
         Self {
             paths,
+            folded_denies,
             shell,
             whole,
             domains,
@@ -737,10 +752,146 @@ impl Policy {
         if !self.has_path_rules(list, family) {
             return None;
         }
-        candidates(path, ctx)
+        let spellings = candidates(path, ctx);
+        let found = spellings
             .iter()
-            .find_map(|p| self.path_group_match(list, family, p, ctx))
-            .map(|i| &self.entries[i])
+            .find_map(|p| self.path_group_match(list, family, p, ctx));
+        let found = match (found, list) {
+            (None, RuleList::Deny) => self
+                .folded_deny(family, path, &spellings, ctx)
+                .or_else(|| self.identity_deny(family, path, &spellings, ctx)),
+            (found, _) => found,
+        };
+        found.map(|i| &self.entries[i])
+    }
+
+    /// A deny rule of `family` covering a spelling of `path` on a Windows volume (a drive or a
+    /// UNC path), compared without case.
+    fn folded_deny(
+        &self,
+        family: PathFamily,
+        path: &Path,
+        spellings: &[PathBuf],
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
+        let windows = crate::path_rule::case_folding_volume(path)
+            || spellings
+                .iter()
+                .any(|s| crate::path_rule::case_folding_volume(s));
+        if !windows {
+            return None;
+        }
+        spellings.iter().find_map(|p| {
+            let is_dir = std::fs::metadata(p).is_ok_and(|m| m.is_dir());
+            self.index
+                .folded_denies
+                .iter()
+                .filter(|(f, _)| *f == family)
+                .filter_map(|(_, g)| g.matched(p, is_dir, ctx))
+                .min()
+        })
+    }
+
+    /// A deny rule of `family` covering another name of the file `path` is: see
+    /// [`identity`](crate::identity).
+    fn identity_deny(
+        &self,
+        family: PathFamily,
+        path: &Path,
+        spellings: &[PathBuf],
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
+        self.identities(family, ctx).denied(path, spellings)
+    }
+
+    /// What the walk for the deny rules of `family` found, under `ctx`'s anchors.
+    fn identities(
+        &self,
+        family: PathFamily,
+        ctx: &tool_core::ToolContext,
+    ) -> Arc<crate::identity::Walked> {
+        let key = (
+            family,
+            ctx.home.clone(),
+            ctx.project_root.clone(),
+            ctx.cwd.clone(),
+        );
+        self.identities.get(key, || {
+            let bases = self
+                .entries
+                .iter()
+                .filter_map(|e| match &e.matcher {
+                    RuleMatcher::Path { family: f, pattern }
+                        if e.list == RuleList::Deny && *f == family =>
+                    {
+                        Some(pattern.base(ctx))
+                    }
+                    _ => None,
+                })
+                .collect();
+            crate::identity::walk(bases, &|p, is_dir| {
+                self.path_group_match_kind(RuleList::Deny, family, p, is_dir, ctx)
+            })
+        })
+    }
+
+    /// Forget what the identity walks found (the denied files' inodes, the targets of denied
+    /// symlinks), so the next decision walks again: for a host that knows files under a deny
+    /// rule were created or relinked. A reload builds a new policy, which starts empty anyway.
+    pub fn refresh_identities(&self) {
+        self.identities.clear();
+    }
+
+    /// Is `path` a file with more than one link whose identity the deny rules of `family`
+    /// cannot settle (their walk stopped at [`MAX_WALK`](crate::MAX_WALK))? Such a file may be
+    /// a denied file under another name: it is asked about, never allowed.
+    fn identity_unknown(
+        &self,
+        family: PathFamily,
+        path: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> bool {
+        self.has_path_rules(RuleList::Deny, family) && self.identities(family, ctx).unknown(path)
+    }
+
+    /// A Read deny rule that could match something at or below `root`: it covers `root`, its
+    /// files lie below `root` (its [`base`](crate::PathPattern::base) is inside `root`), or
+    /// `root` is inside its base (a bare name such as `.env` matches at any depth under its
+    /// anchor), or a symlink it covers points at or below `root`, under any spelling of
+    /// `root`. For recursive readers (`rg`, `grep -r`, `find`, `ls -R`, `tree`, `du`) rooted at
+    /// `root`: when this is `Some`, the command reads past the rule unless it excludes the tree.
+    /// Conservative: a rule whose pattern happens not to match anything under `root` still
+    /// counts. Hard links below `root` to a denied file are not looked for (that needs a walk of
+    /// `root`); reads of such a file through the tools are denied by its identity.
+    pub fn denied_below(&self, root: &Path, ctx: &tool_core::ToolContext) -> Option<&RuleEntry> {
+        if !self.has_path_rules(RuleList::Deny, PathFamily::Read) {
+            return None;
+        }
+        if let Some(e) = self.path_rule(RuleList::Deny, PathFamily::Read, root, ctx) {
+            return Some(e);
+        }
+        let spellings = candidates(root, ctx);
+        let windows = spellings
+            .iter()
+            .any(|s| crate::path_rule::case_folding_volume(s));
+        let fold = |p: &Path| PathBuf::from(p.to_string_lossy().to_lowercase());
+        let related = |a: &Path, b: &Path| {
+            a.starts_with(b)
+                || b.starts_with(a)
+                || (windows && (fold(a).starts_with(fold(b)) || fold(b).starts_with(fold(a))))
+        };
+        let by_rule = self.entries.iter().find(|e| {
+            matches!(&e.matcher, RuleMatcher::Path { family: PathFamily::Read, pattern }
+                if e.list == RuleList::Deny
+                    && spellings.iter().any(|s| related(&pattern.base(ctx), s)))
+        });
+        by_rule.or_else(|| {
+            let w = self.identities(PathFamily::Read, ctx);
+            w.targets
+                .iter()
+                .find(|(t, _)| spellings.iter().any(|s| related(t, s)))
+                .map(|(_, i)| &self.entries[*i])
+        })
     }
 
     fn has_path_rules(&self, list: RuleList, family: PathFamily) -> bool {
@@ -759,6 +910,19 @@ impl Policy {
         ctx: &tool_core::ToolContext,
     ) -> Option<usize> {
         let is_dir = std::fs::metadata(p).is_ok_and(|m| m.is_dir());
+        self.path_group_match_kind(list, family, p, is_dir, ctx)
+    }
+
+    /// [`path_group_match`](Self::path_group_match) for a spelling known to be a directory or
+    /// not.
+    fn path_group_match_kind(
+        &self,
+        list: RuleList,
+        family: PathFamily,
+        p: &Path,
+        is_dir: bool,
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
         self.index
             .paths
             .iter()
@@ -774,7 +938,11 @@ impl Policy {
         path: &Path,
         ctx: &tool_core::ToolContext,
     ) -> Option<&RuleEntry> {
-        if !self.has_path_rules(RuleList::Allow, family) {
+        // Allow rules never fold spellings: a short name or a UNC path gets no allow.
+        if !self.has_path_rules(RuleList::Allow, family)
+            || crate::path_rule::has_short_name(path)
+            || tool_core::is_unc(path)
+        {
             return None;
         }
         let found: Option<Vec<usize>> = candidates(path, ctx)
@@ -805,6 +973,34 @@ impl Policy {
     /// skipped, nothing stripped but inert wrappers).
     fn shell_allow(&self, form: &str) -> Option<&RuleEntry> {
         self.shell_match(RuleList::Allow, &[form.to_owned()])
+    }
+
+    /// Paths no rule can vouch for ask in every mode: a UNC or device path (a network
+    /// location, never allowed silently), a path with an 8.3 short-name component (another
+    /// spelling of a long name that deny rules are written against), and a file with several
+    /// links whose identity the deny rules' walk could not settle.
+    fn path_identity_ask(&self, request: &PermissionRequest<'_>) -> Option<Decision> {
+        let ctx = request.ctx;
+        let (paths, families): (&[PathBuf], &[PathFamily]) = match request.subject {
+            PermissionSubject::ReadPaths(p) => (p, &[PathFamily::Read]),
+            PermissionSubject::WritePaths(p) => (p, &[PathFamily::Edit, PathFamily::Read]),
+            _ => return None,
+        };
+        let why = paths.iter().find_map(|p| {
+            if tool_core::is_unc(p) {
+                Some("a UNC or device path")
+            } else if crate::path_rule::has_short_name(p) {
+                Some("a path with an 8.3 short name")
+            } else if families.iter().any(|&f| self.identity_unknown(f, p, ctx)) {
+                Some("a file with several links that deny rules could not rule out")
+            } else {
+                None
+            }
+        })?;
+        Some(Decision::ask(
+            Self::ask_message(request),
+            DecisionReason::Check { name: why.into() },
+        ))
     }
 
     /// A deny from a path rule for what the call reads or writes, if any.
@@ -1107,6 +1303,9 @@ impl Policy {
         if let Some(e) = self.find(RuleList::Ask, tool) {
             return Decision::ask(Self::ask_message(request), e.reason());
         }
+        if let Some(d) = self.path_identity_ask(request) {
+            return d;
+        }
         // Content rules: ask (denies were settled above), for what this call touches.
         match request.subject {
             PermissionSubject::ReadPaths(paths) => {
@@ -1362,6 +1561,12 @@ impl PathPolicy for Policy {
     fn edit_denied(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
         self.path_rule(RuleList::Deny, PathFamily::Edit, path, ctx)
             .is_some()
+    }
+
+    /// Denied paths, and files with several links whose identity the deny rules could not
+    /// settle (a decision would ask about them; a walk has no one to ask).
+    fn search_hidden(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
+        self.read_denied(path, ctx) || self.identity_unknown(PathFamily::Read, path, ctx)
     }
 }
 

@@ -1,0 +1,356 @@
+//! File identity and search scopes, on real files: a deny rule covers the same file under
+//! another name (hard links, the targets of symlinks in a denied tree), Windows spellings
+//! (drive case, UNC, 8.3 short names), Grep and Glob rooted above a denied tree, Glob patterns
+//! naming one, and `Policy::denied_below` for recursive readers.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tool_core::{
+    Lookup, PathPolicy, PermissionMode, PermissionPolicy, PermissionRequest, ToolContext, Verdict,
+};
+use tool_permissions::{Layer, Policy, PolicyBuilder};
+use toolgate_tests::{Sandbox, call};
+
+fn build(deny: &[&str], allow: &[&str]) -> Policy {
+    let mut b = PolicyBuilder::new();
+    for (list, rules) in [
+        (tool_core::RuleList::Deny, deny),
+        (tool_core::RuleList::Allow, allow),
+    ] {
+        for r in rules {
+            b.rule(list, r, Layer::User, None)
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+    b.build()
+}
+
+/// The decision for a built-in tool's call, from its own permission subject.
+fn decide(p: &Policy, ctx: &ToolContext, tool: &str, input: Value) -> Verdict {
+    let registry = builtin_tools::registry().unwrap_or_else(|e| panic!("{e}"));
+    let Lookup::Found(t) = registry.lookup(tool, &|_| true) else {
+        panic!("no tool {tool}")
+    };
+    let subject = t.tool.permission_subject(&input, ctx);
+    p.decide(&PermissionRequest {
+        tool_name: tool,
+        input: &input,
+        subject: &subject,
+        read_only: t.tool.is_read_only(&input),
+        requires_user_interaction: false,
+        ctx,
+    })
+    .verdict
+}
+
+fn read(path: &Path) -> Value {
+    json!({"file_path": path.display().to_string()})
+}
+
+fn write(path: &Path) -> Value {
+    json!({"file_path": path.display().to_string(), "content": "x"})
+}
+
+fn edit(path: &Path) -> Value {
+    json!({"file_path": path.display().to_string(), "old_string": "s", "new_string": "t"})
+}
+
+#[test]
+fn a_hard_link_to_a_denied_file_is_denied_under_its_other_name() {
+    let sb = Sandbox::new();
+    sb.write("secrets/key.pem", "s\n");
+    sb.write("notes.txt", "s\n");
+    std::fs::hard_link(sb.path("secrets/key.pem"), sb.path("k.txt")).unwrap();
+    std::fs::hard_link(sb.path("notes.txt"), sb.path("notes2.txt")).unwrap();
+    let mut c = sb.ctx();
+    c.permission_mode = PermissionMode::AcceptEdits;
+    let p = build(&["Read(./secrets/**)"], &[]);
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("k.txt"))),
+        Verdict::Deny
+    );
+    assert_eq!(
+        decide(&p, &c, "Write", write(&sb.path("k.txt"))),
+        Verdict::Deny
+    );
+    assert_eq!(
+        decide(&p, &c, "Edit", edit(&sb.path("k.txt"))),
+        Verdict::Deny
+    );
+    assert!(p.read_denied(&sb.path("k.txt"), &c));
+    // A hard link between two allowed files is an ordinary file.
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("notes2.txt"))),
+        Verdict::Allow
+    );
+    assert_eq!(
+        decide(&p, &c, "Write", write(&sb.path("notes2.txt"))),
+        Verdict::Allow
+    );
+    assert!(!p.read_denied(&sb.path("notes2.txt"), &c));
+
+    // An Edit deny covers writes through another name, and leaves reads alone.
+    let p = build(&["Edit(./secrets/**)"], &[]);
+    assert_eq!(
+        decide(&p, &c, "Write", write(&sb.path("k.txt"))),
+        Verdict::Deny
+    );
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("k.txt"))),
+        Verdict::Allow
+    );
+
+    // A link made after the walk, to a file the walk saw, is still the same identity; a file
+    // created after it is known once the identities are refreshed.
+    let p = build(&["Read(./secrets/**)"], &[]);
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("notes.txt"))),
+        Verdict::Allow
+    );
+    std::fs::hard_link(sb.path("secrets/key.pem"), sb.path("later.txt")).unwrap();
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("later.txt"))),
+        Verdict::Deny
+    );
+    sb.write("secrets/new.pem", "n\n");
+    std::fs::hard_link(sb.path("secrets/new.pem"), sb.path("new.txt")).unwrap();
+    p.refresh_identities();
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("new.txt"))),
+        Verdict::Deny
+    );
+}
+
+#[test]
+fn symlinks_in_a_denied_tree_deny_their_targets() {
+    let sb = Sandbox::new();
+    sb.write("data/out.txt", "d\n");
+    sb.write("data/dir/inner.txt", "d\n");
+    sb.write("secrets/key.pem", "k\n");
+    std::os::unix::fs::symlink(sb.path("data/out.txt"), sb.path("secrets/alias")).unwrap();
+    std::os::unix::fs::symlink(sb.path("data/dir"), sb.path("secrets/tree")).unwrap();
+    std::os::unix::fs::symlink(sb.path("secrets/key.pem"), sb.path("docs-key")).unwrap();
+    let c = sb.ctx();
+    let p = build(&["Read(./secrets/**)"], &[]);
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("data/out.txt"))),
+        Verdict::Deny
+    );
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("data/dir/inner.txt"))),
+        Verdict::Deny
+    );
+    // A symlink alias of a denied file (the link is outside the tree, its target inside).
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("docs-key"))),
+        Verdict::Deny
+    );
+    // Files beside the targets are untouched.
+    sb.write("data/other.txt", "o\n");
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("data/other.txt"))),
+        Verdict::Allow
+    );
+}
+
+#[test]
+fn windows_spellings_fold_case_for_deny_and_never_allow() {
+    let mut c = ToolContext::new("C:\\w\\p", "/home/u", "/tmp/r");
+    c.cwd = "/c/w/p".into();
+    let p = build(
+        &["Read(//c/Users/alice/.aws/**)", "Read(./secret.txt)"],
+        &[],
+    );
+    for path in [
+        "C:\\Users\\alice\\.aws\\credentials",
+        "c:/USERS/Alice/.AWS/credentials",
+        "\\\\?\\C:\\Users\\ALICE\\.aws\\credentials",
+        "\\??\\c:\\users\\alice\\.aws\\config",
+        "C:\\W\\P\\SECRET.TXT",
+    ] {
+        assert_eq!(
+            decide(&p, &c, "Read", json!({ "file_path": path })),
+            Verdict::Deny,
+            "{path}"
+        );
+    }
+    // Case is folded only on Windows volumes, and only for deny: a POSIX path keeps its case.
+    let posix = ToolContext::new("/work/proj", "/home/u", "/tmp/r");
+    let p2 = build(&["Read(./secret.txt)"], &[]);
+    assert!(p2.read_denied(&posix.cwd.join("secret.txt"), &posix));
+    assert!(!p2.read_denied(&posix.cwd.join("SECRET.TXT"), &posix));
+    // UNC and device paths: never allowed silently, in any mode; deny rules still apply.
+    let p = build(
+        &["Read(//fileserver/share/private/**)"],
+        &["Read(//fileserver/**)", "Read"],
+    );
+    let mut bypass = c.clone();
+    bypass.permission_mode = PermissionMode::BypassPermissions;
+    for path in [
+        "\\\\fileserver\\share\\pub\\a.txt",
+        "\\\\?\\UNC\\fileserver\\share\\pub\\a.txt",
+        "\\??\\UNC\\fileserver\\share\\pub\\a.txt",
+        "//fileserver/share/pub/a.txt",
+        "\\\\.\\pipe\\x",
+    ] {
+        for ctx in [&c, &bypass] {
+            assert_eq!(
+                decide(&p, ctx, "Read", json!({ "file_path": path })),
+                Verdict::Ask,
+                "{path}"
+            );
+        }
+    }
+    for path in [
+        "\\\\FileServer\\Share\\Private\\k.txt",
+        "\\\\?\\UNC\\fileserver\\share\\private\\k.txt",
+    ] {
+        assert_eq!(
+            decide(&p, &c, "Read", json!({ "file_path": path })),
+            Verdict::Deny,
+            "{path}"
+        );
+    }
+    // On a POSIX session `//host/x` is the local `/host/x`, as the kernel reads it.
+    let posix_unc = posix.resolve_path("//fileserver/share/pub/a.txt");
+    assert!(!tool_core::is_unc(&posix_unc));
+}
+
+#[test]
+fn short_names_get_no_allow() {
+    let sb = Sandbox::new();
+    sb.write("PROGRA~1/app.cfg", "x\n");
+    sb.write("SECRET~1.TXT", "x\n");
+    sb.write("notes~draft.txt", "x\n");
+    let mut c = sb.ctx();
+    c.permission_mode = PermissionMode::AcceptEdits;
+    let p = build(&["Read(./secret_stuff.txt)"], &["Read(./**)", "Edit(./**)"]);
+    for rel in ["PROGRA~1/app.cfg", "SECRET~1.TXT", "secre~12.txt"] {
+        assert_eq!(
+            decide(&p, &c, "Read", read(&sb.path(rel))),
+            Verdict::Ask,
+            "{rel}"
+        );
+        assert_eq!(
+            decide(&p, &c, "Write", write(&sb.path(rel))),
+            Verdict::Ask,
+            "{rel}"
+        );
+    }
+    // `~` without the short-name shape is an ordinary name.
+    assert_eq!(
+        decide(&p, &c, "Read", read(&sb.path("notes~draft.txt"))),
+        Verdict::Allow
+    );
+    assert!(tool_permissions::has_short_name(Path::new("/c/PROGRA~1/x")));
+    assert!(!tool_permissions::has_short_name(Path::new(
+        "/w/p/a.txt.~1~"
+    )));
+    assert!(!tool_permissions::has_short_name(Path::new("/w/p/~1")));
+}
+
+#[tokio::test]
+async fn grep_and_glob_above_a_denied_tree_leave_it_out() {
+    let sb = Sandbox::new();
+    sb.write("secrets/key.pem", "needle secret\n");
+    sb.write("secrets/sub/deep.txt", "needle deep\n");
+    sb.write("src/a.txt", "needle open\n");
+    sb.write("data/far.txt", "needle far\n");
+    std::fs::hard_link(sb.path("secrets/key.pem"), sb.path("src/copy.txt")).unwrap();
+    std::os::unix::fs::symlink(sb.path("data/far.txt"), sb.path("secrets/far")).unwrap();
+    let policy = Arc::new(build(&["Read(./secrets/**)"], &[]));
+    let mut s = sb.builder(&[]).policy(policy.clone()).build();
+    for mode in ["files_with_matches", "content", "count"] {
+        let text = call(
+            &mut s,
+            "Grep",
+            json!({"pattern": "needle", "output_mode": mode}),
+        )
+        .await
+        .content
+        .to_text();
+        assert!(text.contains("a.txt"), "{mode}: {text}");
+        for hidden in ["secret", "deep", "copy", "far"] {
+            assert!(!text.contains(hidden), "{mode} shows {hidden}: {text}");
+        }
+    }
+    let text = call(&mut s, "Glob", json!({"pattern": "**/*"}))
+        .await
+        .content
+        .to_text();
+    assert_eq!(text, "src/a.txt", "{text}");
+
+    // A pattern naming the denied tree is a denied read, whatever the files.
+    let c = sb.ctx();
+    for pattern in ["secrets/**", "secrets/*.pem", "./secrets/sub/*.txt"] {
+        assert_eq!(
+            decide(&policy, &c, "Glob", json!({ "pattern": pattern })),
+            Verdict::Deny,
+            "{pattern}"
+        );
+    }
+    let abs = format!("{}/*.pem", sb.p("secrets"));
+    assert_eq!(
+        decide(&policy, &c, "Glob", json!({ "pattern": abs })),
+        Verdict::Deny
+    );
+    assert_eq!(
+        decide(
+            &policy,
+            &c,
+            "Glob",
+            json!({"pattern": "*.pem", "path": sb.p("secrets")})
+        ),
+        Verdict::Deny
+    );
+    // Patterns elsewhere are reads inside the workspace, or outside it.
+    assert_eq!(
+        decide(&policy, &c, "Glob", json!({"pattern": "src/*.txt"})),
+        Verdict::Allow
+    );
+    assert_eq!(
+        decide(&policy, &c, "Glob", json!({"pattern": "**/*.rs"})),
+        Verdict::Allow
+    );
+    assert_eq!(
+        decide(&policy, &c, "Glob", json!({"pattern": "/etc/*.conf"})),
+        Verdict::Ask
+    );
+    assert_eq!(
+        decide(&policy, &c, "Glob", json!({"pattern": "../**"})),
+        Verdict::Ask
+    );
+}
+
+#[test]
+fn denied_below_finds_rules_a_recursive_reader_would_pass() {
+    let sb = Sandbox::new();
+    sb.write("secrets/key.pem", "k\n");
+    sb.write("src/a.txt", "a\n");
+    sb.write("data/far.txt", "f\n");
+    std::os::unix::fs::symlink(sb.path("data"), sb.path("secrets/data")).unwrap();
+    let c = sb.ctx();
+    let p = build(&["Read(/secrets/**)", "Read(~/.ssh/**)"], &[]);
+    let rule = |root: &Path| p.denied_below(root, &c).map(|e| e.text.clone());
+    let secrets = Some("Read(/secrets/**)".to_owned());
+    assert_eq!(rule(&sb.ws()), secrets, "the workspace holds the tree");
+    assert_eq!(rule(Path::new("/")), secrets);
+    assert_eq!(rule(&sb.path("secrets/x")), secrets, "inside the tree");
+    assert_eq!(rule(&sb.path("data")), secrets, "a denied symlink's target");
+    assert_eq!(rule(&sb.path("src")), None);
+    assert_eq!(
+        rule(&c.home.join(".ssh/keys")),
+        Some("Read(~/.ssh/**)".to_owned())
+    );
+    // A bare name matches at any depth under its anchor, so every directory there may hold it
+    // (`./secrets/**` is read as the bare name `secrets`).
+    for bare in ["Read(.env)", "Read(./secrets/**)"] {
+        let p = build(&[bare], &[]);
+        assert!(p.denied_below(&sb.path("src"), &c).is_some(), "{bare}");
+    }
+    let p = build(&["Read(.env)"], &[]);
+    assert!(p.denied_below(Path::new("/usr/share"), &c).is_none());
+    assert!(build(&[], &[]).denied_below(&sb.ws(), &c).is_none());
+}
