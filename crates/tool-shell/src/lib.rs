@@ -17,6 +17,7 @@
 //! ```
 
 mod classify;
+pub mod db;
 mod effect;
 pub mod lang;
 mod parse;
@@ -31,4 +32,7 @@ pub enum Error {
     /// The command line is not valid bash.
     #[error("cannot parse the command: {0}")]
     Parse(String),
+    /// The command database does not load (bad TOML or a bad entry).
+    #[error("the command database is invalid: {0}")]
+    Database(String),
 }

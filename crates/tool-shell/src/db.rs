@@ -1,0 +1,1787 @@
+//! The command database: for each program coding agents run, what its options and operands
+//! do, as data (`commands.toml`), and one interpreter that reads an argv with it.
+//!
+//! Every option of every entry declares its effect (an [`EffectKind`], or none); an option,
+//! a subcommand or a program the database does not know is [`EffectKind::Unknown`]. The
+//! interpreter reads options the way the program does: short options bundle (`-rn`, `-n5`,
+//! `-oFILE`), long options take `--opt=VALUE` or `--opt VALUE`, GNU tools accept unambiguous
+//! prefixes of long options (`sort --out=x`) and permute (options after operands count), `--`
+//! ends options. A few grammars that are not options and operands (`find`'s expression, `sed`
+//! and `awk` scripts, `tar`'s modes, `git config`) have small hooks in code.
+//!
+//! ```
+//! use tool_shell::db::database;
+//! use tool_shell::EffectKind;
+//!
+//! let db = database();
+//! let i = db.interpret(&["sort".into(), "--out=x".into(), "a".into()]);
+//! assert!(i.effects.iter().any(|e| e.kind == EffectKind::Write && e.value.as_deref() == Some("x")));
+//! assert!(db.interpret(&["git".into(), "status".into()]).is_read_only());
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::effect::{Effect, EffectKind, Source};
+use crate::lang::{self, ScriptEffects};
+use crate::Error;
+
+/// The shipped database.
+const SHIPPED: &str = include_str!("commands.toml");
+
+/// The shipped database, parsed once. If it does not load, the database is empty, so every
+/// program is unknown (fail closed); the unit tests prove the shipped file loads.
+pub fn database() -> &'static Database {
+    static DB: OnceLock<Database> = OnceLock::new();
+    DB.get_or_init(|| Database::parse(SHIPPED).unwrap_or_default())
+}
+
+/// How many words an option takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    /// A flag: no value.
+    None,
+    /// A value, attached (`-oFILE`, `--out=FILE`) or the next word.
+    Required,
+    /// A value only when attached (`-i.bak`, `--in-place=.bak`).
+    Optional,
+    /// A command up to `;` or `+` (`find -exec`).
+    Command,
+}
+
+/// How an option's value is read before its effect is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueKind {
+    /// The value is the file, program or code itself.
+    Plain,
+    /// `@FILE` reads FILE (`curl -d @f`); any other value is data.
+    AtFile,
+    /// `NAME=@FILE` or `NAME=<FILE` reads FILE (`curl -F`).
+    FormFile,
+    /// An ssh `Key=Value` option, judged with the `[config.ssh]` table.
+    SshOption,
+    /// A git `key=value` configuration, judged with the `[config.git]` table.
+    GitConfig,
+    /// A git `key=ENVVAR` configuration (`--config-env`): the value is not known.
+    GitConfigEnv,
+    /// A tar checkpoint action: `exec=COMMAND` runs COMMAND with the shell.
+    CheckpointAction,
+}
+
+/// What an operand is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A file read.
+    Read,
+    /// A file written.
+    Write,
+    /// A file read and written.
+    ReadWrite,
+    /// Data (a pattern, a number, a name): no effect.
+    Data,
+    /// The `sed` script.
+    Script,
+    /// The `awk` program.
+    Program,
+    /// The rest of the words are a command run (`timeout 5 CMD...`).
+    ExecArgv,
+    /// Like [`Role::ExecArgv`], with more words added at run time (`xargs`).
+    ExecArgvOpen,
+    /// Shell code run (`sh -c STRING`).
+    ExecString,
+    /// The rest of the words, joined with spaces, are shell code run (`watch`, `eval`).
+    ExecStringJoined,
+    /// A script file run by the program (`bash x.sh`, `python x.py`): runs code and reads it.
+    RunsCode,
+    /// A program run.
+    ExecProgram,
+    /// Changes the system (a host name, a process id, a variable of the shell).
+    System,
+    /// A host or URL talked to.
+    Network,
+    /// The rest of the words, joined, are a command run on another host (`ssh h CMD`).
+    Remote,
+    /// Cannot be known.
+    Unknown,
+    /// `NAME=VALUE` assignments (`env A=1 cmd`), then the next role.
+    Assign,
+    /// An awk input: `var=value` is an assignment, anything else a file read.
+    AwkInput,
+    /// A `less` operand: `+COMMAND` runs a less command, anything else is a file read.
+    LessFile,
+    /// A `date` operand: `+FORMAT` prints, anything else sets the clock.
+    Date,
+    /// A `key=value` operand judged with the program's `keys` table (`dd if=a of=b`).
+    KeyValue,
+    /// A file read, or `host:path` (network).
+    RemoteRead,
+    /// A file written, or `host:path` (network).
+    RemoteWrite,
+}
+
+impl Role {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "read" => Role::Read,
+            "write" => Role::Write,
+            "read-write" => Role::ReadWrite,
+            "data" | "pattern" => Role::Data,
+            "script" => Role::Script,
+            "program" => Role::Program,
+            "exec-argv" => Role::ExecArgv,
+            "exec-argv-open" => Role::ExecArgvOpen,
+            "exec-string" => Role::ExecString,
+            "exec-string-joined" => Role::ExecStringJoined,
+            "runs-code" => Role::RunsCode,
+            "exec-program" => Role::ExecProgram,
+            "system" => Role::System,
+            "network" => Role::Network,
+            "remote" => Role::Remote,
+            "unknown" => Role::Unknown,
+            "assign" => Role::Assign,
+            "awk-input" => Role::AwkInput,
+            "less-file" => Role::LessFile,
+            "date" => Role::Date,
+            "key-value" => Role::KeyValue,
+            "remote-read" => Role::RemoteRead,
+            "remote-write" => Role::RemoteWrite,
+            _ => return None,
+        })
+    }
+
+    /// Does this role take every word from its position on?
+    fn takes_rest(self) -> bool {
+        matches!(
+            self,
+            Role::ExecArgv | Role::ExecArgvOpen | Role::ExecStringJoined | Role::Remote
+        )
+    }
+
+    /// Does an operand of this role have no effect at all?
+    pub fn is_inert(self) -> bool {
+        matches!(self, Role::Data)
+    }
+}
+
+/// How many operands a slot takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    /// Exactly one.
+    One,
+    /// Zero or one (`read?`).
+    Optional,
+    /// Any number (`read...`).
+    Many,
+}
+
+/// One position of a program's operand grammar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    /// What the operand is (several roles: `read+system`).
+    pub roles: Vec<Role>,
+    /// How many operands it takes.
+    pub repeat: Repeat,
+}
+
+/// How a program reads its options.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Syntax {
+    /// Accepts unambiguous prefixes of long options (GNU `getopt_long`, git).
+    pub abbrev: bool,
+    /// Options after operands still count (GNU permutation).
+    pub permute: bool,
+    /// Short options bundle (`-rn`, `-n5`).
+    pub bundle: bool,
+    /// `--no-OPTION` turns a long option off (git).
+    pub negate: bool,
+    /// `-NUMBER` is an option (`head -5`).
+    pub numeric: bool,
+    /// Long options take one dash as well as two, and never bundle (Go's `flag`).
+    pub single_dash_long: bool,
+    /// Every option is accepted and has no effect (only for programs whose operands are all
+    /// data, such as `echo`).
+    pub any_option: bool,
+}
+
+/// One option of a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionSpec {
+    /// Its spellings (`-o`, `--output`).
+    pub names: Vec<String>,
+    /// How many words it takes.
+    pub arg: Arity,
+    /// What it does (empty: declared to have no effect).
+    pub effects: Vec<EffectKind>,
+    /// How its value is read.
+    pub value: ValueKind,
+    /// The operand grammar from now on (`grep -e` leaves no pattern operand).
+    pub operands: Option<Vec<Slot>>,
+    /// Files read are also written (`sed -i`).
+    pub in_place: bool,
+    /// No option follows (`python -c`).
+    pub stop: bool,
+    /// Its value is the directory later relative paths are resolved in (`git -C`).
+    pub chdir: bool,
+    /// How many words its value takes (`find -fprintf FILE FORMAT`: 2).
+    pub count: usize,
+    /// A note for a hook (`script`, `extended`, a tar mode).
+    pub mark: Option<String>,
+    /// The value used when an optional value is absent (`gawk --profile`: `awkprof.out`).
+    pub default: Option<String>,
+}
+
+impl OptionSpec {
+    /// The name used in explanations: the first long name, else the first name.
+    pub fn name(&self) -> &str {
+        self.names
+            .iter()
+            .find(|n| n.starts_with("--"))
+            .or_else(|| self.names.first())
+            .map(String::as_str)
+            .unwrap_or("")
+    }
+}
+
+/// A hook for a grammar that is not options and operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    /// `find`'s expression.
+    Find,
+    /// `sed` scripts.
+    Sed,
+    /// `awk` programs.
+    Awk,
+    /// `tar`'s modes.
+    Tar,
+    /// `git config`'s get and set forms.
+    GitConfig,
+    /// `ln TARGET` links into the current directory.
+    Ln,
+}
+
+impl Hook {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "find" => Hook::Find,
+            "sed" => Hook::Sed,
+            "awk" => Hook::Awk,
+            "tar" => Hook::Tar,
+            "git-config" => Hook::GitConfig,
+            "ln" => Hook::Ln,
+            _ => return None,
+        })
+    }
+}
+
+/// A program (or a subcommand) of the database.
+#[derive(Debug, Clone, Default)]
+pub struct Program {
+    /// Its name, with its parents for a subcommand (`git diff`).
+    pub name: String,
+    /// Other names it is run by (`egrep` for `grep`; `i` for `npm install`).
+    pub aliases: Vec<String>,
+    /// How it reads options.
+    pub syntax: Syntax,
+    /// What running it does whatever its arguments (`curl`: network).
+    pub effects: Vec<EffectKind>,
+    /// What it does when given no operand (`bash` alone runs its standard input).
+    pub bare: Vec<EffectKind>,
+    /// Its options.
+    pub options: Vec<OptionSpec>,
+    /// Its operand grammar.
+    pub operands: Vec<Slot>,
+    /// Its subcommands by name (aliases included), when the first operand selects one.
+    pub subcommands: BTreeMap<String, Program>,
+    /// Subcommands also accept this program's options (`cargo build -v`).
+    pub shared_options: bool,
+    /// Its grammar hook, if any.
+    pub hook: Option<Hook>,
+    /// `key=value` operands and what the key's value is (`dd`).
+    pub keys: BTreeMap<String, Vec<EffectKind>>,
+    index: HashMap<String, usize>,
+}
+
+impl Program {
+    /// The option a name spells exactly.
+    pub fn option(&self, name: &str) -> Option<&OptionSpec> {
+        self.index.get(name).map(|&i| &self.options[i])
+    }
+
+    /// Resolve a long option name (`--out`) the way the program does: exactly, else (when the
+    /// program accepts abbreviations) as the one option it is a prefix of. `Err(())` when the
+    /// prefix is ambiguous or matches nothing.
+    pub fn resolve_long(&self, name: &str) -> Result<&OptionSpec, ()> {
+        if let Some(o) = self.option(name) {
+            return Ok(o);
+        }
+        if !self.syntax.abbrev || !name.starts_with("--") || name.len() < 3 {
+            return Err(());
+        }
+        let mut found: Option<usize> = None;
+        for (n, &i) in &self.index {
+            if n.starts_with("--") && n.starts_with(name) {
+                match found {
+                    Some(j) if j != i => return Err(()),
+                    _ => found = Some(i),
+                }
+            }
+        }
+        found.map(|i| &self.options[i]).ok_or(())
+    }
+}
+
+/// The command database.
+#[derive(Debug, Default)]
+pub struct Database {
+    programs: BTreeMap<String, Program>,
+    by_name: HashMap<String, String>,
+    config: BTreeMap<String, Vec<(String, String)>>,
+}
+
+/// What the database reads in an argv.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Interpretation {
+    /// Program and subcommands recognised (`["git", "diff"]`); empty when argv[0] is unknown.
+    pub path: Vec<String>,
+    /// The words rules are matched against: global options before the subcommand dropped
+    /// (`git -C x -c k=v push origin` -> `["git","push","origin"]`); otherwise argv as given.
+    pub rule_words: Vec<String>,
+    /// Every effect found, each with its source.
+    pub effects: Vec<Effect>,
+}
+
+impl Interpretation {
+    /// No effect is [`EffectKind::Unknown`].
+    pub fn is_known(&self) -> bool {
+        self.effects.iter().all(|e| e.kind != EffectKind::Unknown)
+    }
+
+    /// Every effect is a read.
+    pub fn is_read_only(&self) -> bool {
+        self.effects.iter().all(|e| e.kind.is_read_only())
+    }
+
+    /// The effects of one kind.
+    pub fn of_kind(&self, kind: EffectKind) -> impl Iterator<Item = &Effect> {
+        self.effects.iter().filter(move |e| e.kind == kind)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    sets: BTreeMap<String, RawSet>,
+    #[serde(default)]
+    config: BTreeMap<String, BTreeMap<String, Vec<String>>>,
+    #[serde(default)]
+    p: BTreeMap<String, RawProgram>,
+}
+
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+struct RawSet {
+    #[serde(default)]
+    flags: String,
+    #[serde(default)]
+    args: String,
+    #[serde(default)]
+    optargs: String,
+    #[serde(default)]
+    options: Vec<RawOption>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawProgram {
+    #[serde(default)]
+    aliases: Vec<String>,
+    style: Option<String>,
+    sub_style: Option<String>,
+    abbrev: Option<bool>,
+    permute: Option<bool>,
+    bundle: Option<bool>,
+    negate: Option<bool>,
+    numeric: Option<bool>,
+    any_option: Option<bool>,
+    #[serde(default)]
+    flags: String,
+    #[serde(default)]
+    args: String,
+    #[serde(default)]
+    optargs: String,
+    #[serde(default)]
+    options: Vec<RawOption>,
+    #[serde(default)]
+    include: Vec<String>,
+    #[serde(default)]
+    operands: Vec<String>,
+    #[serde(default)]
+    effects: Vec<String>,
+    #[serde(default)]
+    bare: Vec<String>,
+    hook: Option<String>,
+    #[serde(default)]
+    keys: BTreeMap<String, String>,
+    #[serde(default)]
+    shared: bool,
+    #[serde(default)]
+    sub: BTreeMap<String, RawProgram>,
+}
+
+#[derive(Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+struct RawOption {
+    names: String,
+    #[serde(default)]
+    arg: Option<String>,
+    effect: String,
+    value: Option<String>,
+    operands: Option<Vec<String>>,
+    #[serde(default)]
+    in_place: bool,
+    #[serde(default)]
+    stop: bool,
+    #[serde(default)]
+    chdir: bool,
+    count: Option<usize>,
+    mark: Option<String>,
+    default: Option<String>,
+}
+
+fn bad(what: impl Into<String>) -> Error {
+    Error::Database(what.into())
+}
+
+fn parse_effects(text: &str, whose: &str) -> Result<Vec<EffectKind>, Error> {
+    if text == "none" {
+        return Ok(Vec::new());
+    }
+    text.split('+')
+        .map(|k| {
+            EffectKind::from_name(k).ok_or_else(|| bad(format!("{whose}: unknown effect `{k}`")))
+        })
+        .collect()
+}
+
+fn parse_slots(list: &[String], whose: &str) -> Result<Vec<Slot>, Error> {
+    let mut slots = Vec::new();
+    for s in list {
+        let (body, repeat) = if let Some(b) = s.strip_suffix("...") {
+            (b, Repeat::Many)
+        } else if let Some(b) = s.strip_suffix('?') {
+            (b, Repeat::Optional)
+        } else {
+            (s.as_str(), Repeat::One)
+        };
+        let roles = body
+            .split('+')
+            .map(|r| Role::parse(r).ok_or_else(|| bad(format!("{whose}: unknown operand role `{r}`"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        slots.push(Slot { roles, repeat });
+    }
+    let many = slots.iter().filter(|s| s.repeat == Repeat::Many).count();
+    let assigns = slots.iter().filter(|s| s.roles.contains(&Role::Assign)).count();
+    if many > 1 + assigns {
+        return Err(bad(format!("{whose}: more than one `...` operand")));
+    }
+    if let Some(p) = slots.iter().position(|s| s.roles.iter().any(|r| r.takes_rest())) {
+        if p + 1 != slots.len() {
+            return Err(bad(format!("{whose}: a command operand must come last")));
+        }
+    }
+    Ok(slots)
+}
+
+fn parse_names(names: &str, whose: &str) -> Result<Vec<String>, Error> {
+    let v: Vec<String> = names.split('|').map(str::to_owned).collect();
+    for n in &v {
+        let ok = n.len() >= 2
+            && (n.starts_with('-') || n.starts_with('+'))
+            && n != "--"
+            && !n.contains('=');
+        if !ok {
+            return Err(bad(format!("{whose}: bad option name `{n}`")));
+        }
+    }
+    Ok(v)
+}
+
+fn style(name: &str, whose: &str) -> Result<Syntax, Error> {
+    let s = |abbrev, permute, bundle, negate| Syntax {
+        abbrev,
+        permute,
+        bundle,
+        negate,
+        ..Syntax::default()
+    };
+    Ok(match name {
+        "gnu" => s(true, true, true, false),
+        "gnu-stop" => s(true, false, true, false),
+        "git" => s(true, true, true, true),
+        "plain" => s(false, true, true, false),
+        "posix" => s(false, false, true, false),
+        "go" => Syntax {
+            single_dash_long: true,
+            ..s(false, false, false, false)
+        },
+        _ => return Err(bad(format!("{whose}: unknown style `{name}`"))),
+    })
+}
+
+impl Database {
+    /// Parse a database from its TOML text.
+    pub fn parse(text: &str) -> Result<Database, Error> {
+        let raw: RawFile = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let mut db = Database::default();
+        for (name, table) in &raw.config {
+            let mut pats = Vec::new();
+            for (category, keys) in table {
+                for k in keys {
+                    pats.push((k.to_ascii_lowercase(), category.clone()));
+                }
+            }
+            db.config.insert(name.clone(), pats);
+        }
+        for (name, rp) in &raw.p {
+            let prog = compile(name, rp, None, &raw.sets)?;
+            for n in std::iter::once(name).chain(&rp.aliases) {
+                if db.by_name.insert(n.clone(), name.clone()).is_some() {
+                    return Err(bad(format!("{n}: named twice")));
+                }
+            }
+            db.programs.insert(name.clone(), prog);
+        }
+        Ok(db)
+    }
+
+    /// The program run by this name (its basename, or an alias).
+    pub fn program(&self, name: &str) -> Option<&Program> {
+        self.by_name.get(name).and_then(|n| self.programs.get(n))
+    }
+
+    /// Every program.
+    pub fn programs(&self) -> impl Iterator<Item = &Program> {
+        self.programs.values()
+    }
+
+    /// How many programs.
+    pub fn len(&self) -> usize {
+        self.programs.len()
+    }
+
+    /// Is the database empty (it did not load)?
+    pub fn is_empty(&self) -> bool {
+        self.programs.is_empty()
+    }
+
+    /// The effects of a configuration key (`[config.git]`, `[config.ssh]`): the category
+    /// (`exec-program`, ..., `alias`) of the first pattern matching the lowercased key.
+    pub fn config_category(&self, table: &str, key: &str) -> Option<&str> {
+        let key = key.to_ascii_lowercase();
+        self.config
+            .get(table)?
+            .iter()
+            .find(|(p, _)| glob_match(p, &key))
+            .map(|(_, c)| c.as_str())
+    }
+
+    /// Interpret an argv: argv[0] is the program's basename, every word already expanded.
+    pub fn interpret(&self, argv: &[String]) -> Interpretation {
+        let mut out = Interpretation::default();
+        let Some(first) = argv.first() else {
+            return out;
+        };
+        let base = first.rsplit('/').next().unwrap_or(first);
+        let Some(prog) = self.program(base) else {
+            out.rule_words = argv.to_vec();
+            out.effects.push(Effect::new(
+                EffectKind::Unknown,
+                Some(first.clone()),
+                Source {
+                    program: first.clone(),
+                    option: None,
+                    detail: "program not in the command database".into(),
+                },
+            ));
+            return out;
+        };
+        out.path.push(prog.name.clone());
+        out.rule_words = argv.to_vec();
+        let mut run = Run {
+            db: self,
+            out: &mut out,
+        };
+        run.program(&[prog], &argv[1..], vec![first.clone()], None);
+        out
+    }
+}
+
+fn compile(
+    name: &str,
+    rp: &RawProgram,
+    parent: Option<(&Program, Option<&str>)>,
+    sets: &BTreeMap<String, RawSet>,
+) -> Result<Program, Error> {
+    let mut syntax = match (&rp.style, parent) {
+        (Some(s), _) => style(s, name)?,
+        (None, Some((_, Some(s)))) => style(s, name)?,
+        (None, Some((p, None))) => Syntax {
+            any_option: false,
+            numeric: false,
+            ..p.syntax
+        },
+        (None, None) => return Err(bad(format!("{name}: no style"))),
+    };
+    let set = |b: &mut bool, v: Option<bool>| {
+        if let Some(v) = v {
+            *b = v;
+        }
+    };
+    set(&mut syntax.abbrev, rp.abbrev);
+    set(&mut syntax.permute, rp.permute);
+    set(&mut syntax.bundle, rp.bundle);
+    set(&mut syntax.negate, rp.negate);
+    set(&mut syntax.numeric, rp.numeric);
+    set(&mut syntax.any_option, rp.any_option);
+
+    let operands = parse_slots(&rp.operands, name)?;
+    if syntax.permute && rest_slot(&operands).is_some() {
+        return Err(bad(format!("{name}: a command operand needs a style that stops at operands")));
+    }
+    let mut prog = Program {
+        name: name.to_owned(),
+        aliases: rp.aliases.clone(),
+        syntax,
+        effects: rp
+            .effects
+            .iter()
+            .map(|e| parse_effects(e, name))
+            .collect::<Result<Vec<_>, _>>()?
+            .concat(),
+        bare: rp
+            .bare
+            .iter()
+            .map(|e| parse_effects(e, name))
+            .collect::<Result<Vec<_>, _>>()?
+            .concat(),
+        operands,
+        shared_options: rp.shared,
+        hook: match &rp.hook {
+            Some(h) => Some(Hook::parse(h).ok_or_else(|| bad(format!("{name}: unknown hook `{h}`")))?),
+            None => None,
+        },
+        ..Program::default()
+    };
+    for (k, v) in &rp.keys {
+        prog.keys.insert(k.clone(), parse_effects(v, name)?);
+    }
+    if prog.syntax.any_option
+        && prog
+            .operands
+            .iter()
+            .any(|s| s.roles.iter().any(|r| !r.is_inert()))
+    {
+        return Err(bad(format!("{name}: any_option needs data operands only")));
+    }
+
+    let mut groups: Vec<RawSet> = Vec::new();
+    for inc in &rp.include {
+        groups.push(
+            sets.get(inc)
+                .cloned()
+                .ok_or_else(|| bad(format!("{name}: unknown option set `{inc}`")))?,
+        );
+    }
+    groups.push(RawSet {
+        flags: rp.flags.clone(),
+        args: rp.args.clone(),
+        optargs: rp.optargs.clone(),
+        options: rp.options.clone(),
+    });
+    for g in &groups {
+        for (text, arg) in [
+            (&g.flags, Arity::None),
+            (&g.args, Arity::Required),
+            (&g.optargs, Arity::Optional),
+        ] {
+            for names in text.split_whitespace() {
+                add_option(
+                    &mut prog,
+                    OptionSpec {
+                        names: parse_names(names, name)?,
+                        arg,
+                        effects: Vec::new(),
+                        value: ValueKind::Plain,
+                        operands: None,
+                        in_place: false,
+                        stop: false,
+                        chdir: false,
+                        count: 1,
+                        mark: None,
+                        default: None,
+                    },
+                )?;
+            }
+        }
+        for o in &g.options {
+            let whose = format!("{name} {}", o.names);
+            let arg = match o.arg.as_deref().unwrap_or("none") {
+                "none" => Arity::None,
+                "required" => Arity::Required,
+                "optional" => Arity::Optional,
+                "command" => Arity::Command,
+                other => return Err(bad(format!("{whose}: unknown arity `{other}`"))),
+            };
+            let value = match o.value.as_deref().unwrap_or("plain") {
+                "plain" => ValueKind::Plain,
+                "at-file" => ValueKind::AtFile,
+                "form-file" => ValueKind::FormFile,
+                "ssh-option" => ValueKind::SshOption,
+                "git-config" => ValueKind::GitConfig,
+                "git-config-env" => ValueKind::GitConfigEnv,
+                "checkpoint-action" => ValueKind::CheckpointAction,
+                other => return Err(bad(format!("{whose}: unknown value kind `{other}`"))),
+            };
+            add_option(
+                &mut prog,
+                OptionSpec {
+                    names: parse_names(&o.names, name)?,
+                    arg,
+                    effects: parse_effects(&o.effect, &whose)?,
+                    value,
+                    operands: match &o.operands {
+                        Some(list) => Some(parse_slots(list, &whose)?),
+                        None => None,
+                    },
+                    in_place: o.in_place,
+                    stop: o.stop,
+                    chdir: o.chdir,
+                    count: o.count.unwrap_or(1).max(1),
+                    mark: o.mark.clone(),
+                    default: o.default.clone(),
+                },
+            )?;
+        }
+    }
+
+    for (sub_name, sub_raw) in &rp.sub {
+        let full = format!("{name} {sub_name}");
+        let sub = compile(&full, sub_raw, Some((&prog, rp.sub_style.as_deref())), sets)?;
+        for n in std::iter::once(sub_name).chain(&sub_raw.aliases) {
+            if prog.subcommands.insert(n.clone(), sub.clone()).is_some() {
+                return Err(bad(format!("{name}: subcommand {n} named twice")));
+            }
+        }
+    }
+    Ok(prog)
+}
+
+fn add_option(prog: &mut Program, opt: OptionSpec) -> Result<(), Error> {
+    let i = prog.options.len();
+    for n in &opt.names {
+        if prog.index.insert(n.clone(), i).is_some() {
+            return Err(bad(format!("{}: option {n} declared twice", prog.name)));
+        }
+    }
+    prog.options.push(opt);
+    Ok(())
+}
+
+/// `*` matches any run of characters (dots included).
+fn glob_match(pat: &str, s: &str) -> bool {
+    match pat.split_once('*') {
+        None => pat == s,
+        Some((head, tail)) => {
+            let Some(rest) = s.strip_prefix(head) else {
+                return false;
+            };
+            (0..=rest.len())
+                .filter(|&i| rest.is_char_boundary(i))
+                .any(|i| glob_match(tail, &rest[i..]))
+        }
+    }
+}
+
+fn is_assignment(w: &str) -> bool {
+    match w.split_once('=') {
+        Some((name, _)) => {
+            !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        }
+        None => false,
+    }
+}
+
+fn is_remote_path(w: &str) -> bool {
+    match w.find(':') {
+        Some(i) => !w[..i].contains('/') && i > 0,
+        None => false,
+    }
+}
+
+fn join_dir(dir: &Option<String>, v: &str) -> String {
+    match dir {
+        Some(d) if !v.starts_with('/') && !v.starts_with('~') => {
+            format!("{}/{}", d.trim_end_matches('/'), v)
+        }
+        _ => v.to_owned(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Interpreting
+
+struct Run<'d, 'o> {
+    db: &'d Database,
+    out: &'o mut Interpretation,
+}
+
+/// What one program's words said.
+struct Parsed<'p> {
+    label: String,
+    chdir: Option<String>,
+    spec: &'p [Slot],
+    overridden: bool,
+    in_place: bool,
+    /// Operands with the directory in force when they were seen.
+    operands: Vec<(String, Option<String>)>,
+    assigns: Vec<String>,
+    marks: Vec<(String, Option<String>)>,
+    rest_taken: bool,
+}
+
+impl Parsed<'_> {
+    fn mark(&self, m: &str) -> bool {
+        self.marks.iter().any(|(k, _)| k == m)
+    }
+    fn mark_values(&self, m: &str) -> Vec<String> {
+        self.marks
+            .iter()
+            .filter(|(k, _)| k == m)
+            .filter_map(|(_, v)| v.clone())
+            .collect()
+    }
+}
+
+enum Found<'p> {
+    Opt(&'p OptionSpec),
+    Negated,
+    Missing,
+}
+
+impl Run<'_, '_> {
+    fn push(&mut self, kind: EffectKind, value: Option<String>, program: &str, option: Option<&str>, detail: String) {
+        self.out.effects.push(Effect::new(
+            kind,
+            value,
+            Source {
+                program: program.to_owned(),
+                option: option.map(str::to_owned),
+                detail,
+            },
+        ));
+    }
+
+    fn unknown(&mut self, value: &str, program: &str, detail: &str) {
+        self.push(
+            EffectKind::Unknown,
+            Some(value.to_owned()),
+            program,
+            None,
+            detail.to_owned(),
+        );
+    }
+
+    /// Parse `words` (argv without the program's name) with `scopes[0]`, falling back to
+    /// the parents' options in `scopes[1..]`.
+    fn program<'p>(&mut self, scopes: &[&'p Program], words: &[String], head: Vec<String>, chdir: Option<String>) {
+        let prog = scopes[0];
+        let label = prog.name.clone();
+        for &k in &prog.effects {
+            self.push(k, None, &label, None, format!("program: {k}"));
+        }
+        if prog.hook == Some(Hook::Find) {
+            self.find(prog, words, chdir);
+            return;
+        }
+        let words = if prog.hook == Some(Hook::Tar) {
+            tar_traditional(prog, words)
+        } else {
+            words.to_vec()
+        };
+        let mut st: Parsed<'p> = Parsed {
+            label: label.clone(),
+            chdir,
+            spec: &prog.operands,
+            overridden: false,
+            in_place: false,
+            operands: Vec::new(),
+            assigns: Vec::new(),
+            marks: Vec::new(),
+            rest_taken: false,
+        };
+        let mut options_done = false;
+        let mut i = 0;
+        while i < words.len() {
+            let w = &words[i];
+            if !options_done && w == "--" {
+                options_done = true;
+                i += 1;
+                continue;
+            }
+            let looks_option = w.len() > 1
+                && (w.starts_with('-') || (w.starts_with('+') && prog.index.keys().any(|n| n.starts_with('+'))));
+            if !options_done && looks_option {
+                i = self.option(scopes, &words, i, &mut st, &mut options_done);
+                continue;
+            }
+            // An operand.
+            if !prog.subcommands.is_empty() {
+                let Some(sub) = prog.subcommands.get(w.as_str()) else {
+                    self.unknown(w, &label, "subcommand not in the command database");
+                    return;
+                };
+                self.out.path.push(w.clone());
+                let mut rule = head.clone();
+                rule.push(w.clone());
+                rule.extend(words[i + 1..].iter().cloned());
+                self.out.rule_words = rule;
+                let mut chain: Vec<&Program> = vec![sub];
+                if prog.shared_options {
+                    chain.extend_from_slice(scopes);
+                }
+                let mut head = head;
+                head.push(w.clone());
+                self.program(&chain, &words[i + 1..], head, st.chdir.clone());
+                return;
+            }
+            if let Some(k) = assign_slot(st.spec) {
+                if k == st.operands.len() && is_assignment(w) {
+                    st.assigns.push(w.clone());
+                    i += 1;
+                    continue;
+                }
+            }
+            if self.at_rest(&st) {
+                self.rest(&mut st, &words[i..]);
+                break;
+            }
+            st.operands.push((w.clone(), st.chdir.clone()));
+            if !prog.syntax.permute {
+                options_done = true;
+            }
+            i += 1;
+        }
+        self.finish(prog, &mut st);
+    }
+
+    /// Is the next operand the start of a rest-of-words role?
+    fn at_rest(&self, st: &Parsed<'_>) -> bool {
+        match rest_slot(st.spec) {
+            Some((_, k)) => !st.rest_taken && st.operands.len() == k,
+            None => false,
+        }
+    }
+
+    fn rest(&mut self, st: &mut Parsed<'_>, words: &[String]) {
+        st.rest_taken = true;
+        let Some((role, _)) = rest_slot(st.spec) else {
+            return;
+        };
+        let label = st.label.clone();
+        let detail = if st.assigns.is_empty() {
+            format!("operands: {}", role_name(role))
+        } else {
+            format!("operands: {} with {}", role_name(role), st.assigns.join(" "))
+        };
+        match role {
+            Role::ExecArgv | Role::ExecArgvOpen => {
+                let mut e = Effect::new(
+                    EffectKind::ExecArgv,
+                    words.first().cloned(),
+                    Source {
+                        program: label,
+                        option: None,
+                        detail,
+                    },
+                );
+                e.argv = words.to_vec();
+                e.argv_open = role == Role::ExecArgvOpen;
+                self.out.effects.push(e);
+            }
+            Role::ExecStringJoined => {
+                self.push(EffectKind::ExecString, Some(words.join(" ")), &label, None, detail)
+            }
+            Role::Remote => self.push(EffectKind::System, Some(words.join(" ")), &label, None, detail),
+            _ => {}
+        }
+    }
+
+    /// Parse the option word(s) at `words[i]`; returns the index of the next word.
+    fn option<'p>(
+        &mut self,
+        scopes: &[&'p Program],
+        words: &[String],
+        i: usize,
+        st: &mut Parsed<'p>,
+        options_done: &mut bool,
+    ) -> usize {
+        let prog = scopes[0];
+        let w = &words[i];
+        let label = st.label.clone();
+        if scopes.iter().any(|p| p.syntax.any_option) {
+            return i + 1;
+        }
+        let find = |name: &str| scopes.iter().find_map(|p| p.option(name));
+        // Long options (and Go-style single-dash long options).
+        let long_body = if let Some(b) = w.strip_prefix("--") {
+            Some(b)
+        } else if prog.syntax.single_dash_long {
+            w.strip_prefix('-')
+        } else {
+            None
+        };
+        if let Some(body) = long_body {
+            let (name, attached) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (body, None),
+            };
+            let found = self.find_long(scopes, name);
+            return match found {
+                Found::Opt(opt) => self.take(opt, words, i, attached, w, st, options_done),
+                Found::Negated if attached.is_none() => i + 1,
+                _ => {
+                    self.unknown(w, &label, "option not in the command database");
+                    i + 1
+                }
+            };
+        }
+        // A single-dash option spelled whole (`-TT`, `-5`, `-name`).
+        if let Some(opt) = find(w) {
+            return self.take(opt, words, i, None, w, st, options_done);
+        }
+        // Short options, bundled (`+` options bundle with `+` options).
+        let lead = if w.starts_with('+') { '+' } else { '-' };
+        let body = &w[1..];
+        let mut pos = 0;
+        while pos < body.len() {
+            let rest = &body[pos..];
+            // Longest declared name matching here.
+            let mut best: Option<(&'p OptionSpec, usize)> = None;
+            for p in scopes {
+                for (n, &ix) in &p.index {
+                    if let Some(s) = n.strip_prefix(lead) {
+                        if !n.starts_with("--") && rest.starts_with(s) && best.is_none_or(|(_, l)| s.len() > l) {
+                            best = Some((&p.options[ix], s.len()));
+                        }
+                    }
+                }
+            }
+            if best.is_none() && prog.syntax.numeric && rest.starts_with(|c: char| c.is_ascii_digit()) {
+                let n = rest.chars().take_while(char::is_ascii_digit).count();
+                pos += n;
+                continue;
+            }
+            let Some((opt, len)) = best else {
+                self.unknown(w, &label, "option not in the command database");
+                return i + 1;
+            };
+            let after = &rest[len..];
+            match opt.arg {
+                Arity::None => {
+                    if !prog.syntax.bundle && !after.is_empty() {
+                        self.unknown(w, &label, "options do not bundle");
+                        return i + 1;
+                    }
+                    self.take(opt, words, i, None, w, st, options_done);
+                    pos += len;
+                }
+                Arity::Required | Arity::Optional | Arity::Command => {
+                    let attached = if after.is_empty() { None } else { Some(after) };
+                    return self.take(opt, words, i, attached, w, st, options_done);
+                }
+            }
+        }
+        i + 1
+    }
+
+    fn find_long<'p>(&self, scopes: &[&'p Program], name: &str) -> Found<'p> {
+        let dashed = format!("--{name}");
+        let single = format!("-{name}");
+        for p in scopes {
+            if let Some(o) = p.option(&dashed).or_else(|| {
+                if p.syntax.single_dash_long {
+                    p.option(&single)
+                } else {
+                    None
+                }
+            }) {
+                return Found::Opt(o);
+            }
+        }
+        for p in scopes {
+            if p.syntax.abbrev {
+                if let Ok(o) = p.resolve_long(&dashed) {
+                    return Found::Opt(o);
+                }
+                if has_prefix(p, &dashed) {
+                    return Found::Missing; // ambiguous
+                }
+            }
+        }
+        if let Some(rest) = name.strip_prefix("no-") {
+            for p in scopes {
+                if p.syntax.negate && matches!(p.resolve_long(&format!("--{rest}")), Ok(o) if o.arg != Arity::Command) {
+                    return Found::Negated;
+                }
+            }
+        }
+        Found::Missing
+    }
+
+    /// Take the option's value(s) and apply its effects; returns the index of the next word.
+    #[allow(clippy::too_many_arguments)]
+    fn take<'p>(
+        &mut self,
+        opt: &'p OptionSpec,
+        words: &[String],
+        i: usize,
+        attached: Option<&str>,
+        word: &str,
+        st: &mut Parsed<'p>,
+        options_done: &mut bool,
+    ) -> usize {
+        let label = st.label.clone();
+        let mut next = i + 1;
+        let value: Option<String> = match opt.arg {
+            Arity::None => {
+                if attached.is_some() {
+                    self.unknown(word, &label, "option takes no value");
+                    return next;
+                }
+                None
+            }
+            Arity::Optional => attached.map(str::to_owned),
+            Arity::Required | Arity::Command => match attached {
+                Some(v) => Some(v.to_owned()),
+                None => match words.get(next) {
+                    Some(v) => {
+                        next += 1;
+                        Some(v.clone())
+                    }
+                    None => {
+                        self.unknown(word, &label, "option value missing");
+                        return next;
+                    }
+                },
+            },
+        };
+        // Extra words (`-fprintf FILE FORMAT`).
+        next = (next + opt.count - 1).min(words.len());
+        if let Some(m) = &opt.mark {
+            st.marks.push((m.clone(), value.clone()));
+        }
+        self.apply(opt, word, value.clone(), &label, &st.chdir);
+        if opt.chdir {
+            if let Some(v) = &value {
+                st.chdir = Some(join_dir(&st.chdir, v));
+            }
+        }
+        if let Some(slots) = &opt.operands {
+            st.spec = slots;
+            st.overridden = true;
+        }
+        if opt.in_place {
+            st.in_place = true;
+        }
+        if opt.stop {
+            *options_done = true;
+        }
+        next
+    }
+
+    /// Apply an option's effects to its value.
+    fn apply(&mut self, opt: &OptionSpec, word: &str, value: Option<String>, label: &str, chdir: &Option<String>) {
+        let shown = word.split('=').next().unwrap_or(word);
+        let value = value.or_else(|| opt.default.clone());
+        if matches!(
+            opt.value,
+            ValueKind::SshOption | ValueKind::GitConfig | ValueKind::GitConfigEnv
+        ) {
+            let v = value.unwrap_or_default();
+            self.config_value(opt.value, &v, label, shown);
+            return;
+        }
+        for &kind in &opt.effects {
+            let detail = format!("{}: {kind}", opt.name());
+            match opt.value {
+                ValueKind::Plain => match &value {
+                    Some(v) if is_path_kind(kind) && v == "-" => {}
+                    Some(v) if is_path_kind(kind) => {
+                        self.push(kind, Some(join_dir(chdir, v)), label, Some(shown), detail)
+                    }
+                    v => self.push(kind, v.clone(), label, Some(shown), detail),
+                },
+                ValueKind::AtFile => {
+                    if let Some(f) = value.as_deref().and_then(|v| v.strip_prefix('@')) {
+                        if f != "-" {
+                            self.push(kind, Some(join_dir(chdir, f)), label, Some(shown), detail);
+                        }
+                    }
+                }
+                ValueKind::FormFile => {
+                    let v = value.as_deref().unwrap_or("");
+                    if let Some((_, rhs)) = v.split_once('=') {
+                        if let Some(f) = rhs.strip_prefix('@').or_else(|| rhs.strip_prefix('<')) {
+                            let f = f.split(';').next().unwrap_or(f);
+                            if f != "-" {
+                                self.push(kind, Some(join_dir(chdir, f)), label, Some(shown), detail);
+                            }
+                        }
+                    }
+                }
+                ValueKind::CheckpointAction => {
+                    if let Some(cmd) = value.as_deref().and_then(|v| v.strip_prefix("exec=")) {
+                        self.push(kind, Some(cmd.to_owned()), label, Some(shown), detail);
+                    }
+                }
+                ValueKind::SshOption | ValueKind::GitConfig | ValueKind::GitConfigEnv => {}
+            }
+        }
+    }
+
+    /// A configuration setting (`-c key=value`, `-o Key=Value`).
+    fn config_value(&mut self, kind: ValueKind, text: &str, label: &str, shown: &str) {
+        let (table, key, value) = match kind {
+            ValueKind::SshOption => {
+                let text = text.trim_start();
+                let split = text
+                    .find(|c: char| c == '=' || c.is_whitespace())
+                    .unwrap_or(text.len());
+                let key = &text[..split];
+                let value = text[split..]
+                    .trim_start_matches(|c: char| c.is_whitespace())
+                    .trim_start_matches('=')
+                    .trim_start();
+                ("ssh", key, Some(value.to_owned()))
+            }
+            ValueKind::GitConfig => match text.split_once('=') {
+                Some((k, v)) => ("git", k, Some(v.to_owned())),
+                None => ("git", text, Some("true".to_owned())),
+            },
+            _ => match text.split_once('=') {
+                Some((k, _)) => ("git", k, None),
+                None => {
+                    self.unknown(text, label, "bad --config-env value");
+                    return;
+                }
+            },
+        };
+        self.config_effect(table, key, value, label, Some(shown));
+    }
+
+    fn config_effect(&mut self, table: &str, key: &str, value: Option<String>, label: &str, option: Option<&str>) {
+        let Some(category) = self.db.config_category(table, key).map(str::to_owned) else {
+            return;
+        };
+        let detail = format!("{table} config {key}: {category}");
+        match category.as_str() {
+            "alias" => match value.as_deref() {
+                Some(v) if v.starts_with('!') => {
+                    self.push(EffectKind::ExecString, Some(v[1..].to_owned()), label, option, detail)
+                }
+                Some(_) => {}
+                None => self.push(EffectKind::Unknown, None, label, option, detail),
+            },
+            c => match EffectKind::from_name(c) {
+                Some(k) if value.is_none() => {
+                    let k = if matches!(k, EffectKind::Read | EffectKind::Write) {
+                        EffectKind::Unknown
+                    } else {
+                        k
+                    };
+                    self.push(k, None, label, option, detail)
+                }
+                Some(k) => self.push(k, value, label, option, detail),
+                None => self.push(EffectKind::Unknown, value, label, option, detail),
+            },
+        }
+    }
+
+    /// Assign operands to roles and apply hooks.
+    fn finish(&mut self, prog: &Program, st: &mut Parsed<'_>) {
+        let label = st.label.clone();
+        if st.operands.is_empty() && !st.overridden && !st.rest_taken {
+            for &k in &prog.bare {
+                self.push(k, None, &label, None, "no operand: runs its standard input".into());
+            }
+        }
+        let ops = std::mem::take(&mut st.operands);
+        if prog.hook == Some(Hook::Ln) && ops.len() == 1 && !st.overridden {
+            let (t, dir) = &ops[0];
+            let name = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
+            self.push(EffectKind::Read, Some(join_dir(dir, t)), &label, None, "operand: target".into());
+            self.push(EffectKind::Write, Some(join_dir(dir, name)), &label, None, "operand: link made here".into());
+            return;
+        }
+        let assigned = assign(st.spec, &ops);
+        let mut script_operand = None;
+        for (slot, (w, dir)) in &assigned {
+            match slot {
+                None => self.unknown(w, &label, "extra operand"),
+                Some(slot) => {
+                    for &role in &slot.roles {
+                        if role == Role::Script || role == Role::Program {
+                            script_operand = Some(w.clone());
+                        }
+                        let role = if st.in_place && role == Role::Read {
+                            Role::ReadWrite
+                        } else {
+                            role
+                        };
+                        if prog.hook == Some(Hook::Tar) || prog.hook == Some(Hook::GitConfig) {
+                            continue;
+                        }
+                        self.operand(prog, role, w, dir, &label);
+                    }
+                }
+            }
+        }
+        match prog.hook {
+            Some(Hook::Sed) => {
+                let mut scripts = st.mark_values("script");
+                scripts.extend(script_operand);
+                if st.mark("script-file") {
+                    self.push(EffectKind::Unknown, None, &label, Some("-f"), "sed script read from a file".into());
+                } else if !scripts.is_empty() {
+                    let fx = lang::sed::analyze(&scripts.join("\n"), st.mark("extended"));
+                    self.script(fx, &label, "sed script");
+                }
+            }
+            Some(Hook::Awk) => {
+                let mut scripts = st.mark_values("script");
+                scripts.extend(script_operand);
+                if st.mark("script-file") {
+                    self.push(EffectKind::Unknown, None, &label, Some("-f"), "awk program read from a file".into());
+                } else if !scripts.is_empty() {
+                    let fx = lang::awk::analyze(&scripts.join("\n"));
+                    self.script(fx, &label, "awk program");
+                }
+            }
+            Some(Hook::Tar) => self.tar(st, &ops, &label),
+            Some(Hook::GitConfig) => self.git_config(st, &ops, &label),
+            _ => {}
+        }
+    }
+
+    fn script(&mut self, fx: ScriptEffects, label: &str, what: &str) {
+        for r in fx.reads {
+            self.push(EffectKind::Read, Some(r), label, None, format!("{what}: reads"));
+        }
+        for w in fx.writes {
+            self.push(EffectKind::Write, Some(w), label, None, format!("{what}: writes"));
+        }
+        for x in fx.exec_strings {
+            self.push(EffectKind::ExecString, Some(x), label, None, format!("{what}: runs"));
+        }
+        for u in fx.unknown {
+            self.push(EffectKind::Unknown, None, label, None, format!("{what}: {u}"));
+        }
+    }
+
+    fn operand(&mut self, prog: &Program, role: Role, w: &str, dir: &Option<String>, label: &str) {
+        let detail = format!("operand: {}", role_name(role));
+        let path = |w: &str| join_dir(dir, w);
+        let push = |run: &mut Self, k: EffectKind, v: Option<String>| run.push(k, v, label, None, detail.clone());
+        match role {
+            Role::Read | Role::ReadWrite | Role::Write if w == "-" => {}
+            Role::Read => push(self, EffectKind::Read, Some(path(w))),
+            Role::Write => push(self, EffectKind::Write, Some(path(w))),
+            Role::ReadWrite => {
+                push(self, EffectKind::Read, Some(path(w)));
+                push(self, EffectKind::Write, Some(path(w)));
+            }
+            Role::Data | Role::Script | Role::Program | Role::Assign => {}
+            Role::ExecString => push(self, EffectKind::ExecString, Some(w.to_owned())),
+            Role::RunsCode => {
+                push(self, EffectKind::RunsCode, Some(path(w)));
+                if w != "-" {
+                    push(self, EffectKind::Read, Some(path(w)));
+                }
+            }
+            Role::ExecProgram => push(self, EffectKind::ExecProgram, Some(w.to_owned())),
+            Role::System => push(self, EffectKind::System, Some(w.to_owned())),
+            Role::Network => push(self, EffectKind::Network, Some(w.to_owned())),
+            Role::Unknown => push(self, EffectKind::Unknown, Some(w.to_owned())),
+            Role::AwkInput => {
+                if !is_assignment(w) && w != "-" {
+                    push(self, EffectKind::Read, Some(path(w)))
+                }
+            }
+            Role::LessFile => match w.strip_prefix('+') {
+                Some(cmd) => match less_command(cmd) {
+                    LessCmd::Inert => {}
+                    LessCmd::Shell(s) => push(self, EffectKind::ExecString, Some(s)),
+                    LessCmd::Unknown => push(self, EffectKind::Unknown, Some(w.to_owned())),
+                },
+                None => push(self, EffectKind::Read, Some(path(w))),
+            },
+            Role::Date => {
+                if !w.starts_with('+') {
+                    push(self, EffectKind::System, Some(w.to_owned()))
+                }
+            }
+            Role::KeyValue => {
+                let kinds = w.split_once('=').and_then(|(k, v)| Some((prog.keys.get(k)?, v)));
+                match kinds {
+                    Some((kinds, v)) => {
+                        for &k in kinds {
+                            let v = if is_path_kind(k) { path(v) } else { v.to_owned() };
+                            push(self, k, Some(v));
+                        }
+                    }
+                    None => push(self, EffectKind::Unknown, Some(w.to_owned())),
+                }
+            }
+            Role::RemoteRead | Role::RemoteWrite => {
+                if is_remote_path(w) {
+                    push(self, EffectKind::Network, Some(w.to_owned()))
+                } else if w != "-" {
+                    let k = if role == Role::RemoteRead {
+                        EffectKind::Read
+                    } else {
+                        EffectKind::Write
+                    };
+                    push(self, k, Some(path(w)))
+                }
+            }
+            Role::ExecArgv | Role::ExecArgvOpen | Role::ExecStringJoined | Role::Remote => {}
+        }
+    }
+
+    /// `find`: options, starting points, then an expression of primaries.
+    fn find(&mut self, prog: &Program, words: &[String], chdir: Option<String>) {
+        let label = prog.name.clone();
+        let mut i = 0;
+        // Leading options -H -L -P -D LIST -OLEVEL.
+        while let Some(w) = words.get(i) {
+            match w.as_str() {
+                "-H" | "-L" | "-P" => i += 1,
+                "-D" => i += 2,
+                _ if w.starts_with("-O") && w.len() > 2 => i += 1,
+                _ => break,
+            }
+        }
+        let is_expr = |w: &str| (w.starts_with('-') && w.len() > 1) || matches!(w, "(" | ")" | "!" | ",");
+        let mut starts = Vec::new();
+        while let Some(w) = words.get(i) {
+            if is_expr(w) {
+                break;
+            }
+            starts.push(join_dir(&chdir, w));
+            i += 1;
+        }
+        if starts.is_empty() {
+            starts.push(join_dir(&chdir, "."));
+        }
+        for s in &starts {
+            self.push(EffectKind::Read, Some(s.clone()), &label, None, "starting point: read".into());
+        }
+        while let Some(w) = words.get(i) {
+            i += 1;
+            if matches!(w.as_str(), "(" | ")" | "!" | ",") {
+                continue;
+            }
+            let Some(opt) = prog.option(w) else {
+                self.unknown(w, &label, "find primary not in the command database");
+                continue;
+            };
+            let detail = format!("{}: {}", opt.name(), opt.effects.iter().map(|k| k.as_str()).collect::<Vec<_>>().join("+"));
+            match opt.arg {
+                Arity::Command => {
+                    let start = i;
+                    let mut end = None;
+                    let mut j = i;
+                    while let Some(x) = words.get(j) {
+                        if x == ";" || (x == "+" && j > start && words[j - 1] == "{}") {
+                            end = Some(j);
+                            break;
+                        }
+                        j += 1;
+                    }
+                    let Some(end) = end else {
+                        self.unknown(w, &label, "find command without `;` or `+`");
+                        return;
+                    };
+                    let mut e = Effect::new(
+                        EffectKind::ExecArgv,
+                        words.get(start).cloned(),
+                        Source {
+                            program: label.clone(),
+                            option: Some(w.clone()),
+                            detail: detail.clone(),
+                        },
+                    );
+                    e.argv = words[start..end].to_vec();
+                    e.argv_open = words[end] == "+";
+                    self.out.effects.push(e);
+                    i = end + 1;
+                }
+                Arity::None | Arity::Optional => {
+                    for &k in &opt.effects {
+                        if is_path_kind(k) {
+                            for s in &starts {
+                                self.push(k, Some(s.clone()), &label, Some(w), detail.clone());
+                            }
+                        } else {
+                            self.push(k, None, &label, Some(w), detail.clone());
+                        }
+                    }
+                }
+                Arity::Required => {
+                    let Some(v) = words.get(i) else {
+                        self.unknown(w, &label, "find primary without its value");
+                        return;
+                    };
+                    i += opt.count;
+                    self.apply(opt, w, Some(v.clone()), &label, &chdir);
+                }
+            }
+        }
+    }
+
+    /// `tar`: the archive and the operands mean what the mode says.
+    fn tar(&mut self, st: &Parsed<'_>, ops: &[(String, Option<String>)], label: &str) {
+        const MODES: [&str; 5] = ["create", "extract", "list", "append", "update"];
+        let mode = st
+            .marks
+            .iter()
+            .rev()
+            .find(|(m, _)| MODES.contains(&m.as_str()))
+            .map(|(m, _)| m.as_str());
+        let archives = st.mark_values("archive");
+        let remote_ok = !st.mark("force-local");
+        for a in &archives {
+            if a == "-" {
+                continue;
+            }
+            if remote_ok && is_remote_path(a) {
+                self.push(EffectKind::Network, Some(a.clone()), label, Some("-f"), "remote archive (rsh)".into());
+                self.push(EffectKind::ExecProgram, Some("rsh".into()), label, Some("-f"), "remote archive (rsh)".into());
+                continue;
+            }
+            let kinds: &[EffectKind] = match mode {
+                Some("create") => &[EffectKind::Write],
+                Some("extract") | Some("list") => &[EffectKind::Read],
+                Some(_) => &[EffectKind::Read, EffectKind::Write],
+                None => &[EffectKind::Unknown],
+            };
+            for &k in kinds {
+                self.push(k, Some(a.clone()), label, Some("-f"), format!("archive: {k}"));
+            }
+        }
+        match mode {
+            Some("create") | Some("append") | Some("update") => {
+                for (w, dir) in ops {
+                    self.push(EffectKind::Read, Some(join_dir(dir, w)), label, None, "operand: read".into());
+                    if st.mark("remove-files") {
+                        self.push(EffectKind::Write, Some(join_dir(dir, w)), label, Some("--remove-files"), "operand: removed".into());
+                    }
+                }
+            }
+            Some("extract") => {
+                if st.mark("to-stdout") {
+                } else if st.mark("absolute-names") {
+                    self.push(EffectKind::Write, None, label, Some("-P"), "extracts anywhere".into());
+                } else {
+                    let dir = st.chdir.clone().unwrap_or_else(|| ".".into());
+                    self.push(EffectKind::Write, Some(dir), label, None, "extracts into".into());
+                }
+            }
+            Some(_) => {}
+            None => {
+                if !ops.is_empty() {
+                    self.push(EffectKind::Unknown, None, label, None, "tar without a mode".into());
+                }
+            }
+        }
+    }
+
+    /// `git config`: reads unless it sets; settings of keys that run programs run them.
+    fn git_config(&mut self, st: &Parsed<'_>, ops: &[(String, Option<String>)], label: &str) {
+        let words: Vec<&str> = ops.iter().map(|(w, _)| w.as_str()).collect();
+        let file = st.mark_values("file").pop();
+        let (write, key, value): (bool, Option<&str>, Option<&str>) = match words.as_slice() {
+            ["get" | "list", ..] => (false, None, None),
+            ["set", rest @ ..] => (true, rest.first().copied(), rest.get(1).copied()),
+            ["unset" | "rename-section" | "remove-section" | "edit", ..] => (true, None, None),
+            _ if st.mark("set") => (true, words.first().copied(), words.get(1).copied()),
+            _ if st.mark("get") => (false, None, None),
+            [_] | [] => (false, None, None),
+            [k, v, ..] => (true, Some(*k), Some(*v)),
+        };
+        let target = file.clone();
+        if write {
+            self.push(EffectKind::Write, target, label, None, "writes git configuration".into());
+            if let Some(k) = key {
+                self.config_effect("git", k, value.map(str::to_owned), label, None);
+            }
+            if words.first() == Some(&"edit") {
+                self.push(EffectKind::ExecProgram, None, label, None, "runs the editor".into());
+            }
+        } else if let Some(f) = target {
+            if f != "-" {
+                self.push(EffectKind::Read, Some(f), label, None, "reads git configuration".into());
+            }
+        }
+    }
+}
+
+fn has_prefix(p: &Program, dashed: &str) -> bool {
+    p.index.keys().any(|n| n.starts_with("--") && n.starts_with(dashed))
+}
+
+fn is_path_kind(k: EffectKind) -> bool {
+    matches!(k, EffectKind::Read | EffectKind::Write | EffectKind::RunsCode)
+}
+
+fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::Read => "read",
+        Role::Write => "write",
+        Role::ReadWrite => "read-write",
+        Role::Data => "data",
+        Role::Script => "script",
+        Role::Program => "program",
+        Role::ExecArgv => "exec-argv",
+        Role::ExecArgvOpen => "exec-argv-open",
+        Role::ExecString => "exec-string",
+        Role::ExecStringJoined => "exec-string-joined",
+        Role::RunsCode => "runs-code",
+        Role::ExecProgram => "exec-program",
+        Role::System => "system",
+        Role::Network => "network",
+        Role::Remote => "remote",
+        Role::Unknown => "unknown",
+        Role::Assign => "assign",
+        Role::AwkInput => "awk-input",
+        Role::LessFile => "less-file",
+        Role::Date => "date",
+        Role::KeyValue => "key-value",
+        Role::RemoteRead => "remote-read",
+        Role::RemoteWrite => "remote-write",
+    }
+}
+
+/// The slot taking the rest of the words, and how many operands come before it.
+fn rest_slot(spec: &[Slot]) -> Option<(Role, usize)> {
+    let last = spec.last()?;
+    let role = *last.roles.iter().find(|r| r.takes_rest())?;
+    let before = spec[..spec.len() - 1]
+        .iter()
+        .filter(|s| !s.roles.contains(&Role::Assign))
+        .count();
+    Some((role, before))
+}
+
+/// The position of the assignment slot.
+fn assign_slot(spec: &[Slot]) -> Option<usize> {
+    spec.iter().position(|s| s.roles.contains(&Role::Assign))
+}
+
+/// Assign operands to slots: slots before the `...` one from the front, after it from the
+/// back, the `...` one takes the middle; with no `...` slot, extra operands get `None`.
+fn assign<'s, 'w>(
+    spec: &'s [Slot],
+    ops: &'w [(String, Option<String>)],
+) -> Vec<(Option<&'s Slot>, &'w (String, Option<String>))> {
+    let spec: Vec<&Slot> = spec
+        .iter()
+        .filter(|s| !s.roles.contains(&Role::Assign) && !s.roles.iter().any(|r| r.takes_rest()))
+        .collect();
+    let n = ops.len();
+    let mut out = Vec::with_capacity(n);
+    match spec.iter().position(|s| s.repeat == Repeat::Many) {
+        None => {
+            for (k, op) in ops.iter().enumerate() {
+                out.push((spec.get(k).copied(), op));
+            }
+        }
+        Some(m) => {
+            let front = &spec[..m];
+            let back = &spec[m + 1..];
+            let nf = front.len().min(n);
+            let nb = back.len().min(n - nf);
+            for (k, op) in ops.iter().enumerate() {
+                let slot = if k < nf {
+                    front[k]
+                } else if k >= n - nb {
+                    back[k - (n - nb)]
+                } else {
+                    spec[m]
+                };
+                out.push((Some(slot), op));
+            }
+        }
+    }
+    out
+}
+
+enum LessCmd {
+    Inert,
+    Shell(String),
+    Unknown,
+}
+
+/// A `less +COMMAND`: only a line number, `G`, `g`, `F`, or a search are inert; `!CMD` runs a
+/// shell command; anything else (it is typed as keys) is unknown.
+fn less_command(cmd: &str) -> LessCmd {
+    let cmd = cmd.strip_prefix('+').unwrap_or(cmd);
+    if cmd.contains(['\n', '\r']) {
+        return LessCmd::Unknown;
+    }
+    let digits = cmd.trim_start_matches(|c: char| c.is_ascii_digit());
+    if matches!(digits, "" | "G" | "g" | "F" | "p" | "%") {
+        return LessCmd::Inert;
+    }
+    if cmd.starts_with('/') || cmd.starts_with('?') {
+        return LessCmd::Inert;
+    }
+    if let Some(s) = cmd.strip_prefix('!') {
+        return LessCmd::Shell(s.to_owned());
+    }
+    LessCmd::Unknown
+}
+
+/// `tar cvf a.tar x` (the first word without a dash) means `-c -v -f a.tar x`: each letter
+/// that takes a value takes the next word.
+fn tar_traditional(prog: &Program, words: &[String]) -> Vec<String> {
+    let Some(first) = words.first() else {
+        return Vec::new();
+    };
+    if first.starts_with('-') || first.is_empty() {
+        return words.to_vec();
+    }
+    let mut out = Vec::new();
+    let mut rest = words[1..].iter();
+    for c in first.chars() {
+        let name = format!("-{c}");
+        out.push(name.clone());
+        if let Some(o) = prog.option(&name) {
+            if o.arg == Arity::Required {
+                if let Some(v) = rest.next() {
+                    out.push(v.clone());
+                }
+            }
+        }
+    }
+    out.extend(rest.cloned());
+    out
+}
