@@ -24,9 +24,9 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+use crate::Error;
 use crate::effect::{Effect, EffectKind, Source};
 use crate::lang::{self, ScriptEffects};
-use crate::Error;
 
 /// The shipped database.
 const SHIPPED: &str = include_str!("commands.toml");
@@ -226,6 +226,8 @@ pub struct OptionSpec {
     pub chdir: bool,
     /// How many words its value takes (`find -fprintf FILE FORMAT`: 2).
     pub count: usize,
+    /// Which of those words (from 1) the effect applies to (`jq --rawfile NAME FILE`: 2).
+    pub effect_on: usize,
     /// A note for a hook (`script`, `extended`, a tar mode).
     pub mark: Option<String>,
     /// The value used when an optional value is absent (`gawk --profile`: `awkprof.out`).
@@ -310,25 +312,25 @@ impl Program {
     }
 
     /// Resolve a long option name (`--out`) the way the program does: exactly, else (when the
-    /// program accepts abbreviations) as the one option it is a prefix of. `Err(())` when the
+    /// program accepts abbreviations) as the one option it is a prefix of. `None` when the
     /// prefix is ambiguous or matches nothing.
-    pub fn resolve_long(&self, name: &str) -> Result<&OptionSpec, ()> {
+    pub fn resolve_long(&self, name: &str) -> Option<&OptionSpec> {
         if let Some(o) = self.option(name) {
-            return Ok(o);
+            return Some(o);
         }
         if !self.syntax.abbrev || !name.starts_with("--") || name.len() < 3 {
-            return Err(());
+            return None;
         }
         let mut found: Option<usize> = None;
         for (n, &i) in &self.index {
             if n.starts_with("--") && n.starts_with(name) {
                 match found {
-                    Some(j) if j != i => return Err(()),
+                    Some(j) if j != i => return None,
                     _ => found = Some(i),
                 }
             }
         }
-        found.map(|i| &self.options[i]).ok_or(())
+        found.map(|i| &self.options[i])
     }
 }
 
@@ -450,6 +452,7 @@ struct RawOption {
     #[serde(default)]
     chdir: bool,
     count: Option<usize>,
+    effect_on: Option<usize>,
     mark: Option<String>,
     default: Option<String>,
 }
@@ -481,19 +484,26 @@ fn parse_slots(list: &[String], whose: &str) -> Result<Vec<Slot>, Error> {
         };
         let roles = body
             .split('+')
-            .map(|r| Role::parse(r).ok_or_else(|| bad(format!("{whose}: unknown operand role `{r}`"))))
+            .map(|r| {
+                Role::parse(r).ok_or_else(|| bad(format!("{whose}: unknown operand role `{r}`")))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         slots.push(Slot { roles, repeat });
     }
     let many = slots.iter().filter(|s| s.repeat == Repeat::Many).count();
-    let assigns = slots.iter().filter(|s| s.roles.contains(&Role::Assign)).count();
+    let assigns = slots
+        .iter()
+        .filter(|s| s.roles.contains(&Role::Assign))
+        .count();
     if many > 1 + assigns {
         return Err(bad(format!("{whose}: more than one `...` operand")));
     }
-    if let Some(p) = slots.iter().position(|s| s.roles.iter().any(|r| r.takes_rest())) {
-        if p + 1 != slots.len() {
-            return Err(bad(format!("{whose}: a command operand must come last")));
-        }
+    if let Some(p) = slots
+        .iter()
+        .position(|s| s.roles.iter().any(|r| r.takes_rest()))
+        && p + 1 != slots.len()
+    {
+        return Err(bad(format!("{whose}: a command operand must come last")));
     }
     Ok(slots)
 }
@@ -652,7 +662,9 @@ fn compile(
 
     let operands = parse_slots(&rp.operands, name)?;
     if syntax.permute && rest_slot(&operands).is_some() {
-        return Err(bad(format!("{name}: a command operand needs a style that stops at operands")));
+        return Err(bad(format!(
+            "{name}: a command operand needs a style that stops at operands"
+        )));
     }
     let mut prog = Program {
         name: name.to_owned(),
@@ -673,7 +685,9 @@ fn compile(
         operands,
         shared_options: rp.shared,
         hook: match &rp.hook {
-            Some(h) => Some(Hook::parse(h).ok_or_else(|| bad(format!("{name}: unknown hook `{h}`")))?),
+            Some(h) => {
+                Some(Hook::parse(h).ok_or_else(|| bad(format!("{name}: unknown hook `{h}`")))?)
+            }
             None => None,
         },
         ..Program::default()
@@ -723,6 +737,7 @@ fn compile(
                         stop: false,
                         chdir: false,
                         count: 1,
+                        effect_on: 1,
                         mark: None,
                         default: None,
                     },
@@ -763,6 +778,10 @@ fn compile(
                     stop: o.stop,
                     chdir: o.chdir,
                     count: o.count.unwrap_or(1).max(1),
+                    effect_on: o
+                        .effect_on
+                        .unwrap_or(1)
+                        .clamp(1, o.count.unwrap_or(1).max(1)),
                     mark: o.mark.clone(),
                     default: o.default.clone(),
                 },
@@ -877,7 +896,14 @@ enum Found<'p> {
 }
 
 impl Run<'_, '_> {
-    fn push(&mut self, kind: EffectKind, value: Option<String>, program: &str, option: Option<&str>, detail: String) {
+    fn push(
+        &mut self,
+        kind: EffectKind,
+        value: Option<String>,
+        program: &str,
+        option: Option<&str>,
+        detail: String,
+    ) {
         self.out.effects.push(Effect::new(
             kind,
             value,
@@ -901,7 +927,13 @@ impl Run<'_, '_> {
 
     /// Parse `words` (argv without the program's name) with `scopes[0]`, falling back to
     /// the parents' options in `scopes[1..]`.
-    fn program<'p>(&mut self, scopes: &[&'p Program], words: &[String], head: Vec<String>, chdir: Option<String>) {
+    fn program<'p>(
+        &mut self,
+        scopes: &[&'p Program],
+        words: &[String],
+        head: Vec<String>,
+        chdir: Option<String>,
+    ) {
         let prog = scopes[0];
         let label = prog.name.clone();
         for &k in &prog.effects {
@@ -937,7 +969,8 @@ impl Run<'_, '_> {
                 continue;
             }
             let looks_option = w.len() > 1
-                && (w.starts_with('-') || (w.starts_with('+') && prog.index.keys().any(|n| n.starts_with('+'))));
+                && (w.starts_with('-')
+                    || (w.starts_with('+') && prog.index.keys().any(|n| n.starts_with('+'))));
             if !options_done && looks_option {
                 i = self.option(scopes, &words, i, &mut st, &mut options_done);
                 continue;
@@ -962,12 +995,13 @@ impl Run<'_, '_> {
                 self.program(&chain, &words[i + 1..], head, st.chdir.clone());
                 return;
             }
-            if let Some(k) = assign_slot(st.spec) {
-                if k == st.operands.len() && is_assignment(w) {
-                    st.assigns.push(w.clone());
-                    i += 1;
-                    continue;
-                }
+            if let Some(k) = assign_slot(st.spec)
+                && k == st.operands.len()
+                && is_assignment(w)
+            {
+                st.assigns.push(w.clone());
+                i += 1;
+                continue;
             }
             if self.at_rest(&st) {
                 self.rest(&mut st, &words[i..]);
@@ -999,7 +1033,11 @@ impl Run<'_, '_> {
         let detail = if st.assigns.is_empty() {
             format!("operands: {}", role_name(role))
         } else {
-            format!("operands: {} with {}", role_name(role), st.assigns.join(" "))
+            format!(
+                "operands: {} with {}",
+                role_name(role),
+                st.assigns.join(" ")
+            )
         };
         match role {
             Role::ExecArgv | Role::ExecArgvOpen => {
@@ -1016,10 +1054,20 @@ impl Run<'_, '_> {
                 e.argv_open = role == Role::ExecArgvOpen;
                 self.out.effects.push(e);
             }
-            Role::ExecStringJoined => {
-                self.push(EffectKind::ExecString, Some(words.join(" ")), &label, None, detail)
-            }
-            Role::Remote => self.push(EffectKind::System, Some(words.join(" ")), &label, None, detail),
+            Role::ExecStringJoined => self.push(
+                EffectKind::ExecString,
+                Some(words.join(" ")),
+                &label,
+                None,
+                detail,
+            ),
+            Role::Remote => self.push(
+                EffectKind::System,
+                Some(words.join(" ")),
+                &label,
+                None,
+                detail,
+            ),
             _ => {}
         }
     }
@@ -1077,14 +1125,19 @@ impl Run<'_, '_> {
             let mut best: Option<(&'p OptionSpec, usize)> = None;
             for p in scopes {
                 for (n, &ix) in &p.index {
-                    if let Some(s) = n.strip_prefix(lead) {
-                        if !n.starts_with("--") && rest.starts_with(s) && best.is_none_or(|(_, l)| s.len() > l) {
-                            best = Some((&p.options[ix], s.len()));
-                        }
+                    if let Some(s) = n.strip_prefix(lead)
+                        && !n.starts_with("--")
+                        && rest.starts_with(s)
+                        && best.is_none_or(|(_, l)| s.len() > l)
+                    {
+                        best = Some((&p.options[ix], s.len()));
                     }
                 }
             }
-            if best.is_none() && prog.syntax.numeric && rest.starts_with(|c: char| c.is_ascii_digit()) {
+            if best.is_none()
+                && prog.syntax.numeric
+                && rest.starts_with(|c: char| c.is_ascii_digit())
+            {
                 let n = rest.chars().take_while(char::is_ascii_digit).count();
                 pos += n;
                 continue;
@@ -1128,7 +1181,7 @@ impl Run<'_, '_> {
         }
         for p in scopes {
             if p.syntax.abbrev {
-                if let Ok(o) = p.resolve_long(&dashed) {
+                if let Some(o) = p.resolve_long(&dashed) {
                     return Found::Opt(o);
                 }
                 if has_prefix(p, &dashed) {
@@ -1138,7 +1191,9 @@ impl Run<'_, '_> {
         }
         if let Some(rest) = name.strip_prefix("no-") {
             for p in scopes {
-                if p.syntax.negate && matches!(p.resolve_long(&format!("--{rest}")), Ok(o) if o.arg != Arity::Command) {
+                if p.syntax.negate
+                    && matches!(p.resolve_long(&format!("--{rest}")), Some(o) if o.arg != Arity::Command)
+                {
                     return Found::Negated;
                 }
             }
@@ -1183,16 +1238,24 @@ impl Run<'_, '_> {
                 },
             },
         };
-        // Extra words (`-fprintf FILE FORMAT`).
+        // Extra words (`-fprintf FILE FORMAT`, `--rawfile NAME FILE`).
+        let value = if opt.effect_on > 1 {
+            words.get(next + opt.effect_on - 2).cloned()
+        } else {
+            value
+        };
+        if next + opt.count - 1 > words.len() {
+            self.unknown(word, &label, "option values missing");
+        }
         next = (next + opt.count - 1).min(words.len());
         if let Some(m) = &opt.mark {
             st.marks.push((m.clone(), value.clone()));
         }
         self.apply(opt, word, value.clone(), &label, &st.chdir);
-        if opt.chdir {
-            if let Some(v) = &value {
-                st.chdir = Some(join_dir(&st.chdir, v));
-            }
+        if opt.chdir
+            && let Some(v) = &value
+        {
+            st.chdir = Some(join_dir(&st.chdir, v));
         }
         if let Some(slots) = &opt.operands {
             st.spec = slots;
@@ -1208,7 +1271,14 @@ impl Run<'_, '_> {
     }
 
     /// Apply an option's effects to its value.
-    fn apply(&mut self, opt: &OptionSpec, word: &str, value: Option<String>, label: &str, chdir: &Option<String>) {
+    fn apply(
+        &mut self,
+        opt: &OptionSpec,
+        word: &str,
+        value: Option<String>,
+        label: &str,
+        chdir: &Option<String>,
+    ) {
         let shown = word.split('=').next().unwrap_or(word);
         let value = value.or_else(|| opt.default.clone());
         if matches!(
@@ -1230,20 +1300,20 @@ impl Run<'_, '_> {
                     v => self.push(kind, v.clone(), label, Some(shown), detail),
                 },
                 ValueKind::AtFile => {
-                    if let Some(f) = value.as_deref().and_then(|v| v.strip_prefix('@')) {
-                        if f != "-" {
-                            self.push(kind, Some(join_dir(chdir, f)), label, Some(shown), detail);
-                        }
+                    if let Some(f) = value.as_deref().and_then(|v| v.strip_prefix('@'))
+                        && f != "-"
+                    {
+                        self.push(kind, Some(join_dir(chdir, f)), label, Some(shown), detail);
                     }
                 }
                 ValueKind::FormFile => {
                     let v = value.as_deref().unwrap_or("");
-                    if let Some((_, rhs)) = v.split_once('=') {
-                        if let Some(f) = rhs.strip_prefix('@').or_else(|| rhs.strip_prefix('<')) {
-                            let f = f.split(';').next().unwrap_or(f);
-                            if f != "-" {
-                                self.push(kind, Some(join_dir(chdir, f)), label, Some(shown), detail);
-                            }
+                    if let Some((_, rhs)) = v.split_once('=')
+                        && let Some(f) = rhs.strip_prefix('@').or_else(|| rhs.strip_prefix('<'))
+                    {
+                        let f = f.split(';').next().unwrap_or(f);
+                        if f != "-" {
+                            self.push(kind, Some(join_dir(chdir, f)), label, Some(shown), detail);
                         }
                     }
                 }
@@ -1287,16 +1357,27 @@ impl Run<'_, '_> {
         self.config_effect(table, key, value, label, Some(shown));
     }
 
-    fn config_effect(&mut self, table: &str, key: &str, value: Option<String>, label: &str, option: Option<&str>) {
+    fn config_effect(
+        &mut self,
+        table: &str,
+        key: &str,
+        value: Option<String>,
+        label: &str,
+        option: Option<&str>,
+    ) {
         let Some(category) = self.db.config_category(table, key).map(str::to_owned) else {
             return;
         };
         let detail = format!("{table} config {key}: {category}");
         match category.as_str() {
             "alias" => match value.as_deref() {
-                Some(v) if v.starts_with('!') => {
-                    self.push(EffectKind::ExecString, Some(v[1..].to_owned()), label, option, detail)
-                }
+                Some(v) if v.starts_with('!') => self.push(
+                    EffectKind::ExecString,
+                    Some(v[1..].to_owned()),
+                    label,
+                    option,
+                    detail,
+                ),
                 Some(_) => {}
                 None => self.push(EffectKind::Unknown, None, label, option, detail),
             },
@@ -1320,15 +1401,33 @@ impl Run<'_, '_> {
         let label = st.label.clone();
         if st.operands.is_empty() && !st.overridden && !st.rest_taken {
             for &k in &prog.bare {
-                self.push(k, None, &label, None, "no operand: runs its standard input".into());
+                self.push(
+                    k,
+                    None,
+                    &label,
+                    None,
+                    "no operand: runs its standard input".into(),
+                );
             }
         }
         let ops = std::mem::take(&mut st.operands);
         if prog.hook == Some(Hook::Ln) && ops.len() == 1 && !st.overridden {
             let (t, dir) = &ops[0];
             let name = t.trim_end_matches('/').rsplit('/').next().unwrap_or(t);
-            self.push(EffectKind::Read, Some(join_dir(dir, t)), &label, None, "operand: target".into());
-            self.push(EffectKind::Write, Some(join_dir(dir, name)), &label, None, "operand: link made here".into());
+            self.push(
+                EffectKind::Read,
+                Some(join_dir(dir, t)),
+                &label,
+                None,
+                "operand: target".into(),
+            );
+            self.push(
+                EffectKind::Write,
+                Some(join_dir(dir, name)),
+                &label,
+                None,
+                "operand: link made here".into(),
+            );
             return;
         }
         let assigned = assign(st.spec, &ops);
@@ -1359,7 +1458,13 @@ impl Run<'_, '_> {
                 let mut scripts = st.mark_values("script");
                 scripts.extend(script_operand);
                 if st.mark("script-file") {
-                    self.push(EffectKind::Unknown, None, &label, Some("-f"), "sed script read from a file".into());
+                    self.push(
+                        EffectKind::Unknown,
+                        None,
+                        &label,
+                        Some("-f"),
+                        "sed script read from a file".into(),
+                    );
                 } else if !scripts.is_empty() {
                     let fx = lang::sed::analyze(&scripts.join("\n"), st.mark("extended"));
                     self.script(fx, &label, "sed script");
@@ -1369,7 +1474,13 @@ impl Run<'_, '_> {
                 let mut scripts = st.mark_values("script");
                 scripts.extend(script_operand);
                 if st.mark("script-file") {
-                    self.push(EffectKind::Unknown, None, &label, Some("-f"), "awk program read from a file".into());
+                    self.push(
+                        EffectKind::Unknown,
+                        None,
+                        &label,
+                        Some("-f"),
+                        "awk program read from a file".into(),
+                    );
                 } else if !scripts.is_empty() {
                     let fx = lang::awk::analyze(&scripts.join("\n"));
                     self.script(fx, &label, "awk program");
@@ -1383,23 +1494,49 @@ impl Run<'_, '_> {
 
     fn script(&mut self, fx: ScriptEffects, label: &str, what: &str) {
         for r in fx.reads {
-            self.push(EffectKind::Read, Some(r), label, None, format!("{what}: reads"));
+            self.push(
+                EffectKind::Read,
+                Some(r),
+                label,
+                None,
+                format!("{what}: reads"),
+            );
         }
         for w in fx.writes {
-            self.push(EffectKind::Write, Some(w), label, None, format!("{what}: writes"));
+            self.push(
+                EffectKind::Write,
+                Some(w),
+                label,
+                None,
+                format!("{what}: writes"),
+            );
         }
         for x in fx.exec_strings {
-            self.push(EffectKind::ExecString, Some(x), label, None, format!("{what}: runs"));
+            self.push(
+                EffectKind::ExecString,
+                Some(x),
+                label,
+                None,
+                format!("{what}: runs"),
+            );
         }
         for u in fx.unknown {
-            self.push(EffectKind::Unknown, None, label, None, format!("{what}: {u}"));
+            self.push(
+                EffectKind::Unknown,
+                None,
+                label,
+                None,
+                format!("{what}: {u}"),
+            );
         }
     }
 
     fn operand(&mut self, prog: &Program, role: Role, w: &str, dir: &Option<String>, label: &str) {
         let detail = format!("operand: {}", role_name(role));
         let path = |w: &str| join_dir(dir, w);
-        let push = |run: &mut Self, k: EffectKind, v: Option<String>| run.push(k, v, label, None, detail.clone());
+        let push = |run: &mut Self, k: EffectKind, v: Option<String>| {
+            run.push(k, v, label, None, detail.clone())
+        };
         match role {
             Role::Read | Role::ReadWrite | Role::Write if w == "-" => {}
             Role::Read => push(self, EffectKind::Read, Some(path(w))),
@@ -1439,11 +1576,17 @@ impl Run<'_, '_> {
                 }
             }
             Role::KeyValue => {
-                let kinds = w.split_once('=').and_then(|(k, v)| Some((prog.keys.get(k)?, v)));
+                let kinds = w
+                    .split_once('=')
+                    .and_then(|(k, v)| Some((prog.keys.get(k)?, v)));
                 match kinds {
                     Some((kinds, v)) => {
                         for &k in kinds {
-                            let v = if is_path_kind(k) { path(v) } else { v.to_owned() };
+                            let v = if is_path_kind(k) {
+                                path(v)
+                            } else {
+                                v.to_owned()
+                            };
                             push(self, k, Some(v));
                         }
                     }
@@ -1479,7 +1622,8 @@ impl Run<'_, '_> {
                 _ => break,
             }
         }
-        let is_expr = |w: &str| (w.starts_with('-') && w.len() > 1) || matches!(w, "(" | ")" | "!" | ",");
+        let is_expr =
+            |w: &str| (w.starts_with('-') && w.len() > 1) || matches!(w, "(" | ")" | "!" | ",");
         let mut starts = Vec::new();
         while let Some(w) = words.get(i) {
             if is_expr(w) {
@@ -1492,7 +1636,13 @@ impl Run<'_, '_> {
             starts.push(join_dir(&chdir, "."));
         }
         for s in &starts {
-            self.push(EffectKind::Read, Some(s.clone()), &label, None, "starting point: read".into());
+            self.push(
+                EffectKind::Read,
+                Some(s.clone()),
+                &label,
+                None,
+                "starting point: read".into(),
+            );
         }
         while let Some(w) = words.get(i) {
             i += 1;
@@ -1503,7 +1653,15 @@ impl Run<'_, '_> {
                 self.unknown(w, &label, "find primary not in the command database");
                 continue;
             };
-            let detail = format!("{}: {}", opt.name(), opt.effects.iter().map(|k| k.as_str()).collect::<Vec<_>>().join("+"));
+            let detail = format!(
+                "{}: {}",
+                opt.name(),
+                opt.effects
+                    .iter()
+                    .map(|k| k.as_str())
+                    .collect::<Vec<_>>()
+                    .join("+")
+            );
             match opt.arg {
                 Arity::Command => {
                     let start = i;
@@ -1550,8 +1708,9 @@ impl Run<'_, '_> {
                         self.unknown(w, &label, "find primary without its value");
                         return;
                     };
+                    let v = words.get(i + opt.effect_on - 1).unwrap_or(v).clone();
                     i += opt.count;
-                    self.apply(opt, w, Some(v.clone()), &label, &chdir);
+                    self.apply(opt, w, Some(v), &label, &chdir);
                 }
             }
         }
@@ -1573,8 +1732,20 @@ impl Run<'_, '_> {
                 continue;
             }
             if remote_ok && is_remote_path(a) {
-                self.push(EffectKind::Network, Some(a.clone()), label, Some("-f"), "remote archive (rsh)".into());
-                self.push(EffectKind::ExecProgram, Some("rsh".into()), label, Some("-f"), "remote archive (rsh)".into());
+                self.push(
+                    EffectKind::Network,
+                    Some(a.clone()),
+                    label,
+                    Some("-f"),
+                    "remote archive (rsh)".into(),
+                );
+                self.push(
+                    EffectKind::ExecProgram,
+                    Some("rsh".into()),
+                    label,
+                    Some("-f"),
+                    "remote archive (rsh)".into(),
+                );
                 continue;
             }
             let kinds: &[EffectKind] = match mode {
@@ -1584,31 +1755,67 @@ impl Run<'_, '_> {
                 None => &[EffectKind::Unknown],
             };
             for &k in kinds {
-                self.push(k, Some(a.clone()), label, Some("-f"), format!("archive: {k}"));
+                self.push(
+                    k,
+                    Some(a.clone()),
+                    label,
+                    Some("-f"),
+                    format!("archive: {k}"),
+                );
             }
         }
         match mode {
             Some("create") | Some("append") | Some("update") => {
                 for (w, dir) in ops {
-                    self.push(EffectKind::Read, Some(join_dir(dir, w)), label, None, "operand: read".into());
+                    self.push(
+                        EffectKind::Read,
+                        Some(join_dir(dir, w)),
+                        label,
+                        None,
+                        "operand: read".into(),
+                    );
                     if st.mark("remove-files") {
-                        self.push(EffectKind::Write, Some(join_dir(dir, w)), label, Some("--remove-files"), "operand: removed".into());
+                        self.push(
+                            EffectKind::Write,
+                            Some(join_dir(dir, w)),
+                            label,
+                            Some("--remove-files"),
+                            "operand: removed".into(),
+                        );
                     }
                 }
             }
             Some("extract") => {
                 if st.mark("to-stdout") {
                 } else if st.mark("absolute-names") {
-                    self.push(EffectKind::Write, None, label, Some("-P"), "extracts anywhere".into());
+                    self.push(
+                        EffectKind::Write,
+                        None,
+                        label,
+                        Some("-P"),
+                        "extracts anywhere".into(),
+                    );
                 } else {
                     let dir = st.chdir.clone().unwrap_or_else(|| ".".into());
-                    self.push(EffectKind::Write, Some(dir), label, None, "extracts into".into());
+                    self.push(
+                        EffectKind::Write,
+                        Some(dir),
+                        label,
+                        None,
+                        "extracts into".into(),
+                    );
                 }
             }
             Some(_) => {}
             None => {
                 if !ops.is_empty() {
-                    self.push(EffectKind::Unknown, None, label, None, "tar without a mode".into());
+                    self.push(
+                        EffectKind::Unknown,
+                        None,
+                        label,
+                        None,
+                        "tar without a mode".into(),
+                    );
                 }
             }
         }
@@ -1629,27 +1836,50 @@ impl Run<'_, '_> {
         };
         let target = file.clone();
         if write {
-            self.push(EffectKind::Write, target, label, None, "writes git configuration".into());
+            self.push(
+                EffectKind::Write,
+                target,
+                label,
+                None,
+                "writes git configuration".into(),
+            );
             if let Some(k) = key {
                 self.config_effect("git", k, value.map(str::to_owned), label, None);
             }
             if words.first() == Some(&"edit") {
-                self.push(EffectKind::ExecProgram, None, label, None, "runs the editor".into());
+                self.push(
+                    EffectKind::ExecProgram,
+                    None,
+                    label,
+                    None,
+                    "runs the editor".into(),
+                );
             }
-        } else if let Some(f) = target {
-            if f != "-" {
-                self.push(EffectKind::Read, Some(f), label, None, "reads git configuration".into());
-            }
+        } else if let Some(f) = target
+            && f != "-"
+        {
+            self.push(
+                EffectKind::Read,
+                Some(f),
+                label,
+                None,
+                "reads git configuration".into(),
+            );
         }
     }
 }
 
 fn has_prefix(p: &Program, dashed: &str) -> bool {
-    p.index.keys().any(|n| n.starts_with("--") && n.starts_with(dashed))
+    p.index
+        .keys()
+        .any(|n| n.starts_with("--") && n.starts_with(dashed))
 }
 
 fn is_path_kind(k: EffectKind) -> bool {
-    matches!(k, EffectKind::Read | EffectKind::Write | EffectKind::RunsCode)
+    matches!(
+        k,
+        EffectKind::Read | EffectKind::Write | EffectKind::RunsCode
+    )
 }
 
 fn role_name(r: Role) -> &'static str {
@@ -1696,12 +1926,15 @@ fn assign_slot(spec: &[Slot]) -> Option<usize> {
     spec.iter().position(|s| s.roles.contains(&Role::Assign))
 }
 
+/// An operand with the directory in force when it was seen.
+type Operand = (String, Option<String>);
+
 /// Assign operands to slots: slots before the `...` one from the front, after it from the
 /// back, the `...` one takes the middle; with no `...` slot, extra operands get `None`.
 fn assign<'s, 'w>(
     spec: &'s [Slot],
-    ops: &'w [(String, Option<String>)],
-) -> Vec<(Option<&'s Slot>, &'w (String, Option<String>))> {
+    ops: &'w [Operand],
+) -> Vec<(Option<&'s Slot>, &'w Operand)> {
     let spec: Vec<&Slot> = spec
         .iter()
         .filter(|s| !s.roles.contains(&Role::Assign) && !s.roles.iter().any(|r| r.takes_rest()))
@@ -1774,12 +2007,11 @@ fn tar_traditional(prog: &Program, words: &[String]) -> Vec<String> {
     for c in first.chars() {
         let name = format!("-{c}");
         out.push(name.clone());
-        if let Some(o) = prog.option(&name) {
-            if o.arg == Arity::Required {
-                if let Some(v) = rest.next() {
-                    out.push(v.clone());
-                }
-            }
+        if let Some(o) = prog.option(&name)
+            && o.arg == Arity::Required
+            && let Some(v) = rest.next()
+        {
+            out.push(v.clone());
         }
     }
     out.extend(rest.cloned());

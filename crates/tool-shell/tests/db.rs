@@ -1,6 +1,6 @@
 //! Tests of the command database: the shipped data, its schema, and the attack spellings.
 
-use tool_shell::db::{database, Database};
+use tool_shell::db::{Database, database};
 use tool_shell::{Effect, EffectKind};
 
 fn argv(line: &[&str]) -> Vec<String> {
@@ -17,4 +17,582 @@ fn shipped_database_loads() {
     let db = Database::parse(text).unwrap_or_else(|e| panic!("{e}"));
     assert!(db.len() >= 120, "only {} programs", db.len());
     assert_eq!(db.len(), database().len());
+}
+
+fn has(i: &tool_shell::db::Interpretation, kind: EffectKind, value: &str) -> bool {
+    i.effects
+        .iter()
+        .any(|e| e.kind == kind && e.value.as_deref() == Some(value))
+}
+
+fn has_kind(i: &tool_shell::db::Interpretation, kind: EffectKind) -> bool {
+    i.effects.iter().any(|e| e.kind == kind)
+}
+
+fn exec_argv(i: &tool_shell::db::Interpretation) -> &Effect {
+    i.effects
+        .iter()
+        .find(|e| e.kind == EffectKind::ExecArgv)
+        .unwrap_or_else(|| panic!("no exec-argv in {:?}", i.effects))
+}
+
+#[track_caller]
+fn expect(line: &[&str], kind: EffectKind, value: &str) {
+    let i = run(line);
+    assert!(
+        has(&i, kind, value),
+        "{line:?}: no {kind} {value:?} in {:#?}",
+        i.effects
+    );
+}
+
+#[track_caller]
+fn read_only(line: &[&str]) {
+    let i = run(line);
+    assert!(
+        i.is_known() && i.is_read_only(),
+        "{line:?} is not read-only: {:#?}",
+        i.effects
+    );
+}
+
+#[test]
+fn sort_output_in_every_spelling() {
+    expect(&["sort", "--out=x", "a"], EffectKind::Write, "x");
+    expect(&["sort", "-ox", "a"], EffectKind::Write, "x");
+    expect(&["sort", "-rno", "x", "a"], EffectKind::Write, "x");
+    expect(&["sort", "a", "-o", "x"], EffectKind::Write, "x");
+    expect(
+        &["sort", "--compress-program=sh", "a"],
+        EffectKind::ExecProgram,
+        "sh",
+    );
+    expect(
+        &["sort", "--compress-prog", "sh", "a"],
+        EffectKind::ExecProgram,
+        "sh",
+    );
+    // `--` ends options: `-o` after it is a file.
+    let i = run(&["sort", "--", "-o", "x"]);
+    assert!(has(&i, EffectKind::Read, "-o") && !has_kind(&i, EffectKind::Write));
+    read_only(&["sort", "-rn", "a", "b"]);
+}
+
+#[test]
+fn unknown_and_ambiguous_options_are_unknown() {
+    let i = run(&["sort", "--frobnicate", "a"]);
+    assert!(has(&i, EffectKind::Unknown, "--frobnicate"));
+    // `--s` is a prefix of --sort, --stable, --buffer-size? no: of --sort and --stable.
+    let i = run(&["sort", "--s", "a"]);
+    assert!(!i.is_known());
+    let i = run(&["frobctl", "x"]);
+    assert!(has(&i, EffectKind::Unknown, "frobctl") && i.path.is_empty());
+}
+
+#[test]
+fn git_execution_surface() {
+    expect(
+        &["git", "ls-remote", "--upload-pa=sh -c id", "origin"],
+        EffectKind::ExecProgram,
+        "sh -c id",
+    );
+    expect(
+        &["git", "-c", "core.pager=sh -c id", "log"],
+        EffectKind::ExecProgram,
+        "sh -c id",
+    );
+    expect(
+        &["git", "-c", "CORE.PAGER=x", "log"],
+        EffectKind::ExecProgram,
+        "x",
+    );
+    expect(
+        &["git", "-c", "alias.st=!rm -rf x", "st"],
+        EffectKind::ExecString,
+        "rm -rf x",
+    );
+    expect(&["git", "log", "--output=f"], EffectKind::Write, "f");
+    expect(&["git", "show", "--output", "f"], EffectKind::Write, "f");
+    // `--out` is a prefix of --output and --output-indicator-*: ambiguous, so unknown.
+    assert!(!run(&["git", "show", "--out=f"]).is_known());
+    assert!(has_kind(
+        &run(&["git", "diff", "--ext-diff"]),
+        EffectKind::ExecProgram
+    ));
+    assert!(has_kind(
+        &run(&["git", "-p", "status"]),
+        EffectKind::ExecProgram
+    ));
+    assert!(has_kind(
+        &run(&["git", "grep", "-O", "foo"]),
+        EffectKind::ExecProgram
+    ));
+    expect(
+        &["git", "grep", "-Ovim", "foo"],
+        EffectKind::ExecProgram,
+        "vim",
+    );
+    expect(
+        &["git", "-C", "sub", "log", "--output=f"],
+        EffectKind::Write,
+        "sub/f",
+    );
+    let i = run(&["git", "--config-env=core.fsmonitor=EVIL", "status"]);
+    assert!(has_kind(&i, EffectKind::ExecProgram), "{:?}", i.effects);
+    // An alias or an unknown subcommand is unknown.
+    assert!(!run(&["git", "frob"]).is_known());
+    // Setting a key that runs a program.
+    let i = run(&["git", "config", "core.pager", "sh -c id"]);
+    assert!(has(&i, EffectKind::ExecProgram, "sh -c id") && has_kind(&i, EffectKind::Write));
+    read_only(&["git", "config", "--get", "user.name"]);
+    read_only(&["git", "config", "user.name"]);
+    assert!(!run(&["git", "config", "user.name", "x"]).is_read_only());
+    expect(
+        &["git", "rebase", "-x", "make test", "main"],
+        EffectKind::ExecString,
+        "make test",
+    );
+    expect(
+        &["git", "clone", "-c", "core.hooksPath=/tmp/h", "u", "d"],
+        EffectKind::ExecProgram,
+        "/tmp/h",
+    );
+}
+
+#[test]
+fn git_global_options_are_dropped_from_rule_words() {
+    let i = run(&["git", "-C", "x", "-c", "k=v", "push", "origin"]);
+    assert_eq!(i.path, ["git", "push"]);
+    assert_eq!(i.rule_words, ["git", "push", "origin"]);
+    assert!(has_kind(&i, EffectKind::Network));
+    let i = run(&["git", "--no-pager", "stash", "list"]);
+    assert_eq!(i.path, ["git", "stash", "list"]);
+    assert_eq!(i.rule_words, ["git", "stash", "list"]);
+}
+
+#[test]
+fn git_read_only_commands() {
+    read_only(&["git", "status"]);
+    read_only(&["git", "status", "--short", "-b"]);
+    read_only(&["git", "log", "--oneline", "-20", "--graph"]);
+    read_only(&["git", "log", "-n", "5", "--stat", "--", "src"]);
+    read_only(&["git", "diff", "--cached", "--name-only"]);
+    read_only(&["git", "show", "HEAD~1", "--stat"]);
+    read_only(&["git", "branch", "-a"]);
+    read_only(&["git", "branch", "--show-current"]);
+    read_only(&["git", "blame", "-L", "1,10", "src/lib.rs"]);
+    read_only(&["git", "rev-parse", "--show-toplevel"]);
+    read_only(&["git", "remote", "-v"]);
+    assert!(!run(&["git", "branch", "-D", "x"]).is_read_only());
+    assert!(!run(&["git", "branch", "newbranch"]).is_read_only());
+    assert!(!run(&["git", "checkout", "--", "f"]).is_read_only());
+    assert!(!run(&["git", "commit", "-m", "x"]).is_read_only());
+}
+
+#[test]
+fn ripgrep_preprocessor() {
+    expect(&["rg", "--pre", "sh", "x"], EffectKind::ExecProgram, "sh");
+    expect(&["rg", "--pre=sh", "x"], EffectKind::ExecProgram, "sh");
+    read_only(&["rg", "-n", "--no-heading", "foo", "src"]);
+    read_only(&["rg", "--no-pre", "foo"]);
+}
+
+#[test]
+fn find_expression() {
+    expect(&["find", ".", "-delete"], EffectKind::Write, ".");
+    expect(&["find", ".", "-fprint", "f"], EffectKind::Write, "f");
+    let i = run(&["find", ".", "-exec", "rm", "{}", ";"]);
+    let e = exec_argv(&i);
+    assert_eq!(e.argv, ["rm", "{}"]);
+    assert!(!e.argv_open);
+    let i = run(&["find", ".", "-name", "*.o", "-exec", "rm", "{}", "+"]);
+    let e = exec_argv(&i);
+    assert_eq!(e.argv, ["rm", "{}"]);
+    assert!(e.argv_open);
+    read_only(&["find", "src", "-name", "*.rs", "-type", "f"]);
+    assert!(!run(&["find", ".", "-frobnicate"]).is_known());
+}
+
+#[test]
+fn readers_that_write() {
+    expect(&["tree", "-o", "f"], EffectKind::Write, "f");
+    expect(&["uniq", "in", "out"], EffectKind::Write, "out");
+    expect(&["uniq", "in", "out"], EffectKind::Read, "in");
+    read_only(&["uniq", "-c", "in"]);
+    expect(
+        &["date", "010100002030"],
+        EffectKind::System,
+        "010100002030",
+    );
+    expect(&["date", "-s", "x"], EffectKind::System, "x");
+    read_only(&["date", "+%Y-%m-%d"]);
+    expect(&["hostname", "evil"], EffectKind::System, "evil");
+    read_only(&["hostname", "-f"]);
+    assert!(has_kind(
+        &run(&["man", "--html=x", "ls"]),
+        EffectKind::ExecProgram
+    ));
+    expect(&["less", "+!id", "f"], EffectKind::ExecString, "id");
+    read_only(&["less", "+G", "f"]);
+    assert!(!run(&["less", "+sfile", "f"]).is_known());
+    expect(&["head", "-5", "f"], EffectKind::Read, "f");
+    read_only(&["head", "-n5", "f"]);
+    read_only(&["tail", "-20f", "f"]);
+}
+
+#[test]
+fn archives() {
+    expect(
+        &["tar", "-cf", "x.tar", "--use-compress-program=sh", "."],
+        EffectKind::ExecProgram,
+        "sh",
+    );
+    expect(
+        &["tar", "-cf", "x.tar", "--use-compress-program=sh", "."],
+        EffectKind::Write,
+        "x.tar",
+    );
+    expect(
+        &["tar", "--to-command=sh", "-xf", "a.tar"],
+        EffectKind::ExecString,
+        "sh",
+    );
+    expect(
+        &["tar", "-xf", "a.tar", "--checkpoint-action=exec=sh"],
+        EffectKind::ExecString,
+        "sh",
+    );
+    expect(
+        &["tar", "czf", "out.tgz", "src"],
+        EffectKind::Write,
+        "out.tgz",
+    );
+    expect(&["tar", "czf", "out.tgz", "src"], EffectKind::Read, "src");
+    expect(
+        &["tar", "-xzf", "a.tgz", "-C", "dest"],
+        EffectKind::Write,
+        "dest",
+    );
+    read_only(&["tar", "-tzf", "a.tgz"]);
+    expect(
+        &["zip", "-TT", "sh -c id", "a.zip", "f"],
+        EffectKind::ExecString,
+        "sh -c id",
+    );
+    expect(
+        &["zip", "-rTT", "sh -c id", "a.zip", "f"],
+        EffectKind::ExecString,
+        "sh -c id",
+    );
+    expect(&["zip", "-r", "a.zip", "f"], EffectKind::Write, "a.zip");
+}
+
+#[test]
+fn network_tools() {
+    expect(
+        &["rsync", "-e", "sh -c id", "a", "b"],
+        EffectKind::ExecProgram,
+        "sh -c id",
+    );
+    expect(
+        &["rsync", "-av", "src/", "host:dst"],
+        EffectKind::Network,
+        "host:dst",
+    );
+    expect(
+        &["ssh", "-o", "ProxyCommand=x", "h"],
+        EffectKind::ExecString,
+        "x",
+    );
+    expect(
+        &["ssh", "-oProxyCommand x", "h"],
+        EffectKind::ExecString,
+        "x",
+    );
+    expect(
+        &["ssh", "h", "rm", "-rf", "x"],
+        EffectKind::System,
+        "rm -rf x",
+    );
+    expect(&["curl", "-o", "f", "https://x"], EffectKind::Write, "f");
+    expect(&["curl", "-d", "@f", "https://x"], EffectKind::Read, "f");
+    expect(&["curl", "-F", "a=@f", "https://x"], EffectKind::Read, "f");
+    expect(&["curl", "-sSLo", "f", "https://x"], EffectKind::Write, "f");
+    assert!(has_kind(&run(&["curl", "https://x"]), EffectKind::Network));
+    expect(&["wget", "-O", "f", "https://x"], EffectKind::Write, "f");
+    expect(
+        &["scp", "h:/etc/passwd", "local"],
+        EffectKind::Write,
+        "local",
+    );
+}
+
+#[test]
+fn wrappers_expose_their_command() {
+    let i = run(&["timeout", "-s", "KILL", "5", "rm", "-rf", "x"]);
+    assert_eq!(exec_argv(&i).argv, ["rm", "-rf", "x"]);
+    let i = run(&["timeout", "5", "rm", "-rf", "x"]);
+    assert_eq!(exec_argv(&i).argv, ["rm", "-rf", "x"]);
+    let i = run(&["env", "-i", "A=1", "B=2", "rm", "x"]);
+    let e = exec_argv(&i);
+    assert_eq!(e.argv, ["rm", "x"]);
+    assert!(e.source.detail.contains("A=1 B=2"), "{}", e.source.detail);
+    let i = run(&["xargs", "-0", "-n1", "rm", "-f"]);
+    let e = exec_argv(&i);
+    assert_eq!(e.argv, ["rm", "-f"]);
+    assert!(e.argv_open);
+    let i = run(&["xargs", "-I{}", "sh", "-c", "rm {}"]);
+    assert_eq!(exec_argv(&i).argv, ["sh", "-c", "rm {}"]);
+    let i = run(&["xargs", "-I", "{}", "sh", "-c", "rm {}"]);
+    assert_eq!(exec_argv(&i).argv, ["sh", "-c", "rm {}"]);
+    for w in [
+        &["nice", "-n", "5", "rm", "x"][..],
+        &["nohup", "rm", "x"],
+        &["stdbuf", "-oL", "rm", "x"],
+        &["time", "rm", "x"],
+        &["sudo", "-u", "root", "rm", "x"],
+        &["doas", "rm", "x"],
+        &["command", "rm", "x"],
+        &["builtin", "rm", "x"],
+        &["exec", "rm", "x"],
+        &["setsid", "-f", "rm", "x"],
+        &["ionice", "-c", "3", "rm", "x"],
+        &["chroot", "/srv", "rm", "x"],
+        &["flock", "l", "rm", "x"],
+        &["taskset", "1", "rm", "x"],
+    ] {
+        let i = run(w);
+        assert_eq!(exec_argv(&i).argv, ["rm", "x"], "{w:?}");
+    }
+    read_only(&["command", "-v", "rm"]);
+    expect(
+        &["env", "-S", "rm -rf x"],
+        EffectKind::ExecString,
+        "rm -rf x",
+    );
+    expect(
+        &["env", "--split-string=rm -rf x"],
+        EffectKind::ExecString,
+        "rm -rf x",
+    );
+    expect(&["bash", "-lc", "rm x"], EffectKind::ExecString, "rm x");
+    expect(
+        &["sh", "-ec", "rm x", "arg0", "arg1"],
+        EffectKind::ExecString,
+        "rm x",
+    );
+    expect(
+        &["bash", "-o", "pipefail", "-c", "rm x"],
+        EffectKind::ExecString,
+        "rm x",
+    );
+    expect(
+        &["bash", "script.sh", "-c", "x"],
+        EffectKind::RunsCode,
+        "script.sh",
+    );
+    expect(&["bash", "script.sh"], EffectKind::Read, "script.sh");
+    expect(&["eval", "a", "b"], EffectKind::ExecString, "a b");
+    expect(
+        &["su", "-c", "rm x", "root"],
+        EffectKind::ExecString,
+        "rm x",
+    );
+    expect(
+        &["runuser", "-u", "u", "-c", "rm x"],
+        EffectKind::ExecString,
+        "rm x",
+    );
+    expect(
+        &["watch", "-n", "1", "rm", "x"],
+        EffectKind::ExecString,
+        "rm x",
+    );
+    expect(&["time", "-o", "f", "ls"], EffectKind::Write, "f");
+}
+
+#[test]
+fn file_operands() {
+    let i = run(&["cp", "a", "b"]);
+    assert!(has(&i, EffectKind::Read, "a") && has(&i, EffectKind::Write, "b"));
+    assert!(!has(&i, EffectKind::Write, "a"));
+    let i = run(&["cp", "-t", "dir", "a", "b"]);
+    assert!(has(&i, EffectKind::Write, "dir") && has(&i, EffectKind::Read, "b"));
+    let i = run(&["ln", "-s", "/etc/passwd", "x"]);
+    assert!(has(&i, EffectKind::Read, "/etc/passwd") && has(&i, EffectKind::Write, "x"));
+    expect(&["ln", "-s", "/etc/passwd"], EffectKind::Write, "passwd");
+    let i = run(&["dd", "if=a", "of=b"]);
+    assert!(has(&i, EffectKind::Read, "a") && has(&i, EffectKind::Write, "b"));
+    assert!(!run(&["dd", "frob=a"]).is_known());
+    expect(&["tee", "f"], EffectKind::Write, "f");
+    expect(&["tee", "-a", "f", "g"], EffectKind::Write, "g");
+    expect(&["split", "f", "pre"], EffectKind::Write, "pre");
+    expect(&["mv", "a", "b"], EffectKind::Write, "a");
+    expect(&["mv", "a", "b"], EffectKind::Write, "b");
+    expect(&["rm", "-rf", "x"], EffectKind::Write, "x");
+    expect(&["touch", "x"], EffectKind::Write, "x");
+    expect(&["mkdir", "-p", "x"], EffectKind::Write, "x");
+    expect(&["chmod", "+x", "f"], EffectKind::Write, "f");
+    // `-` is standard input, not a file.
+    let i = run(&["cat", "-", "a"]);
+    assert!(!has(&i, EffectKind::Read, "-") && has(&i, EffectKind::Read, "a"));
+}
+
+#[test]
+fn scripts_and_interpreters() {
+    expect(&["python", "-c", "code"], EffectKind::RunsCode, "code");
+    expect(
+        &["python3", "-m", "pytest", "-x"],
+        EffectKind::RunsCode,
+        "pytest",
+    );
+    expect(
+        &["python", "x.py", "--out", "y"],
+        EffectKind::RunsCode,
+        "x.py",
+    );
+    expect(&["node", "-e", "code"], EffectKind::RunsCode, "code");
+    assert!(has_kind(
+        &run(&["npm", "run", "build"]),
+        EffectKind::RunsCode
+    ));
+    assert_eq!(run(&["npm", "run", "build"]).path, ["npm", "run"]);
+    assert!(has_kind(&run(&["make", "-j4"]), EffectKind::RunsCode));
+    assert!(has_kind(
+        &run(&["cargo", "test", "-p", "x"]),
+        EffectKind::RunsCode
+    ));
+    assert!(has_kind(&run(&["pytest", "-x"]), EffectKind::RunsCode));
+    // sed: -i makes files written; the script goes to the sed analyser.
+    let i = run(&["sed", "-i", "s/a/b/", "f"]);
+    assert!(has(&i, EffectKind::Read, "f") && has(&i, EffectKind::Write, "f"));
+    let i = run(&["sed", "-i.bak", "-e", "s/a/b/", "f"]);
+    assert!(has(&i, EffectKind::Write, "f"));
+    let i = run(&["sed", "-f", "s.sed", "f"]);
+    assert!(has(&i, EffectKind::Read, "s.sed") && has(&i, EffectKind::Read, "f") && !i.is_known());
+    // awk: var=value operands are not files.
+    let i = run(&["awk", "-v", "x=1", "{print}", "n=2", "f"]);
+    assert!(has(&i, EffectKind::Read, "f") && !has(&i, EffectKind::Read, "n=2"));
+    expect(&["awk", "-f", "p.awk", "f"], EffectKind::Read, "p.awk");
+    expect(&["gawk", "--profile=p", "1", "f"], EffectKind::Write, "p");
+    expect(&["jq", "--rawfile", "a", "f", "."], EffectKind::Read, "f");
+    let i = run(&["jq", "--rawfile", "a", "f", ".", "in.json"]);
+    assert!(has(&i, EffectKind::Read, "in.json") && !has(&i, EffectKind::Read, "."));
+}
+
+#[test]
+fn plain_readers_are_read_only() {
+    read_only(&["ls", "-la"]);
+    read_only(&["ls", "-la", "--color=auto", "src"]);
+    read_only(&["grep", "-rn", "foo", "."]);
+    read_only(&["grep", "-e", "foo", "-e", "bar", "f"]);
+    read_only(&["cat", "a", "b"]);
+    read_only(&["wc", "-l", "a"]);
+    read_only(&["head", "-n", "20", "a"]);
+    read_only(&["echo", "hello", "-n"]);
+    read_only(&["diff", "-u", "a", "b"]);
+    let i = run(&["grep", "-f", "pats", "f"]);
+    assert!(has(&i, EffectKind::Read, "pats") && has(&i, EffectKind::Read, "f"));
+    let i = run(&["grep", "foo", "f"]);
+    assert!(!has(&i, EffectKind::Read, "foo"));
+}
+
+#[test]
+fn every_option_declares_its_effect_and_names_are_unique() {
+    let db = database();
+    let mut options = 0;
+    fn walk(p: &tool_shell::db::Program, options: &mut usize) {
+        let mut seen = std::collections::HashSet::new();
+        for o in &p.options {
+            *options += 1;
+            assert!(!o.names.is_empty(), "{}: an option without a name", p.name);
+            for n in &o.names {
+                assert!(seen.insert(n.clone()), "{}: {n} names two options", p.name);
+                // Every name resolves to its own option.
+                let found = if n.starts_with("--") {
+                    p.resolve_long(n)
+                } else {
+                    p.option(n)
+                };
+                assert!(
+                    found.is_some_and(|f| std::ptr::eq(f, o)),
+                    "{}: {n} does not resolve to itself",
+                    p.name
+                );
+            }
+            for k in &o.effects {
+                assert!(EffectKind::from_name(k.as_str()) == Some(*k));
+            }
+        }
+        for s in p.subcommands.values() {
+            walk(s, options);
+        }
+    }
+    for p in db.programs() {
+        walk(p, &mut options);
+    }
+    assert!(options > 1500, "only {options} options");
+}
+
+#[test]
+fn abbreviations_never_resolve_to_a_different_option() {
+    fn walk(p: &tool_shell::db::Program) {
+        if p.syntax.abbrev {
+            for o in &p.options {
+                for n in o.names.iter().filter(|n| n.starts_with("--")) {
+                    for end in 3..n.len() {
+                        let prefix = &n[..end];
+                        match p.resolve_long(prefix) {
+                            Some(found) => {
+                                // The prefix names this option, or one whose name it spells
+                                // exactly, and never one with a weaker effect.
+                                let exact = found.names.iter().any(|m| m == prefix);
+                                assert!(
+                                    std::ptr::eq(found, o) || exact,
+                                    "{}: {prefix} (of {n}) resolves to {}",
+                                    p.name,
+                                    found.name()
+                                );
+                            }
+                            None => {
+                                // Ambiguous: the interpreter reports the word as unknown.
+                                let mut words: Vec<&str> = p.name.split(' ').collect();
+                                words.push(prefix);
+                                let i = run(&words);
+                                assert!(
+                                    has(&i, EffectKind::Unknown, prefix),
+                                    "{}: ambiguous {prefix} is not unknown: {:?}",
+                                    p.name,
+                                    i.effects
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for s in p.subcommands.values() {
+            walk(s);
+        }
+    }
+    for p in database().programs() {
+        walk(p);
+    }
+    // An ambiguous prefix is unknown when interpreted.
+    let i = run(&["git", "log", "--no-m"]);
+    assert!(!i.is_known() || i.is_read_only());
+    let i = run(&["sort", "--c", "a"]);
+    assert!(!i.is_known(), "{:?}", i.effects);
+}
+
+#[test]
+fn a_bad_database_fails_to_load() {
+    assert!(Database::parse("[p.x]\nstyle = \"gnu\"\noptions = [{ names = \"-o\" }]\n").is_err());
+    assert!(Database::parse("[p.x]\nstyle = \"gnu\"\nflags = \"-a -a\"\n").is_err());
+    assert!(Database::parse("[p.x]\nstyle = \"gnu\"\noperands = [\"exec-argv\"]\n").is_err());
+    assert!(Database::parse("[p.x]\nstyle = \"gnu\"\nfrob = 1\n").is_err());
+    assert!(Database::parse("not toml [").is_err());
+    let empty = Database::default();
+    let i = empty.interpret(&argv(&["ls"]));
+    assert!(!i.is_known());
 }
