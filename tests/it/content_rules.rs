@@ -305,7 +305,7 @@ async fn over_budget_and_raw_cr_lines_never_allow() {
         .builder(&["Bash"])
         .policy(policy(&[(RuleList::Allow, "Bash")]))
         .build();
-    let many = vec!["true"; 100].join(" && ");
+    let many = vec!["true"; 300].join(" && ");
     for cmd in [many.as_str(), "echo a\rrm -rf x"] {
         let o = call(&mut s, "Bash", json!({"command": cmd})).await;
         assert_eq!(o.stage, Stage::Permission, "{cmd:?}");

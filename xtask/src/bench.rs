@@ -566,6 +566,54 @@ pub fn rules() -> anyhow::Result<()> {
         );
     }
     println!("target: the 10,000-rule policy at most 3x the per-decision cost of the 10-rule one");
+    long_line(&ctx)?;
+    Ok(())
+}
+
+/// The analysis (and a decision) of one 10,000-character command line: a compound line of
+/// pipelines, substitutions, quoting, braces and redirections, as an agent might write.
+fn long_line(ctx: &tool_core::ToolContext) -> anyhow::Result<()> {
+    use tool_core::{PermissionPolicy, PermissionRequest, PermissionSubject, RuleList};
+    use tool_permissions::{Layer, PolicyBuilder};
+    let piece = "git -C src log --oneline -5 | grep -v \"$(cat .gitignore)\" > /dev/null && \
+                 sed -n '1,20p' a{1..3}.txt; ";
+    let mut line = String::new();
+    while line.len() + piece.len() <= 10_000 {
+        line.push_str(piece);
+    }
+    line.push_str("echo done");
+    let env = tool_shell::analyze::ShellEnv::new(ctx.cwd.clone(), ctx.home.clone());
+    let rounds = 50u32;
+    let start = Instant::now();
+    let mut units = 0;
+    for _ in 0..rounds {
+        units = tool_shell::analyze::analyze(&line, &env).units.len();
+    }
+    let per = start.elapsed() / rounds;
+    let mut b = PolicyBuilder::new();
+    b.rule(RuleList::Deny, "Bash(curl:*)", Layer::User, None)?;
+    let policy = b.build();
+    let subject = PermissionSubject::ShellCommand(line.clone());
+    let input = serde_json::json!({});
+    let req = PermissionRequest {
+        tool_name: "Bash",
+        input: &input,
+        subject: &subject,
+        read_only: false,
+        requires_user_interaction: false,
+        ctx,
+    };
+    let start = Instant::now();
+    for _ in 0..rounds {
+        policy.decide(&req);
+    }
+    let decide = start.elapsed() / rounds;
+    println!(
+        "long line: {} characters, {units} units: analysis {:.2} ms, decision {:.2} ms (target under 5 ms)",
+        line.len(),
+        per.as_secs_f64() * 1e3,
+        decide.as_secs_f64() * 1e3
+    );
     Ok(())
 }
 

@@ -10,7 +10,6 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_core::{ContextModifier, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput};
-use tool_shell::CommandLine;
 
 /// Default timeout.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -167,12 +166,7 @@ fn exit_is_error(command: &str, code: i32) -> bool {
     if code == 0 {
         return false;
     }
-    let last = CommandLine::parse(command).ok().and_then(|l| {
-        l.commands.last().and_then(|c| {
-            c.name()
-                .map(|n| n.rsplit('/').next().unwrap_or(n).to_owned())
-        })
-    });
+    let last = line_programs(command).pop();
     match last.as_deref() {
         Some("grep" | "egrep" | "fgrep" | "rg" | "find" | "diff" | "test" | "[") => code >= 2,
         _ => true,
@@ -426,11 +420,8 @@ async fn timed_out(
     mut running: Running,
     timeout: Duration,
 ) -> Result<ToolOutput, ToolCallError> {
-    let starts_with_sleep = CommandLine::parse(&input.command)
-        .ok()
-        .and_then(|l| l.commands.first().and_then(|c| c.name().map(str::to_owned)))
-        .as_deref()
-        == Some("sleep");
+    let starts_with_sleep =
+        line_programs(&input.command).first().map(String::as_str) == Some("sleep");
     let disabled = truthy(ctx.env_var("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"))
         || truthy(ctx.env_var("TOOLGATE_DISABLE_BACKGROUND_TASKS"));
     let so_far = tidy(&read_output(&running.output, MAX_OUTPUT_CHARS as u64));
@@ -461,15 +452,40 @@ const SILENT_COMMANDS: &[&str] = &[
     "unset", "wait",
 ];
 
+/// The analysis of a line for how it runs (no file system consulted).
+fn analysis(command: &str) -> tool_shell::analyze::Analysis {
+    let env = tool_shell::analyze::ShellEnv {
+        cwd: ".".into(),
+        home: "/nonexistent-home".into(),
+        glob_fs: false,
+    };
+    tool_shell::analyze::analyze(command, &env)
+}
+
+/// The programs (basenames) the line itself runs, in order; empty when it does not parse.
+fn line_programs(command: &str) -> Vec<String> {
+    let a = analysis(command);
+    if !a.parsed {
+        return Vec::new();
+    }
+    a.units
+        .iter()
+        .filter(|u| u.origin == tool_shell::analyze::Origin::Line && !u.is_bare())
+        .map(|u| u.program().to_owned())
+        .collect()
+}
+
 /// True when every command the line runs is one that prints nothing on success.
 fn no_output_expected(command: &str) -> bool {
-    tool_shell::CommandLine::parse(command).is_ok_and(|line| {
-        !line.commands.is_empty()
-            && line
-                .commands
-                .iter()
-                .all(|c| c.name().is_some_and(|n| SILENT_COMMANDS.contains(&n)))
-    })
+    let a = analysis(command);
+    a.parsed
+        && !a.units.is_empty()
+        && a.units.iter().all(|u| {
+            u.origin == tool_shell::analyze::Origin::Line
+                && u.argv
+                    .first()
+                    .is_some_and(|n| SILENT_COMMANDS.contains(&n.as_str()))
+        })
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use crate::Error;
 use crate::path_rule::{PathPattern, candidates};
 use crate::rule::PermissionRule;
-use crate::shell_rule::{ShellPattern, units};
+use crate::shell_rule::ShellPattern;
 
 /// Where a rule came from, highest precedence first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -1046,8 +1046,24 @@ impl Policy {
             })
     }
 
+    /// The analysis of a Bash line in this call's context.
+    fn analyze_shell(command: &str, ctx: &tool_core::ToolContext) -> tool_shell::analyze::Analysis {
+        tool_shell::analyze::analyze(
+            command,
+            &tool_shell::analyze::ShellEnv::new(ctx.cwd.clone(), ctx.home.clone()),
+        )
+    }
+
     /// The Bash-specific part of a decision: `Some` when the rules or the safety checks settle
     /// it, `None` to continue with the mode and whole-tool rules.
+    ///
+    /// The steps, in order: (1) deny rules against the line and every unit it runs (carried
+    /// commands and substitutions included); (2) deny rules against every path an effect reads
+    /// or writes; (3) ask rules likewise; (4) a line that cannot be analysed completely
+    /// (parse errors, budgets, raw CR/NUL, functions) asks; (5) removals of the root, home or
+    /// project (or of paths that cannot be known) ask in every mode; (6) writes to protected
+    /// paths ask, writes outside the working directories ask unless bypassed; (7) an allow
+    /// needs every unit allowed and every read inside the working directories or allowed.
     fn decide_shell(&self, request: &PermissionRequest<'_>, command: &str) -> Option<Decision> {
         let ctx = request.ctx;
         let denied = |e: &RuleEntry| {
@@ -1056,41 +1072,67 @@ impl Policy {
                 e.reason(),
             )
         };
-        if let Some(e) = self.shell_rule(RuleList::Deny, command) {
+        let analysis = Self::analyze_shell(command, ctx);
+        let forms = Self::shell_forms(command, &analysis);
+        if let Some(e) = self.shell_match(RuleList::Deny, &forms) {
             return Some(denied(e));
         }
-        let Ok(line) = tool_shell::CommandLine::parse(command) else {
-            if let Some(e) = self.shell_rule(RuleList::Ask, command) {
-                return Some(Decision::ask(Self::ask_message(request), e.reason()));
+        let touched = crate::shell_policy::touches(&analysis, ctx);
+        let find = |family: PathFamily, p: &Path| self.path_rule(RuleList::Deny, family, p, ctx);
+        let names = |family: PathFamily| self.denied_names(family);
+        if let Some((e, _)) = crate::shell_policy::denied_path(&touched, &find, &names) {
+            return Some(denied(e));
+        }
+        if let Some(e) = self.shell_match(RuleList::Ask, &forms) {
+            return Some(Decision::ask(Self::ask_message(request), e.reason()));
+        }
+        // A recursive search whose root holds a denied tree would print what it may not read.
+        for root in crate::shell_policy::search_roots(&analysis, &touched) {
+            if let Some(e) = self.denied_below(&root, ctx) {
+                return Some(Decision::ask(
+                    Self::ask_message(request),
+                    DecisionReason::Check {
+                        name: format!(
+                            "a recursive search of {} reaches files denied by {}",
+                            root.display(),
+                            e.source()
+                        ),
+                    },
+                ));
             }
+        }
+        if !analysis.parsed {
             return Some(Decision::ask(
                 Self::ask_message(request),
                 DecisionReason::Check {
                     name: "a command line that does not parse".into(),
                 },
             ));
-        };
-        // Budgets and characters that parsers disagree on: never allow (deny rules applied above).
+        }
         if command.len() > MAX_COMMAND_BYTES
-            || line.commands.len() > MAX_UNITS
-            || command.contains(['\r', '\0'])
+            || analysis.units.len() > MAX_UNITS
+            || !analysis.problems.is_empty()
         {
             return Some(Decision::ask(
                 Self::ask_message(request),
                 DecisionReason::Check {
-                    name: "a command line over the analysis budget or with raw CR/NUL".into(),
+                    name: match analysis.problems.first() {
+                        Some(p) => format!("a command line that cannot be analysed fully: {p}"),
+                        None => "a command line over the analysis budget".into(),
+                    },
                 },
             ));
         }
-        let touched = crate::shell_policy::touches(&line, ctx);
-        let find = |family: PathFamily, p: &Path| self.path_rule(RuleList::Deny, family, p, ctx);
-        if let Some((e, _)) = crate::shell_policy::denied_path(&touched, ctx, &find) {
-            return Some(denied(e));
+        if let Some(what) = crate::shell_policy::catastrophic_removal(&analysis, &touched, ctx) {
+            return Some(Decision::ask(
+                Self::ask_message(request),
+                DecisionReason::Check {
+                    name: format!("a removal of the root, home or project directory: {what}"),
+                },
+            ));
         }
-        if let Some(e) = self.shell_rule(RuleList::Ask, command) {
-            return Some(Decision::ask(Self::ask_message(request), e.reason()));
-        }
-        for w in &touched.writes {
+        for w in touched.writes() {
+            let w = &w.path;
             if candidates(w, ctx).iter().any(|c| protected(c).is_some()) {
                 return Some(Decision::ask(
                     Self::ask_message(request),
@@ -1105,31 +1147,25 @@ impl Policy {
                 && self.path_allowed(PathFamily::Edit, w, ctx).is_none();
             if outside {
                 return Some(Decision::ask(
-                    self.shell_ask_message(&line, &touched, ctx),
+                    self.shell_ask_message(&analysis, &touched, ctx),
                     DecisionReason::Check {
                         name: "a write outside the working directories".into(),
                     },
                 ));
             }
         }
-        let reads_inside = touched.reads.iter().all(|p| {
+        let reads_inside = touched.reads().all(|p| {
             crate::path_rule::inside_working_dirs(ctx, p)
                 || self.path_allowed(PathFamily::Read, p, ctx).is_some()
         });
         let redirect_ok = |p: &Path| self.redirect_permitted(p, ctx);
-        let writes_ok = touched
-            .uses
-            .iter()
-            .filter(|u| u.op == crate::shell_policy::Op::Redirect)
-            .all(|u| redirect_ok(&u.path));
         if reads_inside
-            && writes_ok
-            && shell_paths_inside(&line, ctx, &|p| {
+            && crate::shell_policy::args_inside(&analysis, ctx, &|p| {
                 self.path_allowed(PathFamily::Read, p, ctx).is_some()
                     || self.path_allowed(PathFamily::Edit, p, ctx).is_some()
             })
             && let Some(used) = crate::shell_policy::all_units_allowed(
-                &line,
+                &analysis,
                 &touched,
                 ctx,
                 &|form| self.shell_allow(form),
@@ -1144,6 +1180,113 @@ impl Policy {
             });
         }
         None
+    }
+
+    /// What the analysis of a Bash line saw, unit by unit, and which rule matched each: its
+    /// words after expansion, its working directory, every effect with the database entry that
+    /// produced it, and the deny, ask or allow rule (with file and line) that matched it. For
+    /// `toolgate check --explain`.
+    pub fn explain_shell(&self, command: &str, ctx: &tool_core::ToolContext) -> String {
+        use std::fmt::Write as _;
+        use tool_shell::analyze::Origin;
+        let a = Self::analyze_shell(command, ctx);
+        let t = crate::shell_policy::touches(&a, ctx);
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "analysis: {} unit(s){}{}",
+            a.units.len(),
+            if a.parsed {
+                ""
+            } else {
+                ", the line does not parse (words scanned)"
+            },
+            if a.background {
+                ", runs in the background"
+            } else {
+                ""
+            }
+        );
+        for p in &a.problems {
+            let _ = writeln!(out, "  problem: {p}");
+        }
+        for (i, u) in a.units.iter().enumerate() {
+            let origin = match &u.origin {
+                Origin::Line => "the line".to_owned(),
+                Origin::Substitution => "a substitution".to_owned(),
+                Origin::Carried { parent, via, .. } => format!("unit {parent} through {via}"),
+            };
+            let _ = writeln!(
+                out,
+                "unit {i}: {} (run by {origin}; in {}{})",
+                serde_json::to_string(&u.argv).unwrap_or_default(),
+                u.cwd.display(),
+                if u.certain { "" } else { "; not known exactly" }
+            );
+            for a in &u.assignments {
+                let _ = writeln!(out, "  assigns {}", a.raw);
+            }
+            for why in &u.unknown {
+                let _ = writeln!(out, "  unknown: {why}");
+            }
+            if u.interpretation.path.is_empty() && !u.is_bare() {
+                let _ = writeln!(out, "  program: not in the command database");
+            } else if !u.is_bare() {
+                let _ = writeln!(out, "  program: {}", u.interpretation.path.join(" "));
+            }
+            for e in u.effects() {
+                let value = e.value.as_deref().unwrap_or("(unknown)");
+                let _ = writeln!(out, "  effect: {} {value} (from {})", e.kind, e.source);
+            }
+            let forms = crate::shell_policy::match_forms(&tool_shell::analyze::Analysis {
+                units: vec![u.clone()],
+                parsed: true,
+                ..Default::default()
+            });
+            for (list, name) in [
+                (RuleList::Deny, "deny"),
+                (RuleList::Ask, "ask"),
+                (RuleList::Allow, "allow"),
+            ] {
+                if let Some(e) = self.shell_match(list, &forms) {
+                    let _ = writeln!(out, "  matches {name} rule {}", e.source());
+                }
+            }
+            for p in t.uses.iter().filter(|p| p.unit == i) {
+                let family = match p.op {
+                    crate::shell_policy::Op::Read => PathFamily::Read,
+                    _ => PathFamily::Edit,
+                };
+                if let Some(e) = self.path_rule(RuleList::Deny, family, &p.path, ctx) {
+                    let _ = writeln!(out, "  {} is denied by {}", p.path.display(), e.source());
+                }
+            }
+        }
+        out
+    }
+
+    /// The literal last names of `family` deny rules (`.env` of `Read(./.env)`), for checking a
+    /// glob pattern that matched nothing against what it could match.
+    fn denied_names(&self, family: PathFamily) -> Vec<String> {
+        self.entries
+            .iter()
+            .filter(|e| e.list == RuleList::Deny)
+            .filter_map(|e| match &e.matcher {
+                RuleMatcher::Path { family: f, pattern } if *f == family => {
+                    let last = pattern.line.trim_end_matches('/').rsplit('/').next()?;
+                    (!last.is_empty() && !last.contains(['*', '?', '['])).then(|| last.to_owned())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The forms deny and ask rules are matched against: the line as written, and every unit's
+    /// words.
+    fn shell_forms(command: &str, analysis: &tool_shell::analyze::Analysis) -> Vec<String> {
+        let mut forms = vec![command.trim().to_owned()];
+        forms.extend(crate::shell_policy::match_forms(analysis));
+        forms
     }
 
     /// May a shell redirection write `p`? With an Edit allow rule covering it, or in
@@ -1162,11 +1305,12 @@ impl Policy {
     /// file write inside the working directories, or Claude Code's generic text.
     fn shell_ask_message(
         &self,
-        line: &tool_shell::CommandLine,
+        a: &tool_shell::analyze::Analysis,
         t: &crate::shell_policy::Touches,
         ctx: &tool_core::ToolContext,
     ) -> String {
-        use crate::shell_policy::{Op, compound_message, outside_message, unit_allowed, unit_text};
+        use crate::shell_policy::{Op, compound_message, outside_message, unit_allowed};
+        use tool_shell::analyze::Origin;
         let covered = |op: Op, p: &Path| match op {
             Op::Read => {
                 self.path_allowed(PathFamily::Read, p, ctx).is_some()
@@ -1174,20 +1318,25 @@ impl Policy {
             }
             Op::Write | Op::Redirect => self.path_allowed(PathFamily::Edit, p, ctx).is_some(),
         };
-        if line.commands.len() > 1 {
-            let needing: Vec<usize> = line
-                .commands
+        let line_units: Vec<usize> = a
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.origin == Origin::Line)
+            .map(|(i, _)| i)
+            .collect();
+        if line_units.len() > 1 {
+            let needing: Vec<usize> = line_units
                 .iter()
-                .enumerate()
-                .filter(|(i, c)| {
-                    c.name() != Some("cd")
-                        && (unit_allowed(*i, c, t, ctx, &|f| self.shell_allow(f), &|p| {
+                .copied()
+                .filter(|&i| {
+                    a.units[i].program() != "cd"
+                        && (unit_allowed(i, a, t, ctx, &|f| self.shell_allow(f), &|p| {
                             self.redirect_permitted(p, ctx)
                         })
                         .is_none()
-                            || outside_message(t, ctx, Some(&[*i]), &covered).is_some())
+                            || outside_message(t, ctx, Some(&[i]), &covered).is_some())
                 })
-                .map(|(i, _)| i)
                 .collect();
             if needing.len() == 1
                 && let Some(m) = outside_message(t, ctx, Some(&needing), &covered)
@@ -1195,24 +1344,13 @@ impl Policy {
                 return m;
             }
             if !needing.is_empty() {
-                let parts: Vec<String> = needing
-                    .iter()
-                    .map(|&i| unit_text(&line.commands[i]))
-                    .collect();
+                let parts: Vec<String> = needing.iter().map(|&i| a.units[i].text.clone()).collect();
                 return compound_message(&parts);
             }
         }
         outside_message(t, ctx, None, &covered)
-            .or_else(|| crate::shell_policy::write_ask_message(line, t, ctx))
+            .or_else(|| crate::shell_policy::write_ask_message(a, t, ctx))
             .unwrap_or_else(|| "This command requires approval".to_owned())
-    }
-
-    /// The first `list` Bash rule matching the command or any unit it runs. A command that does
-    /// not parse is matched as written.
-    fn shell_rule(&self, list: RuleList, command: &str) -> Option<&RuleEntry> {
-        let mut forms = vec![command.trim().to_owned()];
-        forms.extend(units(command).unwrap_or_default());
-        self.shell_match(list, &forms)
     }
 
     fn ask_message(request: &PermissionRequest<'_>) -> String {
@@ -1432,12 +1570,12 @@ impl Policy {
         }
         let message = match request.subject {
             PermissionSubject::ShellCommand(command) => {
-                match tool_shell::CommandLine::parse(command) {
-                    Ok(line) => {
-                        let t = crate::shell_policy::touches(&line, ctx);
-                        self.shell_ask_message(&line, &t, ctx)
-                    }
-                    Err(_) => "This command requires approval".to_owned(),
+                let a = Self::analyze_shell(command, ctx);
+                if a.parsed {
+                    let t = crate::shell_policy::touches(&a, ctx);
+                    self.shell_ask_message(&a, &t, ctx)
+                } else {
+                    "This command requires approval".to_owned()
                 }
             }
             _ => Self::ask_message(request),
@@ -1446,36 +1584,10 @@ impl Policy {
     }
 }
 
-/// Every argument that names a path (absolute, `~`, or with `..`, also after `--flag=`)
-/// resolves inside a working directory or is `covered` by an allow rule; arguments that are
-/// not literals fail.
-fn shell_paths_inside(
-    line: &tool_shell::CommandLine,
-    ctx: &tool_core::ToolContext,
-    covered: &dyn Fn(&Path) -> bool,
-) -> bool {
-    line.commands.iter().all(|c| {
-        c.argv.iter().skip(1).all(|w| {
-            let Some(lit) = &w.literal else { return false };
-            let value = lit
-                .split_once('=')
-                .filter(|(k, _)| k.starts_with('-'))
-                .map_or(lit.as_str(), |(_, v)| v);
-            let pathish = value.starts_with('/')
-                || value.starts_with('~')
-                || value.split('/').any(|p| p == "..");
-            !pathish
-                || value == "/dev/null"
-                || crate::path_rule::inside_working_dirs(ctx, &ctx.resolve_path(value))
-                || covered(&ctx.resolve_path(value))
-        })
-    })
-}
-
 /// Longest command line analysed for an allow.
-const MAX_COMMAND_BYTES: usize = 16 * 1024;
+const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Most simple commands in one line analysed for an allow.
-const MAX_UNITS: usize = 64;
+const MAX_UNITS: usize = 256;
 
 /// Why a path is protected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,123 +1,25 @@
-//! Deciding about a Bash command line from the rules: every simple command it runs is a unit;
-//! a deny on any unit, or on a path a unit reads or writes, denies the line; an allow needs
-//! every unit allowed.
+//! Deciding about a Bash command line from its analysis (`tool_shell::analyze`): every unit
+//! the line runs (carried commands and substitutions included), and every effect the command
+//! database finds in them.
 //!
-//! Allowing is deliberately narrower than denying. A unit can be allowed by a rule only when
-//! it is plain: a literal program name without a path, literal arguments, no assignments other
-//! than inert locale-like ones, no wrapper that runs another command, no redirection that
-//! writes. Anything else needs the user (or a whole-tool `Bash` allow).
+//! A deny on any unit, or on a path any effect reads or writes, denies the line. An allow
+//! needs every unit allowed, and a unit is allowed either by a rule matching its words (the
+//! rule covers what the program does by itself: its operands and its own code), or as a
+//! read-only command. Effects that go beyond the program itself are decided on their own by
+//! the same lattice: a file an option writes is an Edit (as a redirection is), a file read
+//! is a Read, a program or command string run is a unit of its own, and code that cannot be
+//! known is an ask.
 
 use std::path::{Path, PathBuf};
 
 use tool_core::ToolContext;
-use tool_shell::{CommandLine, RedirectKind, SimpleCommand};
+use tool_shell::analyze::{Analysis, Origin, Unit};
+use tool_shell::{Effect, EffectKind};
 
 use crate::policy::{PathFamily, RuleEntry};
 
-/// Programs whose file operands are reads, for Read-rule checks.
-const READERS: &[&str] = &[
-    "cat",
-    "head",
-    "tail",
-    "less",
-    "more",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
-    "sed",
-    "awk",
-    "sort",
-    "uniq",
-    "wc",
-    "cut",
-    "paste",
-    "diff",
-    "cmp",
-    "comm",
-    "strings",
-    "od",
-    "hexdump",
-    "xxd",
-    "base64",
-    "nl",
-    "file",
-    "stat",
-    "jq",
-    "md5sum",
-    "sha1sum",
-    "sha256sum",
-    "sha512sum",
-    "tac",
-    "rev",
-    "column",
-    "tr",
-    "source",
-    ".",
-    "cp",
-    "mv",
-    "scp",
-    "rsync",
-    "tar",
-    "zip",
-    "gzip",
-    "bat",
-    "view",
-    "vim",
-    "vi",
-    "nano",
-    "python",
-    "python3",
-    "node",
-    "perl",
-    "ruby",
-    "bash",
-    "sh",
-    "ln",
-    "link",
-    "install",
-    "split",
-    "csplit",
-    "iconv",
-    "openssl",
-    "gpg",
-    "curl",
-    "wget",
-    "nc",
-];
-
-/// A word's value when it is literal, or when its only expansions are `$PWD`, `$OLDPWD` and
-/// `$HOME` (tracked through the line's `cd`s), bare or inside double quotes.
-fn word_value(
-    w: &tool_shell::Word,
-    cwd: &Path,
-    oldpwd: Option<&Path>,
-    ctx: &ToolContext,
-) -> Option<String> {
-    if let Some(l) = &w.literal {
-        return Some(l.clone());
-    }
-    let mut raw = w.raw.clone();
-    let vars = [
-        ("OLDPWD", oldpwd.map(|p| p.display().to_string())),
-        ("PWD", Some(cwd.display().to_string())),
-        ("HOME", Some(ctx.home.display().to_string())),
-    ];
-    for (name, value) in vars {
-        let Some(v) = value else { continue };
-        raw = raw
-            .replace(&format!("${{{name}}}"), &v)
-            .replace(&format!("${name}"), &v);
-    }
-    if raw.contains(['$', '`', '\\', '\'']) {
-        return None;
-    }
-    Some(raw.replace('"', ""))
-}
-
 /// Assignments that do not change what a command does.
-fn inert_assignment(a: &str) -> bool {
-    let name = a.split('=').next().unwrap_or("");
+pub(crate) fn inert_assignment(name: &str) -> bool {
     matches!(
         name,
         "LANG"
@@ -129,313 +31,310 @@ fn inert_assignment(a: &str) -> bool {
             | "COLUMNS"
             | "LINES"
             | "FORCE_COLOR"
+            | "CLICOLOR"
+            | "CLICOLOR_FORCE"
     ) || name.starts_with("LC_")
 }
 
-/// Wrappers that run their arguments as a command, or take a command from elsewhere.
-const COMMAND_CARRIERS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "fish", "eval", "exec", "source", ".", "xargs", "env",
-    "sudo", "doas", "su", "command", "builtin", "watch", "setsid", "parallel", "nohup", "script",
-    "ssh", "busybox",
+/// Process wrappers Claude Code strips before matching allow rules: they add nothing of their
+/// own, so a unit of theirs is allowed when the command they run is.
+const INERT_WRAPPERS: &[&str] = &["time", "timeout", "nice", "nohup", "stdbuf"];
+
+/// Directories whose programs are the programs they claim to be.
+const SYSTEM_DIRS: &[&str] = &[
+    "/bin/",
+    "/usr/bin/",
+    "/sbin/",
+    "/usr/sbin/",
+    "/usr/local/bin/",
 ];
-
-/// Process wrappers that may be stripped before matching an allow rule.
-fn strip_inert_wrappers(words: &[String]) -> &[String] {
-    let mut w = words;
-    loop {
-        match w.first().map(String::as_str) {
-            Some("time") => w = &w[1..],
-            Some("nice") if w.get(1).is_some_and(|a| a == "-n") => w = &w[w.len().min(3)..],
-            Some("nice") => w = &w[1..],
-            Some("timeout") => {
-                let mut i = 1;
-                while i < w.len() && w[i].starts_with('-') {
-                    i += if matches!(w[i].as_str(), "-s" | "-k") {
-                        2
-                    } else {
-                        1
-                    };
-                }
-                w = &w[(i + 1).min(w.len())..];
-            }
-            _ => return w,
-        }
-    }
-}
-
-/// How one unit stands towards allow rules.
-fn unit_allow_form(cmd: &SimpleCommand) -> Option<String> {
-    if cmd.assignments.iter().any(|a| !inert_assignment(a)) {
-        return None;
-    }
-    let words: Option<Vec<String>> = cmd.argv.iter().map(|w| w.literal.clone()).collect();
-    let words = words?;
-    let words = strip_inert_wrappers(&words);
-    let first = words.first()?;
-    if first.contains('/') || COMMAND_CARRIERS.contains(&first.as_str()) {
-        return None;
-    }
-    if cmd
-        .redirects
-        .iter()
-        .any(|r| writes(r.kind) && !to_dev_null(r))
-    {
-        return None;
-    }
-    if first == "git" && git_runs_programs(words) {
-        return None;
-    }
-    Some(words.join(" "))
-}
-
-/// Git options that make git run another program, including unambiguous prefixes of long
-/// options (git accepts `--upload-pa` for `--upload-pack`).
-fn git_runs_programs(words: &[String]) -> bool {
-    const LONG: &[&str] = &[
-        "--upload-pack",
-        "--receive-pack",
-        "--exec-path",
-        "--exec",
-        "--config-env",
-        "--config",
-        "--ext-diff",
-        "--textconv",
-        "--output",
-        "--template",
-    ];
-    words.iter().skip(1).any(|w| {
-        let opt = w.split_once('=').map_or(w.as_str(), |(k, _)| k);
-        opt == "-c"
-            || (opt.starts_with("-c") && !opt.starts_with("--"))
-            || opt == "-u"
-            || opt == "-o"
-            || (opt.starts_with("--") && opt.len() >= 5 && LONG.iter().any(|l| l.starts_with(opt)))
-    })
-}
-
-fn writes(kind: RedirectKind) -> bool {
-    matches!(
-        kind,
-        RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite
-    )
-}
-
-fn to_dev_null(r: &tool_shell::Redirect) -> bool {
-    r.target.as_ref().and_then(|t| t.literal.as_deref()) == Some("/dev/null")
-}
-
-/// A path a unit touches, resolved against the effective cwd.
-fn resolve(word: &str, cwd: &Path, ctx: &ToolContext) -> PathBuf {
-    let mut c = ctx.clone();
-    c.cwd = cwd.to_path_buf();
-    c.resolve_path(word)
-}
 
 /// What a unit does with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Op {
     /// Reads it (or changes into it).
     Read,
-    /// Creates, changes or removes it.
+    /// Creates, changes or removes it as the program's own operand.
     Write,
-    /// Writes it through an output redirection.
+    /// Writes it through an output redirection, or an option that writes a file.
     Redirect,
 }
 
 /// One path a unit uses.
 #[derive(Debug, Clone)]
 pub(crate) struct PathUse {
-    /// The unit's index in the line.
+    /// The unit's index in the analysis.
     pub unit: usize,
     /// The program's name.
     pub command: String,
-    /// The path, resolved against the effective cwd.
+    /// The path, resolved against the unit's working directory.
     pub path: PathBuf,
     /// What is done with it.
     pub op: Op,
+    /// Written by a shell redirection (not by the program or one of its options).
+    pub redirect: bool,
 }
 
-/// The paths each unit reads and writes, tracking literal `cd` through the line.
+/// The paths each unit reads and writes.
 pub(crate) struct Touches {
-    pub reads: Vec<PathBuf>,
-    pub writes: Vec<PathBuf>,
     pub uses: Vec<PathUse>,
+    /// Units with a read or write whose path cannot be known.
+    pub unknown_paths: Vec<usize>,
 }
 
 impl Touches {
-    fn add(&mut self, unit: usize, command: &str, path: PathBuf, op: Op) {
-        match op {
-            Op::Read => self.reads.push(path.clone()),
-            Op::Write | Op::Redirect => self.writes.push(path.clone()),
-        }
-        self.uses.push(PathUse {
-            unit,
-            command: command.to_owned(),
-            path,
-            op,
-        });
+    pub(crate) fn reads(&self) -> impl Iterator<Item = &Path> {
+        self.uses
+            .iter()
+            .filter(|u| u.op == Op::Read)
+            .map(|u| u.path.as_path())
     }
+
+    pub(crate) fn writes(&self) -> impl Iterator<Item = &PathUse> {
+        self.uses.iter().filter(|u| u.op != Op::Read)
+    }
+}
+
+/// A path a unit touches, resolved against its working directory.
+fn resolve(word: &str, cwd: &Path, ctx: &ToolContext) -> PathBuf {
+    let mut c = ctx.clone();
+    c.cwd = cwd.to_path_buf();
+    c.resolve_path(word)
+}
+
+fn is_redirect(e: &Effect) -> bool {
+    e.source.program == "bash" && e.source.detail.starts_with("redirection")
+}
+
+/// Every path the line's units read and write.
+pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
+    let mut t = Touches {
+        uses: Vec::new(),
+        unknown_paths: Vec::new(),
+    };
+    for (i, u) in a.units.iter().enumerate() {
+        for e in u.effects() {
+            let op = match e.kind {
+                EffectKind::Read => Op::Read,
+                EffectKind::Write if is_redirect(e) || e.source.option.is_some() => Op::Redirect,
+                EffectKind::Write => Op::Write,
+                _ => continue,
+            };
+            let Some(v) = &e.value else {
+                // A program that writes where it pleases is covered by a rule for it; a
+                // redirection or an option whose file cannot be known is not.
+                if is_redirect(e) || e.source.option.is_some() {
+                    t.unknown_paths.push(i);
+                }
+                continue;
+            };
+            if v == "-" || v.is_empty() {
+                continue;
+            }
+            if v == "/dev/null"
+                || v.starts_with("/dev/fd/")
+                || v == "/dev/stdout"
+                || v == "/dev/stderr"
+            {
+                continue;
+            }
+            let name = if is_redirect(e) {
+                u.program().to_owned()
+            } else {
+                e.source
+                    .program
+                    .split(' ')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            t.uses.push(PathUse {
+                unit: i,
+                command: name,
+                path: resolve(v, &u.cwd, ctx),
+                op,
+                redirect: is_redirect(e),
+            });
+        }
+    }
+    t
+}
+
+/// The forms of every unit rules are matched against, for deny and ask: its rule words (argv
+/// from the program on, git's global options dropped) and its argv as written.
+pub(crate) fn match_forms(a: &Analysis) -> Vec<String> {
+    let mut out = Vec::new();
+    for u in &a.units {
+        if u.is_bare() {
+            continue;
+        }
+        let rw = u.rule_words().join(" ");
+        let mut argv = u.argv.clone();
+        if let Some(first) = argv.first_mut() {
+            *first = first.rsplit('/').next().unwrap_or(first).to_owned();
+        }
+        let argv = argv.join(" ");
+        if argv != rw {
+            out.push(argv);
+        }
+        out.push(rw);
+    }
+    out
+}
+
+/// How one unit stands towards allow rules: the words a rule must match, when a rule may allow
+/// it at all (known words, a program not named by a path outside the system directories, only
+/// inert assignments).
+fn unit_allow_form(u: &Unit) -> Option<String> {
+    if !u.certain || u.is_bare() {
+        return None;
+    }
+    if u.assignments.iter().any(|a| !inert_assignment(&a.name)) {
+        return None;
+    }
+    let first = u.argv.first()?;
+    if first.contains('/')
+        && !SYSTEM_DIRS
+            .iter()
+            .any(|d| first.starts_with(d) && !first[d.len()..].contains('/'))
+    {
+        return None;
+    }
+    Some(u.rule_words().join(" "))
+}
+
+/// May the unit's effects stand under a rule that covers the program? Effects that run other
+/// commands are decided as units of their own; unknown code is not covered; options the
+/// database does not know (for a program it knows) are not covered.
+fn effects_covered(u: &Unit) -> bool {
+    let known_program = !u.interpretation.path.is_empty();
+    u.unknown.is_empty()
+        && u.effects().all(|e| match e.kind {
+            EffectKind::Unknown => !known_program,
+            _ => true,
+        })
+}
+
+/// Is unit `i` read-only on its own (paths aside)?
+fn read_only_unit(u: &Unit) -> bool {
+    u.certain
+        && u.unknown.is_empty()
+        && u.assignments.iter().all(|a| inert_assignment(&a.name))
+        && !u.is_bare()
+        && unit_allow_form(u).is_some()
+        && !u.interpretation.path.is_empty()
+        && u.effects()
+            .all(|e| e.kind == EffectKind::Read || (e.kind == EffectKind::Write && is_redirect(e)))
+        && u.redirects
+            .iter()
+            .all(|r| r.is_harmless() || r.kind.writes() || r.kind.reads())
+}
+
+/// How one unit stands on its own: allowed by a rule (`Some(Some(rule))`), allowed as a
+/// read-only command or, in acceptEdits mode, as a file edit inside the working directories
+/// (`Some(None)`), or not allowed (`None`). Paths are checked by the caller.
+pub(crate) fn unit_allowed<'a>(
+    index: usize,
+    a: &Analysis,
+    t: &Touches,
+    ctx: &ToolContext,
+    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
+    redirect_ok: &dyn Fn(&Path) -> bool,
+) -> Option<Option<&'a RuleEntry>> {
+    let u = &a.units[index];
+    // Writes through redirections and options must each be permitted on their own.
+    let own_redirects: Vec<&PathUse> = t
+        .uses
+        .iter()
+        .filter(|p| p.unit == index && p.op == Op::Redirect)
+        .collect();
+    let redirects_ok =
+        !t.unknown_paths.contains(&index) && own_redirects.iter().all(|p| redirect_ok(&p.path));
+    if !redirects_ok {
+        return None;
+    }
+    let form = unit_allow_form(u);
+    if effects_covered(u)
+        && let Some(e) = form.as_deref().and_then(allow_rule)
+    {
+        return Some(Some(e));
+    }
+    // A wrapper that adds nothing of its own stands or falls with what it runs.
+    if form.is_some() && INERT_WRAPPERS.contains(&u.program()) && effects_covered(u) {
+        let runs_child = a
+            .units
+            .iter()
+            .any(|c| matches!(&c.origin, Origin::Carried { parent, .. } if *parent == index));
+        if runs_child {
+            return Some(None);
+        }
+    }
+    if read_only_unit(u) {
+        return Some(None);
+    }
+    // acceptEdits: `mkdir touch rm rmdir mv cp sed` on paths inside the working directories
+    // (none protected); `mv` and `cp` only without options.
+    let name = form.as_deref().and_then(|f| f.split(' ').next());
+    if ctx.permission_mode == tool_core::PermissionMode::AcceptEdits
+        && let Some(name) = name.filter(|n| FILE_EDITORS.contains(n))
+        && effects_covered(u)
+    {
+        let has_option = u.argv.iter().skip(1).any(|w| w.starts_with('-'));
+        let mine: Vec<&PathUse> = t.uses.iter().filter(|p| p.unit == index).collect();
+        let paths_ok = !mine.is_empty()
+            && mine.iter().all(|p| {
+                crate::path_rule::inside_working_dirs(ctx, &p.path)
+                    && crate::path_rule::candidates(&p.path, ctx)
+                        .iter()
+                        .all(|c| crate::policy::protected(c).is_none())
+            });
+        if paths_ok && !(matches!(name, "mv" | "cp") && has_option) {
+            return Some(None);
+        }
+    }
+    None
+}
+
+/// Is every unit of the line allowed (see [`unit_allowed`])? Returns the rules used (empty
+/// when no rule was needed).
+pub(crate) fn all_units_allowed<'a>(
+    a: &Analysis,
+    t: &Touches,
+    ctx: &ToolContext,
+    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
+    redirect_ok: &dyn Fn(&Path) -> bool,
+) -> Option<Vec<&'a RuleEntry>> {
+    if a.units.is_empty() || a.background || !a.problems.is_empty() || !a.parsed {
+        return None;
+    }
+    let has_cd = a.units.iter().any(|u| u.program() == "cd");
+    let has_git = a.units.iter().any(|u| u.program() == "git");
+    if has_cd && has_git {
+        return None;
+    }
+    let mut used = Vec::new();
+    for (i, u) in a.units.iter().enumerate() {
+        if u.argv.first().map(String::as_str) == Some("cd") {
+            let inside = u.certain
+                && u.redirects.is_empty()
+                && u.argv.len() == 2
+                && t.uses
+                    .iter()
+                    .filter(|p| p.unit == i)
+                    .all(|p| crate::path_rule::inside_working_dirs(ctx, &p.path));
+            if inside {
+                continue;
+            }
+            return None;
+        }
+        used.extend(unit_allowed(i, a, t, ctx, allow_rule, redirect_ok)?);
+    }
+    Some(used)
 }
 
 /// Programs that create, change or remove the files they name, as Claude Code's path checks
 /// and acceptEdits mode know them.
 const FILE_EDITORS: &[&str] = &["mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"];
-
-/// The file operands of a unit: its arguments that are not options, without the first
-/// operand of programs whose first operand is a pattern or a script.
-fn operands<'a>(name: &str, values: &'a [String]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut options_done = false;
-    // `-e`/`-f` (grep, sed, awk, jq's `-f`) give the script: then the first operand is a file.
-    let script_given = values.iter().any(|v| {
-        matches!(
-            v.as_str(),
-            "-e" | "-f" | "--expression" | "--file" | "--regexp"
-        )
-    });
-    let mut skip_first = matches!(
-        name,
-        "grep" | "egrep" | "fgrep" | "rg" | "sed" | "awk" | "jq"
-    ) && !script_given;
-    let mut find_paths_done = false;
-    for v in values {
-        if !options_done && v == "--" {
-            options_done = true;
-            continue;
-        }
-        if !options_done && v.starts_with('-') && v.len() > 1 {
-            if name == "find" {
-                find_paths_done = true;
-            }
-            continue;
-        }
-        if name == "find" && (find_paths_done || v == "!" || v == "(") {
-            find_paths_done = true;
-            continue;
-        }
-        // `--flag=value`.
-        let v = v
-            .split_once('=')
-            .filter(|(k, _)| k.starts_with("--"))
-            .map_or(v.as_str(), |(_, x)| x);
-        if v.is_empty() {
-            continue;
-        }
-        if skip_first {
-            skip_first = false;
-            continue;
-        }
-        out.push(v);
-    }
-    out
-}
-
-pub(crate) fn touches(line: &CommandLine, ctx: &ToolContext) -> Touches {
-    let mut cwd = ctx.cwd.clone();
-    let mut oldpwd: Option<PathBuf> = None;
-    let mut t = Touches {
-        reads: Vec::new(),
-        writes: Vec::new(),
-        uses: Vec::new(),
-    };
-    for (unit, c) in line.commands.iter().enumerate() {
-        let name = c
-            .argv
-            .first()
-            .map(|w| w.text())
-            .map(|n| n.rsplit('/').next().unwrap_or(n))
-            .unwrap_or("");
-        if matches!(name, "cd" | "pushd") {
-            if let Some(dir) = c
-                .argv
-                .get(1)
-                .and_then(|w| word_value(w, &cwd, oldpwd.as_deref(), ctx))
-            {
-                let next = if dir == "-" {
-                    oldpwd.clone().unwrap_or_else(|| cwd.clone())
-                } else {
-                    resolve(&dir, &cwd, ctx)
-                };
-                t.uses.push(PathUse {
-                    unit,
-                    command: name.to_owned(),
-                    path: next.clone(),
-                    op: Op::Read,
-                });
-                oldpwd = Some(std::mem::replace(&mut cwd, next));
-            }
-            continue;
-        }
-        for r in &c.redirects {
-            let Some(target) = r
-                .target
-                .as_ref()
-                .and_then(|w| word_value(w, &cwd, oldpwd.as_deref(), ctx))
-            else {
-                continue;
-            };
-            if target == "/dev/null" || r.kind == RedirectKind::Duplicate {
-                continue;
-            }
-            let p = resolve(&target, &cwd, ctx);
-            if writes(r.kind) {
-                t.add(unit, name, p.clone(), Op::Redirect);
-            }
-            if matches!(r.kind, RedirectKind::Read | RedirectKind::ReadWrite) {
-                t.add(unit, name, p, Op::Read);
-            }
-        }
-        let values: Vec<String> = c
-            .argv
-            .iter()
-            .skip(1)
-            .filter_map(|w| word_value(w, &cwd, oldpwd.as_deref(), ctx))
-            .collect();
-        // `dd if=X of=Y`.
-        if name == "dd" {
-            for v in &values {
-                if let Some(f) = v.strip_prefix("if=") {
-                    t.add(unit, name, resolve(f, &cwd, ctx), Op::Read);
-                }
-                if let Some(f) = v.strip_prefix("of=") {
-                    t.add(unit, name, resolve(f, &cwd, ctx), Op::Write);
-                }
-            }
-            continue;
-        }
-        // `curl -d @file`, `--data-binary @file`: the file is read and sent.
-        for v in &values {
-            if let Some(file) = v.strip_prefix('@').filter(|f| !f.is_empty()) {
-                t.add(unit, name, resolve(file, &cwd, ctx), Op::Read);
-            }
-        }
-        let ops = operands(name, &values);
-        let in_place = name == "sed"
-            && values
-                .iter()
-                .any(|v| v.starts_with("-i") || v.starts_with("--in-place"));
-        let last = ops.len().saturating_sub(1);
-        for (i, o) in ops.iter().enumerate() {
-            if o.starts_with('@') {
-                continue;
-            }
-            let p = resolve(o, &cwd, ctx);
-            match name {
-                "mkdir" | "touch" | "rm" | "rmdir" | "mv" => t.add(unit, name, p, Op::Write),
-                "cp" if i == last && ops.len() > 1 => t.add(unit, name, p, Op::Write),
-                "sed" if in_place => {
-                    t.add(unit, name, p.clone(), Op::Read);
-                    t.add(unit, name, p, Op::Write);
-                }
-                _ if READERS.contains(&name) || matches!(name, "ls" | "find" | "tree") => {
-                    t.add(unit, name, p, Op::Read)
-                }
-                _ => {}
-            }
-        }
-    }
-    t
-}
 
 /// What Claude Code says a program does to the files it names, for the message of a path
 /// outside the working directories.
@@ -492,7 +391,10 @@ pub(crate) fn outside_message(
         if units.is_some_and(|us| !us.contains(&u.unit)) {
             return None;
         }
-        let verb = PATH_VERBS.iter().find(|(c, _)| *c == u.command).map(|(_, v)| *v);
+        let verb = PATH_VERBS
+            .iter()
+            .find(|(c, _)| *c == u.command)
+            .map(|(_, v)| *v);
         if (verb.is_none() && u.op != Op::Redirect)
             || crate::path_rule::inside_working_dirs(ctx, &u.path)
             || covered(u.op, &u.path)
@@ -503,10 +405,13 @@ pub(crate) fn outside_message(
             "needs approval. The path is outside the working directories for this session ({dirs}). Allowing runs the command as written."
         );
         Some(match (u.op, verb) {
-            (Op::Redirect, _) => {
-                format!("Output redirection to '{}' {needs_approval}", u.path.display())
+            (Op::Redirect, _) if u.redirect => {
+                format!(
+                    "Output redirection to '{}' {needs_approval}",
+                    u.path.display()
+                )
             }
-            (Op::Write, _) => format!("{} in '{}' {needs_approval}", u.command, u.path.display()),
+            (Op::Write | Op::Redirect, _) => format!("{} in '{}' {needs_approval}", u.command, u.path.display()),
             (Op::Read, Some(verb)) => format!(
                 "{} in '{}' was blocked. For security, {} may only {verb} the allowed working directories for this session: {dirs}.",
                 u.command,
@@ -527,16 +432,6 @@ fn quoted_dirs(ctx: &ToolContext) -> String {
         .join(", ")
 }
 
-/// The text of a unit as the model wrote it (assignments, words; no redirections).
-pub(crate) fn unit_text(c: &SimpleCommand) -> String {
-    c.assignments
-        .iter()
-        .cloned()
-        .chain(c.argv.iter().map(|w| w.raw.clone()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// Claude Code's text for a compound line whose `parts` need approval.
 pub(crate) fn compound_message(parts: &[String]) -> String {
     let (noun, verb) = if parts.len() == 1 {
@@ -554,116 +449,67 @@ pub(crate) fn compound_message(parts: &[String]) -> String {
 /// writes against Edit and Read rules.
 pub(crate) fn denied_path<'a>(
     t: &Touches,
-    ctx: &ToolContext,
     find: &dyn Fn(PathFamily, &Path) -> Option<&'a RuleEntry>,
+    names: &dyn Fn(PathFamily) -> Vec<String>,
 ) -> Option<(&'a RuleEntry, PathBuf)> {
-    for p in &t.reads {
-        if let Some(e) = find(PathFamily::Read, p) {
-            return Some((e, p.clone()));
+    // A path that is still a glob pattern (it matched nothing when the line was read) is
+    // checked for every denied name it could match once files appear.
+    let spellings = |family: PathFamily, p: &Path| -> Vec<PathBuf> {
+        let mut out = vec![p.to_path_buf()];
+        if let (Some(g), Some(dir)) = (p.file_name().and_then(|n| n.to_str()), p.parent())
+            && g.contains(['*', '?', '['])
+        {
+            out.push(dir.join(g.replace(['*', '?'], "x")));
+            out.extend(
+                names(family)
+                    .into_iter()
+                    .filter(|n| glob_matches(g, n))
+                    .map(|n| dir.join(n)),
+            );
         }
-    }
-    for p in &t.writes {
-        if let Some(e) = find(PathFamily::Edit, p).or_else(|| find(PathFamily::Read, p)) {
-            return Some((e, p.clone()));
-        }
-    }
-    let _ = ctx;
-    None
-}
-
-/// How one unit stands on its own: allowed by a rule (`Some(Some(rule))`), allowed as a
-/// read-only command or, in acceptEdits mode, as a file edit inside the working directories
-/// (`Some(None)`), or not allowed (`None`).
-pub(crate) fn unit_allowed<'a>(
-    index: usize,
-    c: &SimpleCommand,
-    t: &Touches,
-    ctx: &ToolContext,
-    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
-    redirect_ok: &dyn Fn(&Path) -> bool,
-) -> Option<Option<&'a RuleEntry>> {
-    let form = unit_allow_form(c);
-    if let Some(e) = form.as_deref().and_then(allow_rule) {
-        return Some(Some(e));
-    }
-    // Output redirections are allowed only to targets that were resolved and are permitted
-    // (an Edit allow rule, or acceptEdits inside the working directories).
-    let written = c
-        .redirects
-        .iter()
-        .filter(|r| writes(r.kind) && !to_dev_null(r))
-        .count();
-    let resolved: Vec<&PathUse> = t
-        .uses
-        .iter()
-        .filter(|u| u.unit == index && u.op == Op::Redirect)
-        .collect();
-    let redirects_ok = resolved.len() == written && resolved.iter().all(|u| redirect_ok(&u.path));
-    let read_only = tool_shell::is_read_only_command(c) && redirects_ok && c.assignments.is_empty();
-    if read_only {
-        return Some(None);
-    }
-    // acceptEdits: `mkdir touch rm rmdir mv cp sed` on paths inside the working directories
-    // (none protected); `mv` and `cp` only without options.
-    let name = form.as_deref().and_then(|f| f.split(' ').next());
-    if ctx.permission_mode == tool_core::PermissionMode::AcceptEdits
-        && let Some(name) = name.filter(|n| FILE_EDITORS.contains(n))
-    {
-        let has_option = c
-            .argv
-            .iter()
-            .skip(1)
-            .any(|w| w.literal.as_deref().is_some_and(|l| l.starts_with('-')));
-        let mine: Vec<&PathUse> = t.uses.iter().filter(|u| u.unit == index).collect();
-        let paths_ok = !mine.is_empty()
-            && mine.iter().all(|u| {
-                crate::path_rule::inside_working_dirs(ctx, &u.path)
-                    && crate::path_rule::candidates(&u.path, ctx)
-                        .iter()
-                        .all(|p| crate::policy::protected(p).is_none())
-            });
-        if paths_ok && !(matches!(name, "mv" | "cp") && has_option) {
-            return Some(None);
-        }
-    }
-    None
-}
-
-/// Is every unit of the line allowed (see [`unit_allowed`])? Returns the rules used (empty
-/// when no rule was needed).
-pub(crate) fn all_units_allowed<'a>(
-    line: &CommandLine,
-    t: &Touches,
-    ctx: &ToolContext,
-    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
-    redirect_ok: &dyn Fn(&Path) -> bool,
-) -> Option<Vec<&'a RuleEntry>> {
-    if line.commands.is_empty() || line.background || line.defines_function {
-        return None;
-    }
-    let has_cd = line.commands.iter().any(|c| c.name() == Some("cd"));
-    let has_git = line.commands.iter().any(|c| c.name() == Some("git"));
-    if has_cd && has_git {
-        return None;
-    }
-    let mut used = Vec::new();
-    for (i, c) in line.commands.iter().enumerate() {
-        if c.name() == Some("cd") {
-            let inside = c
-                .argv
-                .get(1)
-                .and_then(|w| w.literal.as_deref())
-                .is_some_and(|d| {
-                    crate::path_rule::inside_working_dirs(ctx, &resolve(d, &ctx.cwd, ctx))
-                });
-            if inside && c.argv.len() == 2 && c.redirects.is_empty() {
-                continue;
+        out
+    };
+    for p in t.reads() {
+        for s in spellings(PathFamily::Read, p) {
+            if let Some(e) = find(PathFamily::Read, &s) {
+                return Some((e, s));
             }
-            return None;
         }
-        used.extend(unit_allowed(i, c, t, ctx, allow_rule, redirect_ok)?);
     }
-    Some(used)
+    for u in t.writes() {
+        for s in spellings(PathFamily::Edit, &u.path)
+            .into_iter()
+            .chain(spellings(PathFamily::Read, &u.path))
+        {
+            if let Some(e) = find(PathFamily::Edit, &s).or_else(|| find(PathFamily::Read, &s)) {
+                return Some((e, s));
+            }
+        }
+    }
+    None
+}
+
+/// Shell pattern matching of one name (`*`, `?`, bracket expressions read as any character);
+/// a leading dot must be matched literally.
+fn glob_matches(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some('*') => (0..=n.len()).any(|k| go(&p[1..], &n[k..])),
+            Some('?') => !n.is_empty() && go(&p[1..], &n[1..]),
+            Some('[') => match p.iter().position(|c| *c == ']') {
+                Some(end) if end > 1 => !n.is_empty() && go(&p[end + 1..], &n[1..]),
+                _ => n.first() == Some(&'[') && go(&p[1..], &n[1..]),
+            },
+            Some(c) => n.first() == Some(c) && go(&p[1..], &n[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    if n.first() == Some(&'.') && p.first() != Some(&'.') {
+        return false;
+    }
+    go(&p, &n)
 }
 
 /// Programs that create, change or remove the files they name.
@@ -671,11 +517,7 @@ const FILE_WRITERS: &[&str] = &["touch", "mkdir", "rm", "rmdir", "mv", "cp"];
 
 /// The text Claude Code shows when a command line that nothing allowed would write inside the
 /// working directories: naming the redirect target, or the writing program and its operand.
-pub(crate) fn write_ask_message(
-    line: &CommandLine,
-    t: &Touches,
-    ctx: &ToolContext,
-) -> Option<String> {
+pub(crate) fn write_ask_message(a: &Analysis, t: &Touches, ctx: &ToolContext) -> Option<String> {
     let dirs = quoted_dirs(ctx);
     let tail = format!(
         "needs approval. The path is inside the working directories for this session ({dirs}), and {} asks before a shell command creates, changes or removes files there.",
@@ -685,34 +527,152 @@ pub(crate) fn write_ask_message(
     if let Some(p) = t
         .uses
         .iter()
-        .find(|u| u.op == Op::Redirect && inside(&u.path))
+        .find(|u| u.redirect && inside(&u.path))
         .map(|u| &u.path)
     {
         return Some(format!("Output redirection to '{}' {tail}", p.display()));
     }
-    for c in &line.commands {
-        let Some(name) = c.name() else { continue };
-        if !FILE_WRITERS.contains(&name) {
+    for (i, u) in a.units.iter().enumerate() {
+        let name = u.program();
+        if !FILE_WRITERS.contains(&name) || !matches!(u.origin, Origin::Line) {
             continue;
         }
-        let operands: Vec<&str> = c
-            .argv
+        let operands: Vec<&PathUse> = t
+            .uses
             .iter()
-            .skip(1)
-            .filter_map(|w| w.literal.as_deref())
-            .filter(|a| !a.starts_with('-'))
+            .filter(|p| p.unit == i && p.op == Op::Write)
             .collect();
         let target = if matches!(name, "mv" | "cp") {
             operands.last()
         } else {
             operands.first()
         };
-        if let Some(p) = target
-            .map(|o| resolve(o, &ctx.cwd, ctx))
-            .filter(|p| inside(p))
-        {
+        if let Some(p) = target.map(|p| &p.path).filter(|p| inside(p)) {
             return Some(format!("{name} in '{}' {tail}", p.display()));
         }
     }
     None
+}
+
+/// Programs and options that remove what they name.
+fn removes(u: &Unit, e: &Effect) -> bool {
+    e.kind == EffectKind::Write
+        && !is_redirect(e)
+        && (matches!(u.program(), "rm" | "rmdir" | "shred" | "unlink" | "mv")
+            || e.source.option.as_deref() == Some("-delete"))
+}
+
+/// A removal whose target is the file-system root, the home directory, the project root or a
+/// parent of it, or cannot be known: asked in every mode.
+pub(crate) fn catastrophic_removal(a: &Analysis, t: &Touches, ctx: &ToolContext) -> Option<String> {
+    for (i, u) in a.units.iter().enumerate() {
+        for e in u.effects().filter(|e| removes(u, e)) {
+            let Some(v) = &e.value else {
+                return Some(format!(
+                    "`{}` removes a path that cannot be known before it runs",
+                    u.text
+                ));
+            };
+            let p = resolve(v, &u.cwd, ctx);
+            let roots = [
+                PathBuf::from("/"),
+                ctx.home.clone(),
+                ctx.project_root.clone(),
+            ];
+            if !u.certain && !u.argv.iter().skip(1).any(|w| !w.starts_with('-')) {
+                return Some(format!("`{}` removes paths that cannot be known", u.text));
+            }
+            // `rm -rf *` in one of them empties it.
+            let emptied = u.text.contains('*')
+                && p.parent()
+                    .is_some_and(|d| roots.iter().any(|r| r.starts_with(d)));
+            if roots.iter().any(|r| r.starts_with(&p)) || emptied {
+                return Some(format!("`{}` removes {}", u.text, p.display()));
+            }
+        }
+        if !u.certain && matches!(u.program(), "rm" | "rmdir" | "shred") {
+            return Some(format!(
+                "`{}` removes paths that cannot be known before it runs",
+                u.text
+            ));
+        }
+        let _ = (i, t);
+    }
+    None
+}
+
+/// Every argument that names a path (absolute, `~`, or with `..`, also after `--flag=`)
+/// resolves inside a working directory or is `covered` by an allow rule.
+pub(crate) fn args_inside(
+    a: &Analysis,
+    ctx: &ToolContext,
+    covered: &dyn Fn(&Path) -> bool,
+) -> bool {
+    a.units.iter().all(|u| {
+        u.argv.iter().skip(1).all(|lit| {
+            let value = lit
+                .split_once('=')
+                .filter(|(k, _)| k.starts_with('-'))
+                .map_or(lit.as_str(), |(_, v)| v);
+            let pathish = value.starts_with('/')
+                || value.starts_with('~')
+                || value.split('/').any(|p| p == "..");
+            let p = resolve(value, &u.cwd, ctx);
+            !pathish
+                || value == "/dev/null"
+                || crate::path_rule::inside_working_dirs(ctx, &p)
+                || covered(&p)
+        })
+    })
+}
+
+/// The directories a unit searches recursively (`rg`, `grep -r`, `find`, `ls -R`, `tree`,
+/// `du`...): their directory operands, or the working directory when none is given.
+pub(crate) fn search_roots(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (i, u) in a.units.iter().enumerate() {
+        let flags: Vec<&str> = u
+            .argv
+            .iter()
+            .skip(1)
+            .map(String::as_str)
+            .filter(|w| w.starts_with('-'))
+            .collect();
+        let short = |c: char| {
+            flags
+                .iter()
+                .any(|f| !f.starts_with("--") && f[1..].contains(c))
+        };
+        let recursive = match u.program() {
+            "rg" | "ag" | "ugrep" | "find" | "tree" | "du" | "fd" | "fdfind" => true,
+            "grep" | "egrep" | "fgrep" => {
+                short('r')
+                    || short('R')
+                    || flags.iter().any(|f| {
+                        f.starts_with("--recursive")
+                            || f.starts_with("--dereference-recursive")
+                            || *f == "--directories=recurse"
+                    })
+            }
+            "ls" => short('R') || flags.contains(&"--recursive"),
+            _ => false,
+        };
+        if !recursive {
+            continue;
+        }
+        // Every operand that is not a plain file is a root (one that does not exist yet may
+        // be a directory by the time the search runs).
+        let mut roots: Vec<PathBuf> = t
+            .uses
+            .iter()
+            .filter(|p| p.unit == i && p.op == Op::Read && !p.path.is_file())
+            .map(|p| p.path.clone())
+            .collect();
+        let has_file_operand = t.uses.iter().any(|p| p.unit == i && p.op == Op::Read);
+        if roots.is_empty() && !has_file_operand {
+            roots.push(u.cwd.clone());
+        }
+        out.extend(roots);
+    }
+    out
 }

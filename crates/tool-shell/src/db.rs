@@ -1931,10 +1931,7 @@ type Operand = (String, Option<String>);
 
 /// Assign operands to slots: slots before the `...` one from the front, after it from the
 /// back, the `...` one takes the middle; with no `...` slot, extra operands get `None`.
-fn assign<'s, 'w>(
-    spec: &'s [Slot],
-    ops: &'w [Operand],
-) -> Vec<(Option<&'s Slot>, &'w Operand)> {
+fn assign<'s, 'w>(spec: &'s [Slot], ops: &'w [Operand]) -> Vec<(Option<&'s Slot>, &'w Operand)> {
     let spec: Vec<&Slot> = spec
         .iter()
         .filter(|s| !s.roles.contains(&Role::Assign) && !s.roles.iter().any(|r| r.takes_rest()))

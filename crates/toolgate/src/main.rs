@@ -86,6 +86,10 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// For Bash: also print what the analysis saw (each unit's words after expansion, its
+        /// effects with the database entry behind each, and the rules that matched).
+        #[arg(long)]
+        explain: bool,
     },
     /// Run the built-in demo (a Read → Edit session in a temporary directory).
     Demo,
@@ -165,6 +169,7 @@ async fn main() -> anyhow::Result<()> {
             policy,
             mode,
             json,
+            explain,
         }) => {
             let input: serde_json::Value =
                 serde_json::from_str(&input).context("the input is not JSON")?;
@@ -182,6 +187,12 @@ async fn main() -> anyhow::Result<()> {
                     println!("  message: {}", d.message);
                 }
                 println!("  because: {}", d.reason);
+            }
+            if explain
+                && tool == "Bash"
+                && let Some(command) = input.get("command").and_then(serde_json::Value::as_str)
+            {
+                print!("{}", loaded.explain_shell(command, &ctx));
             }
             Ok(())
         }

@@ -1,0 +1,1328 @@
+//! What a command line runs, reads, writes and executes.
+//!
+//! [`analyze`] parses the line with a real bash grammar, walks it in execution order with a
+//! model of the shell's state (variables assigned on the line, the working directory through
+//! `cd`, `pushd` and `popd`), expands every word as bash would ([`crate::expand`]), and turns
+//! each simple command into a [`Unit`]: its argv, its redirections, and the effects the
+//! command database ([`crate::db`]) finds in it. Commands carried inside other commands
+//! (wrappers, `sh -c`, `eval`, `xargs`, `find -exec`, git aliases and pagers, sed's `e`,
+//! awk's `system()`) become units of their own, linked to the unit that runs them, and
+//! substitutions (`$(...)`, backquotes, `<(...)`, in words, redirect targets, heredocs,
+//! `[[ ]]` and arithmetic) are units too.
+//!
+//! Nothing here decides anything: the policy matches rules against the units and decides each
+//! effect. What cannot be known is said (a unit's `certain`, the analysis' `problems`), so a
+//! caller can fail closed.
+
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use brush_parser::ast;
+use brush_parser::{Parser, ParserOptions};
+
+use crate::db::{Interpretation, database};
+use crate::expand::{self, Expanded, Mode, Var, Vars};
+use crate::{Effect, EffectKind, Source};
+
+/// Longest command line that is parsed; a longer one is only scanned for words.
+pub const MAX_PARSE_BYTES: usize = 256 * 1024;
+/// Most units one line may produce before the analysis stops adding them.
+pub const MAX_UNITS: usize = 4096;
+/// Deepest nesting of substitutions and carried commands followed.
+pub const MAX_DEPTH: usize = 16;
+
+/// The shell a command line will run in.
+#[derive(Debug, Clone)]
+pub struct ShellEnv {
+    /// The working directory at the start of the line.
+    pub cwd: PathBuf,
+    /// The home directory.
+    pub home: PathBuf,
+    /// Expand globs against the file system (turn off for a line that will not run here).
+    pub glob_fs: bool,
+}
+
+impl ShellEnv {
+    /// A shell in `cwd` with home `home`, expanding globs against the file system.
+    pub fn new(cwd: impl Into<PathBuf>, home: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            home: home.into(),
+            glob_fs: true,
+        }
+    }
+}
+
+/// What a redirection does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectKind {
+    /// `<`
+    Read,
+    /// `>`, `>|`, `&>`, `>&file`
+    Write,
+    /// `>>`, `&>>`
+    Append,
+    /// `<>`
+    ReadWrite,
+    /// `<&N`, `>&N`: to a descriptor.
+    Duplicate,
+    /// A heredoc or here-string.
+    Here,
+}
+
+impl RedirectKind {
+    /// Does it write its target?
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            RedirectKind::Write | RedirectKind::Append | RedirectKind::ReadWrite
+        )
+    }
+
+    /// Does it read its target?
+    pub fn reads(self) -> bool {
+        matches!(self, RedirectKind::Read | RedirectKind::ReadWrite)
+    }
+}
+
+/// A redirection of a unit (its own, or of a compound command around it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// What it does.
+    pub kind: RedirectKind,
+    /// The target after expansion (a file, or a descriptor for duplications); `None` for
+    /// heredocs and process substitutions.
+    pub target: Option<String>,
+    /// The target was known exactly.
+    pub certain: bool,
+    /// The target as written.
+    pub raw: String,
+}
+
+impl Redirect {
+    /// A write to `/dev/null`, or a duplication: writes nothing anyone keeps.
+    pub fn is_harmless(&self) -> bool {
+        self.kind == RedirectKind::Duplicate
+            || self.kind == RedirectKind::Here
+            || (self.certain && self.target.as_deref() == Some("/dev/null"))
+    }
+}
+
+/// A variable assignment of a unit (`NAME=value cmd`, or a bare `NAME=value`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    /// The variable.
+    pub name: String,
+    /// Its value, when known.
+    pub value: Option<String>,
+    /// As written.
+    pub raw: String,
+}
+
+/// How a unit comes to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The shell runs it: a member of a list or pipeline, a body of a compound command.
+    Line,
+    /// The shell runs it for a substitution (`$(...)`, backquotes, `<(...)`).
+    Substitution,
+    /// Another unit runs it (a wrapper, `sh -c`, `xargs`, `find -exec`, a git alias...).
+    Carried {
+        /// The index of the unit that runs it.
+        parent: usize,
+        /// The database entry that says so.
+        via: Source,
+        /// The shell itself runs it (`eval`, `command`, `exec`, `builtin`), not a child
+        /// program.
+        by_shell: bool,
+    },
+}
+
+/// One simple command the line (or a command inside it) runs.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// The words after expansion (bash's fields); `argv[0]` as written (it may hold a path).
+    pub argv: Vec<String>,
+    /// Every word (and the working directory) was known exactly.
+    pub certain: bool,
+    /// Why it is not certain.
+    pub unknown: Vec<String>,
+    /// The unit as the model wrote it: assignments and words, without redirections.
+    pub text: String,
+    /// Leading assignments.
+    pub assignments: Vec<Assignment>,
+    /// Redirections (its own and those of compound commands around it).
+    pub redirects: Vec<Redirect>,
+    /// The working directory it runs in.
+    pub cwd: PathBuf,
+    /// The working directory is known.
+    pub cwd_certain: bool,
+    /// How it comes to run.
+    pub origin: Origin,
+    /// How deep it is nested in substitutions and carried commands.
+    pub depth: usize,
+    /// What the command database makes of it (for `argv[0]`'s basename).
+    pub interpretation: Interpretation,
+    /// Effects found outside the database: `cd`'s directory, redirections, unknown code.
+    pub extra_effects: Vec<Effect>,
+}
+
+impl Unit {
+    /// `argv[0]`'s basename (empty for a bare assignment or redirection).
+    pub fn program(&self) -> &str {
+        self.argv
+            .first()
+            .map(|a| a.rsplit('/').next().unwrap_or(a))
+            .unwrap_or("")
+    }
+
+    /// `argv[0]` names a path (`./x`, `/usr/bin/x`).
+    pub fn path_qualified(&self) -> bool {
+        self.argv.first().is_some_and(|a| a.contains('/'))
+    }
+
+    /// Every effect: the database's and the others.
+    pub fn effects(&self) -> impl Iterator<Item = &Effect> {
+        self.interpretation
+            .effects
+            .iter()
+            .chain(self.extra_effects.iter())
+    }
+
+    /// The words rules are matched against: argv[0]'s basename, global options before a
+    /// subcommand dropped.
+    pub fn rule_words(&self) -> Vec<String> {
+        let mut w = if self.interpretation.rule_words.is_empty() {
+            self.argv.clone()
+        } else {
+            self.interpretation.rule_words.clone()
+        };
+        if let Some(first) = w.first_mut() {
+            *first = first.rsplit('/').next().unwrap_or(first).to_owned();
+        }
+        w
+    }
+
+    /// Is this a bare assignment or redirection with no command?
+    pub fn is_bare(&self) -> bool {
+        self.argv.is_empty()
+    }
+}
+
+/// The analysis of a command line.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    /// Every unit, in execution order (a carried unit right after the unit that runs it).
+    pub units: Vec<Unit>,
+    /// The line parsed as bash. When it did not, `units` holds what a word scan found.
+    pub parsed: bool,
+    /// What keeps the analysis from being complete: parse errors, budgets, function
+    /// definitions, characters parsers disagree on. Any problem means the line cannot be
+    /// allowed without a person.
+    pub problems: Vec<String>,
+    /// Something runs in the background (`&`).
+    pub background: bool,
+}
+
+impl Analysis {
+    /// Every unit is known exactly and nothing stands in the way of an allow.
+    pub fn is_complete(&self) -> bool {
+        self.parsed && self.problems.is_empty() && self.units.iter().all(|u| u.certain)
+    }
+
+    /// The argv of every command the shell itself executes (not what child programs run), when
+    /// all are known; `None` otherwise.
+    pub fn shell_executed(&self) -> Option<Vec<&Unit>> {
+        if !self.parsed || !self.problems.is_empty() {
+            return None;
+        }
+        let mut out = Vec::new();
+        for (i, u) in self.units.iter().enumerate() {
+            if !self.run_by_shell(i) || u.is_bare() {
+                continue;
+            }
+            if !u.certain {
+                return None;
+            }
+            out.push(u);
+        }
+        Some(out)
+    }
+
+    fn run_by_shell(&self, i: usize) -> bool {
+        match &self.units[i].origin {
+            Origin::Line | Origin::Substitution => true,
+            Origin::Carried {
+                parent, by_shell, ..
+            } => *by_shell && self.run_by_shell(*parent),
+        }
+    }
+}
+
+/// Analyse a command line.
+pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
+    let mut a = Analysis {
+        parsed: true,
+        ..Analysis::default()
+    };
+    if command.contains(['\r', '\0']) {
+        a.problems
+            .push("the line holds a raw CR or NUL, which parsers read differently".into());
+    }
+    let mut vars = Vars::new(Some(env.cwd.clone()), env.home.clone());
+    vars.glob_fs = env.glob_fs;
+    let mut w = Walker {
+        a,
+        env: env.clone(),
+    };
+    if command.len() > MAX_PARSE_BYTES {
+        w.a.problems.push(format!(
+            "the line is longer than {MAX_PARSE_BYTES} bytes, the most that is analysed"
+        ));
+        w.scan(command, &vars);
+        return w.a;
+    }
+    let mut state = State {
+        vars,
+        cwd_certain: true,
+    };
+    if let Err(e) = w.program(command, &mut state, Origin::Line, 0) {
+        w.a.parsed = false;
+        w.a.problems.push(format!("the line does not parse: {e}"));
+        w.a.units.clear();
+        let vars = Vars::new(Some(env.cwd.clone()), env.home.clone());
+        w.scan(command, &vars);
+    }
+    w.a
+}
+
+/// The shell's state as the walk goes.
+#[derive(Debug, Clone)]
+struct State {
+    vars: Vars,
+    cwd_certain: bool,
+}
+
+impl State {
+    fn cwd(&self) -> PathBuf {
+        self.vars.cwd.clone().unwrap_or_default()
+    }
+}
+
+struct Walker {
+    a: Analysis,
+    env: ShellEnv,
+}
+
+/// A word expanded in the walk, with what it ran.
+struct Word {
+    raw: String,
+    exp: Expanded,
+}
+
+impl Walker {
+    fn full(&mut self) -> bool {
+        if self.a.units.len() >= MAX_UNITS {
+            let msg = format!("the line runs more than {MAX_UNITS} commands");
+            if !self.a.problems.contains(&msg) {
+                self.a.problems.push(msg);
+            }
+            return true;
+        }
+        false
+    }
+
+    /// Parse and walk a program (the line, a substitution, a carried command string).
+    fn program(
+        &mut self,
+        text: &str,
+        state: &mut State,
+        origin: Origin,
+        depth: usize,
+    ) -> Result<(), String> {
+        if depth > MAX_DEPTH {
+            self.a
+                .problems
+                .push("commands are nested too deeply to follow".into());
+            return Ok(());
+        }
+        let options = ParserOptions::default();
+        let program = Parser::new(BufReader::new(text.as_bytes()), &options)
+            .parse_program()
+            .map_err(|e| e.to_string())?;
+        for list in &program.complete_commands {
+            self.list(list, state, &origin, depth, &[]);
+        }
+        Ok(())
+    }
+
+    /// A program carried inside a unit: a parse failure is a problem of the line, with the
+    /// payload's words scanned so deny rules still see them.
+    fn carried_program(&mut self, text: &str, state: &mut State, origin: Origin, depth: usize) {
+        let before = self.a.units.len();
+        if let Err(e) = self.program(text, state, origin.clone(), depth) {
+            self.a.units.truncate(before);
+            self.a
+                .problems
+                .push(format!("a carried command does not parse: {e}"));
+            let vars = state.vars.clone();
+            let start = self.a.units.len();
+            self.scan(text, &vars);
+            for u in &mut self.a.units[start..] {
+                u.origin = origin.clone();
+                u.depth = depth;
+            }
+        }
+    }
+
+    fn list(
+        &mut self,
+        list: &ast::CompoundList,
+        state: &mut State,
+        origin: &Origin,
+        depth: usize,
+        redirects: &[Redirect],
+    ) {
+        for ast::CompoundListItem(and_or, sep) in &list.0 {
+            let background = matches!(sep, ast::SeparatorOperator::Async);
+            if background {
+                self.a.background = true;
+                // A background job runs in a subshell: its state does not come back.
+                let mut sub = state.clone();
+                self.and_or(and_or, &mut sub, origin, depth, redirects);
+            } else {
+                self.and_or(and_or, state, origin, depth, redirects);
+            }
+        }
+    }
+
+    fn and_or(
+        &mut self,
+        l: &ast::AndOrList,
+        state: &mut State,
+        origin: &Origin,
+        depth: usize,
+        redirects: &[Redirect],
+    ) {
+        self.pipeline(&l.first, state, origin, depth, redirects);
+        for next in &l.additional {
+            match next {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => {
+                    self.pipeline(p, state, origin, depth, redirects)
+                }
+            }
+        }
+    }
+
+    fn pipeline(
+        &mut self,
+        p: &ast::Pipeline,
+        state: &mut State,
+        origin: &Origin,
+        depth: usize,
+        redirects: &[Redirect],
+    ) {
+        if p.seq.len() == 1 {
+            self.command(&p.seq[0], state, origin, depth, redirects);
+            return;
+        }
+        // Each member of a pipeline runs in a subshell.
+        for c in &p.seq {
+            let mut sub = state.clone();
+            self.command(c, &mut sub, origin, depth, redirects);
+        }
+    }
+
+    fn command(
+        &mut self,
+        c: &ast::Command,
+        state: &mut State,
+        origin: &Origin,
+        depth: usize,
+        outer: &[Redirect],
+    ) {
+        match c {
+            ast::Command::Simple(s) => self.simple(s, state, origin, depth, outer),
+            ast::Command::Compound(cc, redirects) => {
+                let mut all = outer.to_vec();
+                if let Some(r) = redirects {
+                    for r in &r.0 {
+                        if let Some(r) = self.redirect(r, state, origin, depth) {
+                            all.push(r);
+                        }
+                    }
+                }
+                let before = self.a.units.len();
+                self.compound(cc, state, origin, depth, &all);
+                if self.a.units.len() == before && all.len() > outer.len() {
+                    // A compound command with no command in it still opens its redirections.
+                    self.push_unit(Vec::new(), Vec::new(), all, state, origin, depth, "");
+                }
+            }
+            ast::Command::Function(f) => {
+                self.a.problems.push(format!(
+                    "the line defines a function `{}`, which changes what later names run",
+                    f.fname.value
+                ));
+                // The body may run: walk it in a copy of the state with unknown arguments.
+                let mut sub = state.clone();
+                self.compound(&f.body.0, &mut sub, origin, depth, outer);
+            }
+            ast::Command::ExtendedTest(t, redirects) => {
+                let mut all = outer.to_vec();
+                if let Some(r) = redirects {
+                    for r in &r.0 {
+                        if let Some(r) = self.redirect(r, state, origin, depth) {
+                            all.push(r);
+                        }
+                    }
+                }
+                self.extended_test(&t.expr, state, depth);
+            }
+        }
+    }
+
+    fn extended_test(&mut self, e: &ast::ExtendedTestExpr, state: &mut State, depth: usize) {
+        match e {
+            ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
+                self.extended_test(a, state, depth);
+                self.extended_test(b, state, depth);
+            }
+            ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
+                self.extended_test(a, state, depth)
+            }
+            ast::ExtendedTestExpr::UnaryTest(_, w) => {
+                self.word(&w.value, state, Mode::NoSplit, depth);
+            }
+            ast::ExtendedTestExpr::BinaryTest(_, l, r) => {
+                self.word(&l.value, state, Mode::NoSplit, depth);
+                self.word(&r.value, state, Mode::NoSplit, depth);
+            }
+        }
+    }
+
+    fn compound(
+        &mut self,
+        cc: &ast::CompoundCommand,
+        state: &mut State,
+        origin: &Origin,
+        depth: usize,
+        redirects: &[Redirect],
+    ) {
+        match cc {
+            ast::CompoundCommand::BraceGroup(b) => {
+                self.list(&b.list, state, origin, depth, redirects)
+            }
+            ast::CompoundCommand::Subshell(s) => {
+                let mut sub = state.clone();
+                self.list(&s.list, &mut sub, origin, depth, redirects);
+            }
+            ast::CompoundCommand::ForClause(f) => {
+                if let Some(values) = &f.values {
+                    for v in values {
+                        self.word(&v.value, state, Mode::Argument, depth);
+                    }
+                }
+                state.vars.set(&f.variable_name, Var::Unknown);
+                self.list(&f.body.list, state, origin, depth, redirects);
+            }
+            ast::CompoundCommand::ArithmeticForClause(f) => {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arithmetic(&e.value, state, depth);
+                }
+                self.list(&f.body.list, state, origin, depth, redirects);
+            }
+            ast::CompoundCommand::CaseClause(c) => {
+                self.word(&c.value.value, state, Mode::NoSplit, depth);
+                for item in &c.cases {
+                    for p in &item.patterns {
+                        self.word(&p.value, state, Mode::NoSplit, depth);
+                    }
+                    if let Some(cmd) = &item.cmd {
+                        self.list(cmd, state, origin, depth, redirects);
+                    }
+                }
+            }
+            ast::CompoundCommand::IfClause(i) => {
+                self.list(&i.condition, state, origin, depth, redirects);
+                self.list(&i.then, state, origin, depth, redirects);
+                for e in i.elses.iter().flatten() {
+                    if let Some(c) = &e.condition {
+                        self.list(c, state, origin, depth, redirects);
+                    }
+                    self.list(&e.body, state, origin, depth, redirects);
+                }
+            }
+            ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
+                self.list(&w.0, state, origin, depth, redirects);
+                self.list(&w.1.list, state, origin, depth, redirects);
+            }
+            ast::CompoundCommand::Arithmetic(a) => self.arithmetic(&a.expr.value, state, depth),
+            ast::CompoundCommand::Coprocess(c) => {
+                self.a.background = true;
+                let mut sub = state.clone();
+                self.command(&c.body, &mut sub, origin, depth, redirects);
+            }
+        }
+    }
+
+    /// Substitutions inside an arithmetic context run.
+    fn arithmetic(&mut self, text: &str, state: &mut State, depth: usize) {
+        self.word(
+            &format!("\"{}\"", text.replace('"', "\\\"")),
+            state,
+            Mode::NoSplit,
+            depth,
+        );
+    }
+
+    /// Expand a word and walk the substitutions it runs.
+    fn word(&mut self, raw: &str, state: &mut State, mode: Mode, depth: usize) -> Word {
+        let exp = expand::expand(raw, &state.vars, mode);
+        for sub in &exp.substitutions {
+            // A substitution runs in a subshell.
+            let mut s = state.clone();
+            self.carried_program(sub, &mut s, Origin::Substitution, depth + 1);
+        }
+        Word {
+            raw: raw.to_owned(),
+            exp,
+        }
+    }
+
+    fn redirect(
+        &mut self,
+        r: &ast::IoRedirect,
+        state: &mut State,
+        origin: &Origin,
+        depth: usize,
+    ) -> Option<Redirect> {
+        let _ = origin;
+        let target = |w: &Word| {
+            let certain = w.exp.certain && w.exp.fields.len() == 1;
+            (Some(w.exp.fields.concat()), certain)
+        };
+        Some(match r {
+            ast::IoRedirect::File(_, kind, t) => {
+                let kind = match kind {
+                    ast::IoFileRedirectKind::Read => RedirectKind::Read,
+                    ast::IoFileRedirectKind::Write | ast::IoFileRedirectKind::Clobber => {
+                        RedirectKind::Write
+                    }
+                    ast::IoFileRedirectKind::Append => RedirectKind::Append,
+                    ast::IoFileRedirectKind::ReadAndWrite => RedirectKind::ReadWrite,
+                    ast::IoFileRedirectKind::DuplicateInput
+                    | ast::IoFileRedirectKind::DuplicateOutput => RedirectKind::Duplicate,
+                };
+                match t {
+                    ast::IoFileRedirectTarget::Filename(w) => {
+                        let w = self.word(&w.value, state, Mode::NoSplit, depth);
+                        let (target, certain) = target(&w);
+                        Redirect {
+                            kind,
+                            target,
+                            certain,
+                            raw: w.raw,
+                        }
+                    }
+                    ast::IoFileRedirectTarget::Duplicate(w) => {
+                        let w = self.word(&w.value, state, Mode::NoSplit, depth);
+                        let (t, certain) = target(&w);
+                        // `>&file` (not a descriptor number or `-`) writes to a file.
+                        let is_fd = certain
+                            && t.as_deref().is_some_and(|l| {
+                                l == "-"
+                                    || l.trim_end_matches('-').chars().all(|c| c.is_ascii_digit())
+                            });
+                        Redirect {
+                            kind: if is_fd {
+                                RedirectKind::Duplicate
+                            } else if kind == RedirectKind::Duplicate
+                                && matches!(
+                                    r,
+                                    ast::IoRedirect::File(
+                                        _,
+                                        ast::IoFileRedirectKind::DuplicateInput,
+                                        _
+                                    )
+                                )
+                            {
+                                RedirectKind::Read
+                            } else {
+                                RedirectKind::Write
+                            },
+                            target: t,
+                            certain,
+                            raw: w.raw,
+                        }
+                    }
+                    ast::IoFileRedirectTarget::Fd(_) => Redirect {
+                        kind: RedirectKind::Duplicate,
+                        target: None,
+                        certain: true,
+                        raw: String::new(),
+                    },
+                    ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
+                        let mut s = state.clone();
+                        self.list(&sub.list, &mut s, &Origin::Substitution, depth + 1, &[]);
+                        return None;
+                    }
+                }
+            }
+            ast::IoRedirect::HereDocument(_, doc) => {
+                if doc.requires_expansion {
+                    self.word(&doc.doc.value, state, Mode::Heredoc, depth);
+                }
+                Redirect {
+                    kind: RedirectKind::Here,
+                    target: None,
+                    certain: true,
+                    raw: String::new(),
+                }
+            }
+            ast::IoRedirect::HereString(_, w) => {
+                self.word(&w.value, state, Mode::NoSplit, depth);
+                Redirect {
+                    kind: RedirectKind::Here,
+                    target: None,
+                    certain: true,
+                    raw: String::new(),
+                }
+            }
+            ast::IoRedirect::OutputAndError(w, append) => {
+                let w = self.word(&w.value, state, Mode::NoSplit, depth);
+                let (target, certain) = target(&w);
+                Redirect {
+                    kind: if *append {
+                        RedirectKind::Append
+                    } else {
+                        RedirectKind::Write
+                    },
+                    target,
+                    certain,
+                    raw: w.raw,
+                }
+            }
+        })
+    }
+
+    fn simple(
+        &mut self,
+        s: &ast::SimpleCommand,
+        state: &mut State,
+        origin: &Origin,
+        depth: usize,
+        outer: &[Redirect],
+    ) {
+        let mut assignments: Vec<(String, Word)> = Vec::new();
+        let mut words: Vec<Word> = Vec::new();
+        let mut redirects: Vec<Redirect> = Vec::new();
+        let items = s
+            .prefix
+            .iter()
+            .flat_map(|p| p.0.iter())
+            .map(Some)
+            .chain(std::iter::once(None))
+            .chain(s.suffix.iter().flat_map(|p| p.0.iter()).map(Some));
+        for item in items {
+            match item {
+                None => {
+                    if let Some(name) = &s.word_or_name {
+                        let w = self.word(&name.value, state, Mode::Argument, depth);
+                        words.push(w);
+                    }
+                }
+                Some(ast::CommandPrefixOrSuffixItem::IoRedirect(r)) => {
+                    if let Some(r) = self.redirect(r, state, origin, depth) {
+                        redirects.push(r);
+                    }
+                }
+                Some(ast::CommandPrefixOrSuffixItem::Word(w)) => {
+                    let w = self.word(&w.value, state, Mode::Argument, depth);
+                    words.push(w);
+                }
+                Some(ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w)) => {
+                    if words.is_empty() {
+                        let name = a.name.to_string();
+                        let value = match &a.value {
+                            ast::AssignmentValue::Scalar(v) => v.value.clone(),
+                            ast::AssignmentValue::Array(items) => {
+                                for (k, v) in items {
+                                    if let Some(k) = k {
+                                        self.word(&k.value, state, Mode::NoSplit, depth);
+                                    }
+                                    self.word(&v.value, state, Mode::Argument, depth);
+                                }
+                                String::from("\u{0}array")
+                            }
+                        };
+                        let mut vw = self.word(&value, state, Mode::NoSplit, depth);
+                        if value == "\u{0}array" {
+                            vw.exp.certain = false;
+                        }
+                        vw.raw = w.value.clone();
+                        assignments.push((name, vw));
+                    } else {
+                        // After the command name an assignment is an ordinary argument.
+                        let w = self.word(&w.value, state, Mode::Argument, depth);
+                        words.push(w);
+                    }
+                }
+                Some(ast::CommandPrefixOrSuffixItem::ProcessSubstitution(_, sub)) => {
+                    let mut st = state.clone();
+                    self.list(&sub.list, &mut st, &Origin::Substitution, depth + 1, &[]);
+                    words.push(Word {
+                        raw: "/dev/fd/63".into(),
+                        exp: Expanded {
+                            fields: vec!["/dev/fd/63".into()],
+                            certain: true,
+                            ..Expanded::default()
+                        },
+                    });
+                }
+            }
+        }
+        let mut all_redirects = redirects;
+        all_redirects.extend(outer.iter().cloned());
+        let assignments: Vec<Assignment> = assignments
+            .into_iter()
+            .map(|(name, w)| Assignment {
+                value: (w.exp.certain).then(|| w.exp.fields.concat()),
+                name,
+                raw: w.raw,
+            })
+            .collect();
+        let mut argv = Vec::new();
+        let mut certain = true;
+        let mut unknown = Vec::new();
+        for w in &words {
+            argv.extend(w.exp.fields.iter().cloned());
+            certain &= w.exp.certain;
+            unknown.extend(w.exp.unknown.iter().cloned());
+        }
+        let text = assignments
+            .iter()
+            .map(|a| a.raw.clone())
+            .chain(words.iter().map(|w| w.raw.clone()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if argv.is_empty() && !words.is_empty() {
+            // Words that expanded to nothing known: bash runs whatever they expand to.
+            if let Some(i) = self.push_unit(
+                argv,
+                assignments,
+                all_redirects,
+                state,
+                origin,
+                depth,
+                &text,
+            ) {
+                let u = &mut self.a.units[i];
+                u.certain = false;
+                u.unknown.extend(unknown);
+                u.unknown
+                    .push("the command name comes from an expansion that cannot be known".into());
+            }
+            return;
+        }
+        if argv.is_empty() {
+            // A bare assignment changes the shell's variables.
+            for a in &assignments {
+                state
+                    .vars
+                    .set(&a.name, a.value.clone().map_or(Var::Unknown, Var::Known));
+            }
+            if !assignments.is_empty() || !all_redirects.is_empty() {
+                let idx = self.push_unit(
+                    argv,
+                    assignments,
+                    all_redirects,
+                    state,
+                    origin,
+                    depth,
+                    &text,
+                );
+                if let Some(i) = idx {
+                    self.a.units[i].certain &= certain;
+                }
+            }
+            return;
+        }
+        let Some(idx) = self.push_unit(
+            argv.clone(),
+            assignments,
+            all_redirects,
+            state,
+            origin,
+            depth,
+            &text,
+        ) else {
+            return;
+        };
+        {
+            let u = &mut self.a.units[idx];
+            u.certain &= certain;
+            u.unknown.extend(unknown);
+        }
+        self.builtin_state(idx, state);
+        git_file_reads(&mut self.a.units[idx]);
+        self.carried(idx, state, depth);
+    }
+
+    /// Add a unit with its database interpretation. `None` when the budget is spent.
+    #[allow(clippy::too_many_arguments)]
+    fn push_unit(
+        &mut self,
+        argv: Vec<String>,
+        assignments: Vec<Assignment>,
+        redirects: Vec<Redirect>,
+        state: &State,
+        origin: &Origin,
+        depth: usize,
+        text: &str,
+    ) -> Option<usize> {
+        if self.full() {
+            return None;
+        }
+        let interpretation = if argv.is_empty() {
+            Interpretation::default()
+        } else {
+            let mut words = argv.clone();
+            words[0] = words[0].rsplit('/').next().unwrap_or(&words[0]).to_owned();
+            database().interpret(&words)
+        };
+        let certain = assignments.iter().all(|a| a.value.is_some())
+            && redirects.iter().all(|r| r.certain)
+            && state.cwd_certain;
+        let mut unknown = Vec::new();
+        if !state.cwd_certain {
+            unknown.push("the working directory is not known".into());
+        }
+        let cwd = state.cwd();
+        let mut extra = Vec::new();
+        for r in &redirects {
+            let source = || Source {
+                program: "bash".into(),
+                option: None,
+                detail: format!("redirection {}", r.raw),
+            };
+            if r.kind.writes() && !r.is_harmless() {
+                extra.push(Effect::new(
+                    EffectKind::Write,
+                    r.certain.then(|| r.target.clone()).flatten(),
+                    source(),
+                ));
+            }
+            if r.kind.reads() {
+                extra.push(Effect::new(
+                    EffectKind::Read,
+                    r.certain.then(|| r.target.clone()).flatten(),
+                    source(),
+                ));
+            }
+        }
+        self.a.units.push(Unit {
+            argv,
+            certain,
+            unknown,
+            text: text.to_owned(),
+            assignments,
+            redirects,
+            cwd,
+            cwd_certain: state.cwd_certain,
+            origin: origin.clone(),
+            depth,
+            interpretation,
+            extra_effects: extra,
+        });
+        Some(self.a.units.len() - 1)
+    }
+
+    /// Builtins that change the shell's state: the working directory and variables.
+    fn builtin_state(&mut self, idx: usize, state: &mut State) {
+        let u = &self.a.units[idx];
+        let argv = u.argv.clone();
+        let certain = u.certain;
+        let name = argv.first().map(String::as_str).unwrap_or("");
+        match name {
+            "cd" | "pushd" => {
+                let args: Vec<&String> = argv[1..]
+                    .iter()
+                    .skip_while(|a| matches!(a.as_str(), "-L" | "-P" | "-e" | "-@" | "--"))
+                    .collect();
+                let target = match args.first() {
+                    _ if !certain => None,
+                    None if name == "cd" => Some(state.vars.home.clone()),
+                    None => None,
+                    Some(d) if d.as_str() == "-" => state.vars.oldpwd.clone(),
+                    Some(d) if certain => Some(lexical(&expand::join(&state.cwd(), d))),
+                    Some(_) => None,
+                };
+                match target {
+                    Some(t) => {
+                        self.a.units[idx].extra_effects.push(Effect::new(
+                            EffectKind::Read,
+                            Some(t.display().to_string()),
+                            Source {
+                                program: name.into(),
+                                option: None,
+                                detail: "changes the working directory".into(),
+                            },
+                        ));
+                        state.vars.oldpwd = state.vars.cwd.replace(t);
+                    }
+                    None => {
+                        state.cwd_certain = false;
+                    }
+                }
+            }
+            "popd" => state.cwd_certain = false,
+            "export" | "declare" | "typeset" | "local" | "readonly" => {
+                for a in argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
+                    if let Some((k, v)) = a.split_once('=') {
+                        let value = if certain {
+                            Var::Known(v.to_owned())
+                        } else {
+                            Var::Unknown
+                        };
+                        state.vars.set(k, value);
+                    }
+                }
+            }
+            "unset" => {
+                for a in argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
+                    state.vars.unset(a);
+                }
+            }
+            "read" | "mapfile" | "readarray" | "getopts" | "printf" | "let" => {
+                // These can assign variables from input: anything they name is unknown.
+                for a in argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
+                    if a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                        state.vars.set(a, Var::Unknown);
+                    }
+                }
+            }
+            // They change how later words expand or what later names run.
+            "set" | "shopt" | "source" | "." | "alias" | "enable" | "trap"
+                if name != "set" || argv.len() > 1 =>
+            {
+                let msg = format!("`{name}` changes how the rest of the line is read");
+                if !self.a.problems.contains(&msg) {
+                    self.a.problems.push(msg);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Units carried by unit `idx`'s effects.
+    fn carried(&mut self, idx: usize, state: &mut State, depth: usize) {
+        let effects: Vec<Effect> = self.a.units[idx].interpretation.effects.clone();
+        let program = self.a.units[idx].program().to_owned();
+        let by_shell = matches!(
+            program.as_str(),
+            "eval" | "command" | "builtin" | "exec" | "time"
+        );
+        for e in effects {
+            let origin = Origin::Carried {
+                parent: idx,
+                via: e.source.clone(),
+                by_shell,
+            };
+            match e.kind {
+                EffectKind::ExecArgv if !e.argv.is_empty() => {
+                    let text = e.argv.join(" ");
+                    let mut sub = state.clone();
+                    if let Some(i) = self.push_unit(
+                        e.argv.clone(),
+                        Vec::new(),
+                        Vec::new(),
+                        &sub,
+                        &origin,
+                        depth + 1,
+                        &text,
+                    ) {
+                        let parent_certain = self.a.units[idx].certain;
+                        self.a.units[i].certain &= parent_certain && !e.argv_open;
+                        if e.argv_open {
+                            self.a.units[i]
+                                .unknown
+                                .push("more arguments are added at run time".into());
+                        }
+                        if by_shell {
+                            self.builtin_state(i, state);
+                        }
+                        self.carried(i, &mut sub, depth + 1);
+                    }
+                }
+                EffectKind::ExecString | EffectKind::ExecProgram => match &e.value {
+                    Some(code) => {
+                        if by_shell {
+                            self.carried_program(code, state, origin, depth + 1);
+                        } else {
+                            // A new shell (or the program's own `sh -c`): variables of this
+                            // line are not passed unless exported; keep the directory.
+                            let mut sub = State {
+                                vars: Vars::new(Some(state.cwd()), state.vars.home.clone()),
+                                cwd_certain: state.cwd_certain,
+                            };
+                            sub.vars.glob_fs = self.env.glob_fs;
+                            self.carried_program(code, &mut sub, origin, depth + 1);
+                        }
+                    }
+                    None => {
+                        self.a.units[idx]
+                            .unknown
+                            .push(format!("{} runs code that cannot be known", e.source));
+                    }
+                },
+                _ => {}
+            }
+        }
+    }
+
+    /// The words of a line that does not parse (or is too long to parse): every run of
+    /// characters between operators, with quotes and backslashes removed, as pseudo-units.
+    /// They are never certain; they let deny rules see the programs.
+    fn scan(&mut self, text: &str, vars: &Vars) {
+        self.a.parsed = false;
+        let mut cur: Vec<String> = Vec::new();
+        let mut word = String::new();
+        let mut in_word = false;
+        let mut chars = text.chars().peekable();
+        let mut quote: Option<char> = None;
+        let flush_word = |word: &mut String, in_word: &mut bool, cur: &mut Vec<String>| {
+            if *in_word {
+                cur.push(std::mem::take(word));
+                *in_word = false;
+            }
+        };
+        let mut segments: Vec<Vec<String>> = Vec::new();
+        while let Some(c) = chars.next() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some('"'), '\\') => {
+                    if let Some(n) = chars.next() {
+                        word.push(n);
+                    }
+                }
+                (Some(_), c) => word.push(c),
+                (None, '\'' | '"') => {
+                    quote = Some(c);
+                    in_word = true;
+                }
+                (None, '\\') => {
+                    if let Some(n) = chars.next()
+                        && n != '\n'
+                    {
+                        word.push(n);
+                        in_word = true;
+                    }
+                }
+                (None, c) if c.is_whitespace() && c != '\n' => {
+                    flush_word(&mut word, &mut in_word, &mut cur)
+                }
+                (None, ';' | '&' | '|' | '(' | ')' | '\n' | '`' | '{' | '}' | '<' | '>') => {
+                    flush_word(&mut word, &mut in_word, &mut cur);
+                    if !cur.is_empty() {
+                        segments.push(std::mem::take(&mut cur));
+                    }
+                }
+                (None, '$') if chars.peek() == Some(&'(') => {
+                    flush_word(&mut word, &mut in_word, &mut cur);
+                    if !cur.is_empty() {
+                        segments.push(std::mem::take(&mut cur));
+                    }
+                }
+                (None, c) => {
+                    word.push(c);
+                    in_word = true;
+                }
+            }
+        }
+        flush_word(&mut word, &mut in_word, &mut cur);
+        if !cur.is_empty() {
+            segments.push(cur);
+        }
+        let state = State {
+            vars: vars.clone(),
+            cwd_certain: true,
+        };
+        for seg in segments {
+            // Drop leading assignments; keep the rest as the words.
+            let argv: Vec<String> = seg.into_iter().skip_while(|w| is_assignment(w)).collect();
+            if argv.is_empty() {
+                continue;
+            }
+            let text = argv.join(" ");
+            if let Some(i) = self.push_unit(
+                argv,
+                Vec::new(),
+                Vec::new(),
+                &state,
+                &Origin::Line,
+                0,
+                &text,
+            ) {
+                self.a.units[i].certain = false;
+                self.a.units[i]
+                    .unknown
+                    .push("the line does not parse; words were scanned".into());
+                let mut st = state.clone();
+                self.carried(i, &mut st, 0);
+            }
+        }
+    }
+}
+
+/// Git subcommands that print file contents: their `REV:PATH` operands, their pathspecs after
+/// `--`, and (with `--no-index`) their file operands are reads of those files.
+fn git_file_reads(u: &mut Unit) {
+    let path = &u.interpretation.path;
+    if path.first().map(String::as_str) != Some("git") || path.len() < 2 {
+        return;
+    }
+    if !matches!(
+        path[1].as_str(),
+        "show"
+            | "diff"
+            | "log"
+            | "blame"
+            | "annotate"
+            | "cat-file"
+            | "grep"
+            | "archive"
+            | "format-patch"
+            | "whatchanged"
+    ) {
+        return;
+    }
+    let words = u.rule_words();
+    let sub = words.iter().position(|w| *w == path[1]).unwrap_or(1);
+    let args = &words[sub + 1..];
+    let no_index = args.iter().any(|a| a == "--no-index");
+    let mut after_dashes = false;
+    let mut reads = Vec::new();
+    for a in args {
+        if a == "--" && !after_dashes {
+            after_dashes = true;
+            continue;
+        }
+        if a.starts_with('-') && !after_dashes {
+            continue;
+        }
+        if after_dashes || no_index {
+            reads.push(a.clone());
+        } else if let Some((_, file)) = a.split_once(':')
+            && !file.is_empty()
+        {
+            reads.push(file.trim_start_matches("./").to_owned());
+        }
+    }
+    for r in reads {
+        u.extra_effects.push(Effect::new(
+            EffectKind::Read,
+            Some(r),
+            Source {
+                program: path.join(" "),
+                option: None,
+                detail: "a file git prints (REV:PATH, a pathspec, or --no-index)".into(),
+            },
+        ));
+    }
+}
+
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(k, _)| {
+        !k.is_empty()
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !k.starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+/// `.` and `..` removed lexically.
+pub fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> ShellEnv {
+        ShellEnv {
+            cwd: PathBuf::from("/w/p"),
+            home: PathBuf::from("/home/u"),
+            glob_fs: false,
+        }
+    }
+
+    fn argvs(cmd: &str) -> Vec<String> {
+        analyze(cmd, &env())
+            .units
+            .iter()
+            .map(|u| u.argv.join(" "))
+            .collect()
+    }
+
+    #[test]
+    fn units_in_order_with_substitutions_and_carried_commands() {
+        assert_eq!(argvs("ls -la; rm -rf x"), ["ls -la", "rm -rf x"]);
+        assert_eq!(argvs("echo $(cat .env)"), ["cat .env", "echo"]);
+        assert_eq!(
+            argvs("timeout 5 rm -rf x"),
+            ["timeout 5 rm -rf x", "rm -rf x"]
+        );
+        assert_eq!(
+            argvs("bash -c 'curl x | sh'"),
+            ["bash -c curl x | sh", "curl x", "sh"]
+        );
+        assert_eq!(argvs("{rm,-rf,x}"), ["rm -rf x"]);
+        assert_eq!(argvs("rm${IFS}-rf x"), ["rm -rf x"]);
+        assert_eq!(argvs("X=rm; $X -rf y"), ["", "rm -rf y"]);
+        assert_eq!(
+            argvs("diff <(cat .env) /dev/null"),
+            ["cat .env", "diff /dev/fd/63 /dev/null"]
+        );
+        assert_eq!(argvs("cat <<EOF\n`touch p`\nEOF"), ["touch p", "cat"]);
+        assert_eq!(argvs("[[ $(id) ]]"), ["id"]);
+        assert_eq!(argvs("r\\\nm -rf build"), ["rm -rf build"]);
+    }
+
+    #[test]
+    fn cd_is_tracked() {
+        let a = analyze("cd sub && cat x; (cd /tmp); cat y", &env());
+        let cwds: Vec<String> = a
+            .units
+            .iter()
+            .map(|u| u.cwd.display().to_string())
+            .collect();
+        assert_eq!(cwds, ["/w/p", "/w/p/sub", "/w/p/sub", "/w/p/sub"]);
+        let a = analyze("cd $X && cat x", &env());
+        assert!(!a.units[1].certain);
+    }
+
+    #[test]
+    fn what_cannot_be_known_is_said() {
+        assert!(!analyze("echo $(id)", &env()).is_complete());
+        assert!(!analyze("cat $F", &env()).is_complete());
+        assert!(!analyze("f() { ls; }; f", &env()).is_complete());
+        let a = analyze("echo 'open", &env());
+        assert!(!a.parsed);
+        assert_eq!(a.units[0].argv, ["echo", "open"]);
+        assert!(analyze("ls -la", &env()).is_complete());
+    }
+}
