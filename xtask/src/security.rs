@@ -23,13 +23,15 @@ pub(crate) enum Outcome {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Extra {
     pub dirs: Vec<String>,
+    /// Files to create (with their directories) when missing.
+    pub files: Vec<String>,
     pub links: Vec<(String, String, bool)>,
     pub force_root: bool,
 }
 
 impl Extra {
     fn needs_root(&self) -> bool {
-        self.force_root || !self.dirs.is_empty() || !self.links.is_empty()
+        self.force_root || !self.dirs.is_empty() || !self.files.is_empty() || !self.links.is_empty()
     }
 
     /// The fixtures as text, for a report line.
@@ -40,6 +42,7 @@ impl Extra {
             .map(|(l, t, _)| format!("{l} -> {t}"))
             .collect();
         parts.extend(self.dirs.iter().map(|d| format!("dir {d}")));
+        parts.extend(self.files.iter().map(|f| format!("file {f}")));
         parts.join(", ")
     }
 }
@@ -195,6 +198,13 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
         let l = at(from);
         std::fs::create_dir_all(l.parent().unwrap_or(&r)).map_err(io)?;
         std::os::unix::fs::symlink(&target, &l).map_err(io)?;
+    }
+    for f in &extra.files {
+        let f = at(f);
+        if std::fs::symlink_metadata(&f).is_err() {
+            std::fs::create_dir_all(f.parent().unwrap_or(&r)).map_err(io)?;
+            std::fs::write(&f, "staged\n").map_err(io)?;
+        }
     }
     Ok(st)
 }

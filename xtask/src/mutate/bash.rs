@@ -251,6 +251,7 @@ pub fn rewrite(
     family: Family,
     s: &str,
     cwd: Option<&str>,
+    sibling_links: bool,
     rng: &mut Rng,
     extra: &mut Extra,
 ) -> Option<String> {
@@ -528,7 +529,12 @@ pub fn rewrite(
                 .collect();
             let t = rng.take(spots)?;
             let at = c.span(t).0;
-            Some(splice(s, at, at, *rng.pick(&["time ", "time -p "])))
+            let time = if rng.below(2) == 0 {
+                "time "
+            } else {
+                "time -p "
+            };
+            Some(splice(s, at, at, time))
         }
         F::JoinAnd => Some(format!("true && {s}")),
         F::JoinOr => Some(format!("false || {s}")),
@@ -599,6 +605,7 @@ pub fn rewrite(
                     follows: op.follows,
                     bash: true,
                     glob: c.text(op.tok).contains(['*', '?']),
+                    sibling_links,
                 };
                 let mut trial = extra.clone();
                 if let Some(new) = paths::rewrite(f, c.text(op.tok), &pc, rng, &mut trial) {
@@ -644,16 +651,15 @@ fn path_operands(c: &Cmd<'_>, cwd: Option<&str>) -> Vec<Operand> {
         let can_rel = !cd_seen;
         for &(op, target) in &seg.redirs {
             let o = c.text(op);
-            if (!o.contains('&') || o.starts_with('&')) && !o.ends_with("<<<") {
-                if path_word(c.text(target)) {
-                    out.push(Operand {
-                        tok: target,
-                        is_dir: false,
-                        follows: true,
-                        can_rel,
-                        needs_slash: false,
-                    });
-                }
+            let file = (!o.contains('&') || o.starts_with('&')) && !o.ends_with("<<<");
+            if file && path_word(c.text(target)) {
+                out.push(Operand {
+                    tok: target,
+                    is_dir: false,
+                    follows: true,
+                    can_rel,
+                    needs_slash: false,
+                });
             }
         }
         let Some(v) = c.simple(seg).then(|| c.cw_value(seg)).flatten() else {
@@ -686,18 +692,16 @@ fn path_operands(c: &Cmd<'_>, cwd: Option<&str>) -> Vec<Operand> {
             }
             if v == "find" {
                 if in_find_expr || w.starts_with('-') || w == "(" || w == "!" {
-                    if matches!(w, "-fprint" | "-fprint0" | "-fls" | "-fprintf") {
-                        if let Some(&n) = seg.args.iter().find(|n| **n > t) {
-                            if path_word(c.text(n)) {
-                                out.push(Operand {
-                                    tok: n,
-                                    is_dir: false,
-                                    follows: true,
-                                    can_rel,
-                                    needs_slash,
-                                });
-                            }
-                        }
+                    let output = matches!(w, "-fprint" | "-fprint0" | "-fls" | "-fprintf");
+                    let next = seg.args.iter().copied().find(|n| *n > t);
+                    if let Some(n) = next.filter(|n| output && path_word(c.text(*n))) {
+                        out.push(Operand {
+                            tok: n,
+                            is_dir: false,
+                            follows: true,
+                            can_rel,
+                            needs_slash,
+                        });
                     }
                     in_find_expr = true;
                     continue;

@@ -18,6 +18,8 @@ pub struct PathCtx<'a> {
     pub bash: bool,
     /// The word holds glob characters.
     pub glob: bool,
+    /// Place a symlink alias beside its target rather than in the cwd (for allowed cases).
+    pub sibling_links: bool,
 }
 
 /// `.` and `..` folded and `//` collapsed, textually.
@@ -151,7 +153,10 @@ pub fn rewrite(
             } else if p == cwd || p == format!("{cwd}/") {
                 Some(".".to_owned())
             } else {
-                let r = p.strip_prefix(cwd)?.strip_prefix('/')?;
+                let r = p
+                    .strip_prefix(cwd)?
+                    .strip_prefix('/')?
+                    .trim_start_matches('/');
                 let dotted = format!("./{r}");
                 Some(if pc.bash || rng.below(2) == 0 {
                     dotted
@@ -170,6 +175,17 @@ pub fn rewrite(
                 return None;
             }
             let name = format!(".mutlink{}", extra.links.len());
+            if pc.sibling_links {
+                // An alias beside the file: the link matches the rules its target matches
+                // (what an allow needs, §8), so the alias must stay allowed.
+                let (dir, _) = va.rsplit_once('/')?;
+                if !mappable(dir) {
+                    return None;
+                }
+                let link = format!("{dir}/{name}");
+                extra.links.push((link.clone(), va, pc.is_dir));
+                return Some(link);
+            }
             let link = format!("{cwd}/{name}");
             let ancestors: Vec<String> = (1..va.len())
                 .filter(|&i| va.as_bytes()[i] == b'/')
@@ -194,17 +210,23 @@ pub fn rewrite(
             })
         }
         Family::PathProc => {
+            // Only paths inside the staged root, where the file can be made to exist, so that
+            // resolving `/proc/self/root` (a symlink to `/`) is all the engine has to do.
             let va = virtual_abs(p, pc)?;
+            if !mappable(&va) {
+                return None;
+            }
             let spelled = if p.starts_with('/') {
                 p.to_owned()
             } else {
                 va.clone()
             };
-            if mappable(&va) {
-                extra.force_root = true;
-                let parent = va.rsplit_once('/').map(|(a, _)| a.to_owned());
-                if let Some(parent) = parent.filter(|a| mappable(a)) {
-                    extra.dirs.push(parent);
+            extra.force_root = true;
+            if !pc.glob {
+                if pc.is_dir {
+                    extra.dirs.push(va);
+                } else {
+                    extra.files.push(va);
                 }
             }
             Some(format!("/proc/self/root{spelled}"))
@@ -225,6 +247,7 @@ mod tests {
             follows: true,
             bash,
             glob: false,
+            sibling_links: false,
         }
     }
 
