@@ -182,9 +182,6 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
             ));
         }
     }
-    for d in &extra.dirs {
-        std::fs::create_dir_all(at(d)).map_err(io)?;
-    }
     for (from, to, dir) in &extra.links {
         let target = at(to);
         if std::fs::symlink_metadata(&target).is_err() {
@@ -198,6 +195,9 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
         let l = at(from);
         std::fs::create_dir_all(l.parent().unwrap_or(&r)).map_err(io)?;
         std::os::unix::fs::symlink(&target, &l).map_err(io)?;
+    }
+    for d in &extra.dirs {
+        std::fs::create_dir_all(at(d)).map_err(io)?;
     }
     for f in &extra.files {
         let f = at(f);
