@@ -12,9 +12,40 @@ use tool_core::{Lookup, PermissionMode, RuleList, ToolContext, Verdict};
 use tool_hooks::CommandSpec;
 use tool_permissions::{Layer, PolicyBuilder};
 
-enum Outcome {
+/// What the runner made of a case: the engine's verdict, or why it was not run.
+pub(crate) enum Outcome {
     Got(Verdict),
     Skip(String),
+}
+
+/// Fixtures a variant of a case needs beyond the case's own setup, in virtual paths (under
+/// `/w/` or `/home/u`): directories to create and symlinks `(link, target, target is a dir)`.
+/// Any of them makes the runner stage a temporary root even for a case without setup.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct Extra {
+    pub dirs: Vec<String>,
+    /// Files to create (with their directories) when missing.
+    pub files: Vec<String>,
+    pub links: Vec<(String, String, bool)>,
+    pub force_root: bool,
+}
+
+impl Extra {
+    fn needs_root(&self) -> bool {
+        self.force_root || !self.dirs.is_empty() || !self.files.is_empty() || !self.links.is_empty()
+    }
+
+    /// The fixtures as text, for a report line.
+    pub fn describe(&self) -> String {
+        let mut parts: Vec<String> = self
+            .links
+            .iter()
+            .map(|(l, t, _)| format!("{l} -> {t}"))
+            .collect();
+        parts.extend(self.dirs.iter().map(|d| format!("dir {d}")));
+        parts.extend(self.files.iter().map(|f| format!("file {f}")));
+        parts.join(", ")
+    }
 }
 
 /// A rule's text and layer. Untagged rules are project rules; a tag that names no layer (such
@@ -74,7 +105,7 @@ impl Stage {
 
 /// Stage the setup forms CONTRACT.md lists; `Err` names a form this runner does not stage
 /// (those the contract lets a runner skip: other file systems, sandboxes, MCP catalogues, races).
-fn stage(setup: &str, input: &Value, cwd: &str) -> Result<Stage, String> {
+fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, String> {
     let mut st = Stage {
         root: None,
         cwd: cwd.to_owned(),
@@ -82,7 +113,7 @@ fn stage(setup: &str, input: &Value, cwd: &str) -> Result<Stage, String> {
         trusted: true,
         fail_closed: false,
     };
-    if setup.trim().is_empty() {
+    if setup.trim().is_empty() && !extra.needs_root() {
         return Ok(st);
     }
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -152,12 +183,43 @@ fn stage(setup: &str, input: &Value, cwd: &str) -> Result<Stage, String> {
             ));
         }
     }
+    for (from, to, dir) in &extra.links {
+        let target = at(to);
+        if std::fs::symlink_metadata(&target).is_err() {
+            if *dir {
+                std::fs::create_dir_all(&target).map_err(io)?;
+            } else {
+                std::fs::create_dir_all(target.parent().unwrap_or(&r)).map_err(io)?;
+                std::fs::write(&target, "staged\n").map_err(io)?;
+            }
+        }
+        let l = at(from);
+        std::fs::create_dir_all(l.parent().unwrap_or(&r)).map_err(io)?;
+        std::os::unix::fs::symlink(&target, &l).map_err(io)?;
+    }
+    for d in &extra.dirs {
+        std::fs::create_dir_all(at(d)).map_err(io)?;
+    }
+    for f in &extra.files {
+        let f = at(f);
+        if std::fs::symlink_metadata(&f).is_err() {
+            std::fs::create_dir_all(f.parent().unwrap_or(&r)).map_err(io)?;
+            std::fs::write(&f, "staged\n").map_err(io)?;
+        }
+    }
     Ok(st)
 }
 
-fn run_case(case: &Value) -> Outcome {
+/// Run one case as written.
+pub(crate) fn run_case(case: &Value) -> Outcome {
+    decide_case(case, &case["input"], &Extra::default())
+}
+
+/// Run a case with `input` in place of its own input (a variant: same tool, policy, mode, cwd
+/// and setup, plus the `extra` fixtures), through the same staging and decision path.
+pub(crate) fn decide_case(case: &Value, input: &Value, extra: &Extra) -> Outcome {
     let tool = case["tool"].as_str().unwrap_or_default();
-    let mut input = case["input"].clone();
+    let mut input = input.clone();
     let hook = input.get("hook").cloned();
     if let Value::Object(o) = &mut input {
         o.remove("hook");
@@ -177,7 +239,14 @@ fn run_case(case: &Value) -> Outcome {
     }
     let policy = &case["policy"];
     let setup = policy["setup"].as_str().unwrap_or_default();
-    let stage = match stage(setup, &input, policy["cwd"].as_str().unwrap_or("/w/p")) {
+    // The case's own input decides how its setup is staged (whether a link is a directory),
+    // so a variant is decided in the same world as the case.
+    let mut own = case["input"].clone();
+    if let Value::Object(o) = &mut own {
+        o.remove("hook");
+        o.remove("context");
+    }
+    let stage = match stage(setup, &own, policy["cwd"].as_str().unwrap_or("/w/p"), extra) {
         Ok(s) => s,
         Err(why) => return Outcome::Skip(why),
     };
@@ -396,7 +465,7 @@ fn engine_subject(
     }
 }
 
-fn parse_verdict(s: &str) -> Option<Verdict> {
+pub(crate) fn parse_verdict(s: &str) -> Option<Verdict> {
     match s {
         "allow" => Some(Verdict::Allow),
         "ask" => Some(Verdict::Ask),
