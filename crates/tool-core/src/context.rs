@@ -130,7 +130,8 @@ impl ToolContext {
         let p = if path == "~" {
             self.home.clone()
         } else if let Some(rest) = path.strip_prefix("~/") {
-            self.home.join(rest)
+            // `~//x` is `$HOME/x`, not `/x`.
+            self.home.join(rest.trim_start_matches('/'))
         } else {
             PathBuf::from(path)
         };
