@@ -2,6 +2,7 @@
 
 mod bench;
 mod conformance;
+mod differential;
 mod security;
 
 use std::path::PathBuf;
@@ -34,11 +35,25 @@ enum Task {
         #[arg(long, default_value_t = 1024)]
         size_mib: u64,
     },
-    /// Run permission decision cases (tests/security/cases-public.jsonl by default).
+    /// Run permission decision cases (tests/security/cases-public.jsonl by default), or with
+    /// `--differential N` the differential test of the Bash analyser against the real bash.
     Security {
         /// The case file.
         #[arg(long)]
         cases: Option<PathBuf>,
+        /// Run N generated command lines through bash and the analyser instead of the cases.
+        #[arg(long, value_name = "N")]
+        differential: Option<u64>,
+        /// The seed of the generated lines (with --differential).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Run the lines of a findings file (JSON strings, one a line) through bash and the
+        /// analyser instead of generated ones.
+        #[arg(long, value_name = "FILE")]
+        differential_file: Option<PathBuf>,
+        /// Lines run at once (with --differential).
+        #[arg(long, default_value_t = 4)]
+        threads: usize,
     },
     /// Exactly what .ci/run runs: format and lint checks, the tests, the conformance suite, the
     /// security cases.
@@ -81,7 +96,27 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 bail!("unknown benchmark `{other}` (available: read, grep, rules, hooks, pipeline)")
             }
         },
-        Task::Security { cases } => {
+        Task::Security {
+            differential: Some(lines),
+            seed,
+            threads,
+            ..
+        } => {
+            if !differential::run(lines, seed, threads)? {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Task::Security {
+            differential_file: Some(file),
+            ..
+        } => {
+            if !differential::run_file(&file)? {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Task::Security { cases, .. } => {
             let file =
                 cases.unwrap_or_else(|| workspace_root().join("tests/security/cases-public.jsonl"));
             let (pass, fail, skip, unsafe_) = security::run(&file)?;
