@@ -17,12 +17,12 @@ impl Rng {
     /// A generator for line `index` of the run seeded with `seed`.
     pub fn for_line(seed: u64, index: u64) -> Self {
         let mut r = Rng(seed ^ index.wrapping_mul(0xA076_1D64_78BD_642F));
-        r.next();
+        r.next_u64();
         r
     }
 
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -32,7 +32,7 @@ impl Rng {
 
     /// A number in `0..n` (`n` > 0).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 
     /// True `percent` times in a hundred.
@@ -425,16 +425,16 @@ impl Gen<'_> {
     }
 
     fn program(&mut self) -> &'static str {
-        if self.rng.chance(15) {
-            *self.rng.pick(FAILING)
+        let pool: Vec<&'static str> = if self.rng.chance(15) {
+            FAILING.to_vec()
         } else {
-            let ok: Vec<&'static str> = PROGRAMS
+            PROGRAMS
                 .iter()
                 .copied()
                 .filter(|p| !FAILING.contains(p))
-                .collect();
-            *self.rng.pick(&ok)
-        }
+                .collect()
+        };
+        pool[self.rng.below(pool.len())]
     }
 
     fn simple(&mut self, st: &State, sc: Scope) -> Simple {
@@ -579,7 +579,7 @@ impl Gen<'_> {
             0 => Style::Single,
             1 => Style::Double,
             _ => Style::AnsiC {
-                seed: self.rng.next(),
+                seed: self.rng.next_u64(),
             },
         }
     }

@@ -58,12 +58,25 @@ pub struct Unit {
     pub cwd: PathBuf,
 }
 
-/// `/dev/fd/N` as [`PROC_SUB_PATH`], the rest as is.
+/// Every `/dev/fd/N` in `arg` (a process substitution's path, whole or inside a
+/// substitution's output) written as [`PROC_SUB_PATH`], the rest as is.
 pub fn normalize_arg(arg: &str) -> String {
-    match arg.strip_prefix("/dev/fd/") {
-        Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => PROC_SUB_PATH.into(),
-        _ => arg.to_owned(),
+    const FD: &str = "/dev/fd/";
+    let mut out = String::new();
+    let mut rest = arg;
+    while let Some(at) = rest.find(FD) {
+        let after = &rest[at + FD.len()..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        out.push_str(&rest[..at]);
+        if digits > 0 {
+            out.push_str(PROC_SUB_PATH);
+        } else {
+            out.push_str(FD);
+        }
+        rest = &after[digits..];
     }
+    out.push_str(rest);
+    out
 }
 
 fn normalized(argv: &[String]) -> Vec<String> {

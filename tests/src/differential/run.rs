@@ -41,7 +41,7 @@ impl Shims {
                  printf '%s:%s' \"${#a}\" \"$a\"; done; printf '\\n'; } >>\"$TG_LOG/$$\"\n",
             );
             if *name == "echo" {
-                script.push_str("printf '%s\\n' \"$*\"\n");
+                script.push_str("printf '%s\\n' \"$*\" 2>/dev/null\n");
             }
             script.push_str(if FAILING.contains(name) {
                 "exit 1\n"
