@@ -355,3 +355,5 @@ pub fn peak_rss_kib() -> Option<u64> {
 pub fn exists(path: &Path) -> bool {
     path.exists()
 }
+
+pub mod differential;

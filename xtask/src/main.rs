@@ -2,6 +2,7 @@
 
 mod bench;
 mod conformance;
+mod differential;
 mod mutate;
 mod security;
 
@@ -53,6 +54,16 @@ enum Task {
         /// this file (with --mutate).
         #[arg(long)]
         findings: Option<PathBuf>,
+        /// Run N generated command lines through bash and the analyser instead of the cases.
+        #[arg(long, value_name = "N")]
+        differential: Option<u64>,
+        /// Run the lines of a findings file (JSON strings, one a line) through bash and the
+        /// analyser instead of generated ones.
+        #[arg(long, value_name = "FILE")]
+        differential_file: Option<PathBuf>,
+        /// Lines run at once (with --differential).
+        #[arg(long, default_value_t = 4)]
+        threads: usize,
     },
     /// Exactly what .ci/run runs: format and lint checks, the tests, the conformance suite, the
     /// security cases.
@@ -96,10 +107,31 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         },
         Task::Security {
+            differential: Some(lines),
+            seed,
+            threads,
+            ..
+        } => {
+            if !differential::run(lines, seed, threads)? {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Task::Security {
+            differential_file: Some(file),
+            ..
+        } => {
+            if !differential::run_file(&file)? {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Task::Security {
             cases,
             mutate: Some(n),
             seed,
             findings,
+            ..
         } => {
             let source = cases.unwrap_or_else(|| workspace_root().join("tests/security"));
             let files = security::case_files(&source)?;
