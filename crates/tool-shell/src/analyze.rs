@@ -222,6 +222,8 @@ pub struct Analysis {
     pub problems: Vec<String>,
     /// Something runs in the background (`&`).
     pub background: bool,
+    /// Some unit is in a loop body (`for`, `while`, `until`): it may run any number of times.
+    pub loops: bool,
 }
 
 impl Analysis {
@@ -233,7 +235,7 @@ impl Analysis {
     /// The argv of every command the shell itself executes (not what child programs run), when
     /// all are known; `None` otherwise.
     pub fn shell_executed(&self) -> Option<Vec<&Unit>> {
-        if !self.parsed || !self.problems.is_empty() {
+        if !self.parsed || !self.problems.is_empty() || self.loops {
             return None;
         }
         let mut out = Vec::new();
@@ -524,6 +526,7 @@ impl Walker {
                     }
                 }
                 state.vars.set(&f.variable_name, Var::Unknown);
+                self.a.loops = true;
                 self.list(&f.body.list, state, origin, depth, redirects);
             }
             ast::CompoundCommand::ArithmeticForClause(f) => {
@@ -533,6 +536,7 @@ impl Walker {
                 {
                     self.arithmetic(&e.value, state, depth);
                 }
+                self.a.loops = true;
                 self.list(&f.body.list, state, origin, depth, redirects);
             }
             ast::CompoundCommand::CaseClause(c) => {
@@ -557,6 +561,7 @@ impl Walker {
                 }
             }
             ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
+                self.a.loops = true;
                 self.list(&w.0, state, origin, depth, redirects);
                 self.list(&w.1.list, state, origin, depth, redirects);
             }

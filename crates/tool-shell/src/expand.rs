@@ -156,6 +156,13 @@ pub enum Mode {
 
 /// Expand one word as bash would.
 pub fn expand(raw: &str, vars: &Vars, mode: Mode) -> Expanded {
+    let joined;
+    let raw = if raw.contains("\\\n") && mode != Mode::Heredoc {
+        joined = remove_continuations(raw);
+        joined.as_str()
+    } else {
+        raw
+    };
     let options = ParserOptions::default();
     let pieces = match mode {
         Mode::Heredoc => word::parse_heredoc(raw, &options),
@@ -225,6 +232,37 @@ pub fn expand(raw: &str, vars: &Vars, mode: Mode) -> Expanded {
                 out.fields.push(f.iter().map(|c| c.c).collect());
             }
         }
+    }
+    out
+}
+
+/// Remove backslash-newline pairs outside single quotes: bash joins the lines before it reads
+/// the word.
+fn remove_continuations(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    let mut single = false;
+    let mut double = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '\\' if !single => match chars.peek() {
+                Some('\n') => {
+                    chars.next();
+                    continue;
+                }
+                Some(&n) => {
+                    out.push(c);
+                    out.push(n);
+                    chars.next();
+                    continue;
+                }
+                None => {}
+            },
+            _ => {}
+        }
+        out.push(c);
     }
     out
 }
