@@ -454,12 +454,7 @@ const SILENT_COMMANDS: &[&str] = &[
 
 /// The analysis of a line for how it runs (no file system consulted).
 fn analysis(command: &str) -> tool_shell::analyze::Analysis {
-    let env = tool_shell::analyze::ShellEnv {
-        cwd: ".".into(),
-        home: "/nonexistent-home".into(),
-        glob_fs: false,
-    };
-    tool_shell::analyze::analyze(command, &env)
+    tool_shell::analyze::analyze(command, &tool_shell::analyze::ShellEnv::detached())
 }
 
 /// The programs (basenames) the line itself runs, in order; empty when it does not parse.

@@ -1064,30 +1064,34 @@ impl Policy {
     /// project (or of paths that cannot be known) ask in every mode; (6) writes to protected
     /// paths ask, writes outside the working directories ask unless bypassed; (7) an allow
     /// needs every unit allowed and every read inside the working directories or allowed.
-    fn decide_shell(&self, request: &PermissionRequest<'_>, command: &str) -> Option<Decision> {
+    fn decide_shell(
+        &self,
+        request: &PermissionRequest<'_>,
+        command: &str,
+        line: &ShellLine,
+    ) -> Option<Decision> {
         let ctx = request.ctx;
+        let (analysis, touched) = (&line.analysis, &line.touched);
         let denied = |e: &RuleEntry| {
             Decision::deny(
                 format!("Permission to use Bash with command {command} has been denied."),
                 e.reason(),
             )
         };
-        let analysis = Self::analyze_shell(command, ctx);
-        let forms = Self::shell_forms(command, &analysis);
+        let forms = Self::shell_forms(command, analysis);
         if let Some(e) = self.shell_match(RuleList::Deny, &forms) {
             return Some(denied(e));
         }
-        let touched = crate::shell_policy::touches(&analysis, ctx);
         let find = |family: PathFamily, p: &Path| self.path_rule(RuleList::Deny, family, p, ctx);
         let names = |family: PathFamily| self.denied_names(family);
-        if let Some((e, _)) = crate::shell_policy::denied_path(&touched, &find, &names) {
+        if let Some((e, _)) = crate::shell_policy::denied_path(touched, &find, &names) {
             return Some(denied(e));
         }
         if let Some(e) = self.shell_match(RuleList::Ask, &forms) {
             return Some(Decision::ask(Self::ask_message(request), e.reason()));
         }
         // A recursive search whose root holds a denied tree would print what it may not read.
-        for root in crate::shell_policy::search_roots(&analysis, &touched) {
+        for root in crate::shell_policy::search_roots(analysis, touched) {
             if let Some(e) = self.denied_below(&root, ctx) {
                 return Some(Decision::ask(
                     Self::ask_message(request),
@@ -1123,7 +1127,7 @@ impl Policy {
                 },
             ));
         }
-        if let Some(what) = crate::shell_policy::catastrophic_removal(&analysis, &touched, ctx) {
+        if let Some(what) = crate::shell_policy::catastrophic_removal(analysis, ctx) {
             return Some(Decision::ask(
                 Self::ask_message(request),
                 DecisionReason::Check {
@@ -1147,7 +1151,7 @@ impl Policy {
                 && self.path_allowed(PathFamily::Edit, w, ctx).is_none();
             if outside {
                 return Some(Decision::ask(
-                    self.shell_ask_message(&analysis, &touched, ctx),
+                    self.shell_ask_message(analysis, touched, ctx),
                     DecisionReason::Check {
                         name: "a write outside the working directories".into(),
                     },
@@ -1160,13 +1164,13 @@ impl Policy {
         });
         let redirect_ok = |p: &Path| self.redirect_permitted(p, ctx);
         if reads_inside
-            && crate::shell_policy::args_inside(&analysis, ctx, &|p| {
+            && crate::shell_policy::args_inside(analysis, ctx, &|p| {
                 self.path_allowed(PathFamily::Read, p, ctx).is_some()
                     || self.path_allowed(PathFamily::Edit, p, ctx).is_some()
             })
             && let Some(used) = crate::shell_policy::all_units_allowed(
-                &analysis,
-                &touched,
+                analysis,
+                touched,
                 ctx,
                 &|form| self.shell_allow(form),
                 &redirect_ok,
@@ -1238,11 +1242,7 @@ impl Policy {
                 let value = e.value.as_deref().unwrap_or("(unknown)");
                 let _ = writeln!(out, "  effect: {} {value} (from {})", e.kind, e.source);
             }
-            let forms = crate::shell_policy::match_forms(&tool_shell::analyze::Analysis {
-                units: vec![u.clone()],
-                parsed: true,
-                ..Default::default()
-            });
+            let forms = crate::shell_policy::unit_forms(u);
             for (list, name) in [
                 (RuleList::Deny, "deny"),
                 (RuleList::Ask, "ask"),
@@ -1425,10 +1425,15 @@ impl Policy {
         }
         // Any deny beats any ask: content denies are checked before a whole-tool ask. A Bash
         // line is analysed once; a deny from it returns here, anything else is used below.
-        let shell = match request.subject {
-            PermissionSubject::ShellCommand(command) => self.decide_shell(request, command),
+        let line = match request.subject {
+            PermissionSubject::ShellCommand(command) => {
+                Some((command, ShellLine::new(command, ctx)))
+            }
             _ => None,
         };
+        let shell = line
+            .as_ref()
+            .and_then(|(command, l)| self.decide_shell(request, command, l));
         if let Some(d) = shell
             .as_ref()
             .filter(|d| d.verdict == tool_core::Verdict::Deny)
@@ -1568,19 +1573,28 @@ impl Policy {
         if let Some(e) = self.find(RuleList::Allow, tool) {
             return Decision::allow(e.reason());
         }
-        let message = match request.subject {
-            PermissionSubject::ShellCommand(command) => {
-                let a = Self::analyze_shell(command, ctx);
-                if a.parsed {
-                    let t = crate::shell_policy::touches(&a, ctx);
-                    self.shell_ask_message(&a, &t, ctx)
-                } else {
-                    "This command requires approval".to_owned()
-                }
+        let message = match &line {
+            Some((_, l)) if l.analysis.parsed => {
+                self.shell_ask_message(&l.analysis, &l.touched, ctx)
             }
-            _ => Self::ask_message(request),
+            Some(_) => "This command requires approval".to_owned(),
+            None => Self::ask_message(request),
         };
         Decision::ask(message, DecisionReason::NotGranted)
+    }
+}
+
+/// A Bash line as a decision sees it: analysed once, with the paths its units touch.
+struct ShellLine {
+    analysis: tool_shell::analyze::Analysis,
+    touched: crate::shell_policy::Touches,
+}
+
+impl ShellLine {
+    fn new(command: &str, ctx: &tool_core::ToolContext) -> Self {
+        let analysis = Policy::analyze_shell(command, ctx);
+        let touched = crate::shell_policy::touches(&analysis, ctx);
+        Self { analysis, touched }
     }
 }
 

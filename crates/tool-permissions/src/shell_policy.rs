@@ -14,40 +14,13 @@ use std::path::{Path, PathBuf};
 
 use tool_core::ToolContext;
 use tool_shell::analyze::{Analysis, Origin, Unit};
-use tool_shell::{Effect, EffectKind};
+use tool_shell::{Effect, EffectKind, inert_assignment, trusted_program_name};
 
 use crate::policy::{PathFamily, RuleEntry};
-
-/// Assignments that do not change what a command does.
-pub(crate) fn inert_assignment(name: &str) -> bool {
-    matches!(
-        name,
-        "LANG"
-            | "LANGUAGE"
-            | "TZ"
-            | "NO_COLOR"
-            | "CI"
-            | "TERM"
-            | "COLUMNS"
-            | "LINES"
-            | "FORCE_COLOR"
-            | "CLICOLOR"
-            | "CLICOLOR_FORCE"
-    ) || name.starts_with("LC_")
-}
 
 /// Process wrappers Claude Code strips before matching allow rules: they add nothing of their
 /// own, so a unit of theirs is allowed when the command they run is.
 const INERT_WRAPPERS: &[&str] = &["time", "timeout", "nice", "nohup", "stdbuf"];
-
-/// Directories whose programs are the programs they claim to be.
-const SYSTEM_DIRS: &[&str] = &[
-    "/bin/",
-    "/usr/bin/",
-    "/sbin/",
-    "/usr/sbin/",
-    "/usr/local/bin/",
-];
 
 /// What a unit does with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,13 +70,16 @@ impl Touches {
 
 /// A path a unit touches, resolved against its working directory.
 fn resolve(word: &str, cwd: &Path, ctx: &ToolContext) -> PathBuf {
+    if cwd == ctx.cwd {
+        return ctx.resolve_path(word);
+    }
     let mut c = ctx.clone();
     c.cwd = cwd.to_path_buf();
     c.resolve_path(word)
 }
 
 fn is_redirect(e: &Effect) -> bool {
-    e.source.program == "bash" && e.source.detail.starts_with("redirection")
+    e.source.is_redirection()
 }
 
 /// Every path the line's units read and write.
@@ -160,26 +136,23 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
     t
 }
 
-/// The forms of every unit rules are matched against, for deny and ask: its rule words (argv
-/// from the program on, git's global options dropped) and its argv as written.
+/// The forms of every unit rules are matched against, for deny and ask.
 pub(crate) fn match_forms(a: &Analysis) -> Vec<String> {
-    let mut out = Vec::new();
-    for u in &a.units {
-        if u.is_bare() {
-            continue;
-        }
-        let rw = u.rule_words().join(" ");
-        let mut argv = u.argv.clone();
-        if let Some(first) = argv.first_mut() {
-            *first = first.rsplit('/').next().unwrap_or(first).to_owned();
-        }
-        let argv = argv.join(" ");
-        if argv != rw {
-            out.push(argv);
-        }
-        out.push(rw);
+    a.units.iter().flat_map(unit_forms).collect()
+}
+
+/// A unit's forms: its rule words (argv from the program's basename on, git's global options
+/// dropped) and, when they differ, its argv as written (with the program's basename).
+pub(crate) fn unit_forms(u: &Unit) -> Vec<String> {
+    if u.is_bare() {
+        return Vec::new();
     }
-    out
+    let rw = u.rule_words().join(" ");
+    let argv = std::iter::once(u.program())
+        .chain(u.argv[1..].iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    if argv == rw { vec![rw] } else { vec![argv, rw] }
 }
 
 /// How one unit stands towards allow rules: the words a rule must match, when a rule may allow
@@ -192,12 +165,7 @@ fn unit_allow_form(u: &Unit) -> Option<String> {
     if u.assignments.iter().any(|a| !inert_assignment(&a.name)) {
         return None;
     }
-    let first = u.argv.first()?;
-    if first.contains('/')
-        && !SYSTEM_DIRS
-            .iter()
-            .any(|d| first.starts_with(d) && !first[d.len()..].contains('/'))
-    {
+    if !trusted_program_name(u.argv.first()?) {
         return None;
     }
     Some(u.rule_words().join(" "))
@@ -213,21 +181,6 @@ fn effects_covered(u: &Unit) -> bool {
             EffectKind::Unknown => !known_program,
             _ => true,
         })
-}
-
-/// Is unit `i` read-only on its own (paths aside)?
-fn read_only_unit(u: &Unit) -> bool {
-    u.certain
-        && u.unknown.is_empty()
-        && u.assignments.iter().all(|a| inert_assignment(&a.name))
-        && !u.is_bare()
-        && unit_allow_form(u).is_some()
-        && !u.interpretation.path.is_empty()
-        && u.effects()
-            .all(|e| e.kind == EffectKind::Read || (e.kind == EffectKind::Write && is_redirect(e)))
-        && u.redirects
-            .iter()
-            .all(|r| r.is_harmless() || r.kind.writes() || r.kind.reads())
 }
 
 /// How one unit stands on its own: allowed by a rule (`Some(Some(rule))`), allowed as a
@@ -269,7 +222,7 @@ pub(crate) fn unit_allowed<'a>(
             return Some(None);
         }
     }
-    if read_only_unit(u) {
+    if tool_shell::reads_only(u) {
         return Some(None);
     }
     // acceptEdits: `mkdir touch rm rmdir mv cp sed` on paths inside the working directories
@@ -463,7 +416,7 @@ pub(crate) fn denied_path<'a>(
             out.extend(
                 names(family)
                     .into_iter()
-                    .filter(|n| glob_matches(g, n))
+                    .filter(|n| tool_shell::expand::pattern_matches(g, n))
                     .map(|n| dir.join(n)),
             );
         }
@@ -487,29 +440,6 @@ pub(crate) fn denied_path<'a>(
         }
     }
     None
-}
-
-/// Shell pattern matching of one name (`*`, `?`, bracket expressions read as any character);
-/// a leading dot must be matched literally.
-fn glob_matches(pattern: &str, name: &str) -> bool {
-    fn go(p: &[char], n: &[char]) -> bool {
-        match p.first() {
-            None => n.is_empty(),
-            Some('*') => (0..=n.len()).any(|k| go(&p[1..], &n[k..])),
-            Some('?') => !n.is_empty() && go(&p[1..], &n[1..]),
-            Some('[') => match p.iter().position(|c| *c == ']') {
-                Some(end) if end > 1 => !n.is_empty() && go(&p[end + 1..], &n[1..]),
-                _ => n.first() == Some(&'[') && go(&p[1..], &n[1..]),
-            },
-            Some(c) => n.first() == Some(c) && go(&p[1..], &n[1..]),
-        }
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    if n.first() == Some(&'.') && p.first() != Some(&'.') {
-        return false;
-    }
-    go(&p, &n)
 }
 
 /// Programs that create, change or remove the files they name.
@@ -564,24 +494,27 @@ fn removes(u: &Unit, e: &Effect) -> bool {
 
 /// A removal whose target is the file-system root, the home directory, the project root or a
 /// parent of it, or cannot be known: asked in every mode.
-pub(crate) fn catastrophic_removal(a: &Analysis, t: &Touches, ctx: &ToolContext) -> Option<String> {
-    for (i, u) in a.units.iter().enumerate() {
+pub(crate) fn catastrophic_removal(a: &Analysis, ctx: &ToolContext) -> Option<String> {
+    let roots = [
+        PathBuf::from("/"),
+        ctx.home.clone(),
+        ctx.project_root.clone(),
+    ];
+    for u in &a.units {
+        let unknown = || {
+            Some(format!(
+                "`{}` removes paths that cannot be known before it runs",
+                u.text
+            ))
+        };
         for e in u.effects().filter(|e| removes(u, e)) {
             let Some(v) = &e.value else {
-                return Some(format!(
-                    "`{}` removes a path that cannot be known before it runs",
-                    u.text
-                ));
+                return unknown();
             };
-            let p = resolve(v, &u.cwd, ctx);
-            let roots = [
-                PathBuf::from("/"),
-                ctx.home.clone(),
-                ctx.project_root.clone(),
-            ];
             if !u.certain && !u.argv.iter().skip(1).any(|w| !w.starts_with('-')) {
-                return Some(format!("`{}` removes paths that cannot be known", u.text));
+                return unknown();
             }
+            let p = resolve(v, &u.cwd, ctx);
             // `rm -rf *` in one of them empties it.
             let emptied = u.text.contains('*')
                 && p.parent()
@@ -591,12 +524,8 @@ pub(crate) fn catastrophic_removal(a: &Analysis, t: &Touches, ctx: &ToolContext)
             }
         }
         if !u.certain && matches!(u.program(), "rm" | "rmdir" | "shred") {
-            return Some(format!(
-                "`{}` removes paths that cannot be known before it runs",
-                u.text
-            ));
+            return unknown();
         }
-        let _ = (i, t);
     }
     None
 }

@@ -102,12 +102,7 @@ fn unescaped_stars(s: &str) -> Vec<usize> {
 /// global options dropped, carried commands and substitutions included), for matching without
 /// a call's context (hook `if` conditions). `None` when the line does not parse.
 pub fn units(command: &str) -> Option<Vec<String>> {
-    let env = tool_shell::analyze::ShellEnv {
-        cwd: ".".into(),
-        home: "/nonexistent-home".into(),
-        glob_fs: false,
-    };
-    let a = tool_shell::analyze::analyze(command, &env);
+    let a = tool_shell::analyze::analyze(command, &tool_shell::analyze::ShellEnv::detached());
     a.parsed.then(|| crate::shell_policy::match_forms(&a))
 }
 

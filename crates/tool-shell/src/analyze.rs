@@ -51,6 +51,17 @@ impl ShellEnv {
             glob_fs: true,
         }
     }
+
+    /// A shell in no particular place: a relative cwd, a home that names nothing, no globbing.
+    /// For questions about a line that do not depend on where it runs (is it read-only, which
+    /// programs does it run).
+    pub fn detached() -> Self {
+        Self {
+            cwd: ".".into(),
+            home: "/nonexistent-home".into(),
+            glob_fs: false,
+        }
+    }
 }
 
 /// What a redirection does.
@@ -449,7 +460,7 @@ impl Walker {
                 let mut all = outer.to_vec();
                 if let Some(r) = redirects {
                     for r in &r.0 {
-                        if let Some(r) = self.redirect(r, state, origin, depth) {
+                        if let Some(r) = self.redirect(r, state, depth) {
                             all.push(r);
                         }
                     }
@@ -474,7 +485,7 @@ impl Walker {
                 let mut all = outer.to_vec();
                 if let Some(r) = redirects {
                     for r in &r.0 {
-                        if let Some(r) = self.redirect(r, state, origin, depth) {
+                        if let Some(r) = self.redirect(r, state, depth) {
                             all.push(r);
                         }
                     }
@@ -602,10 +613,8 @@ impl Walker {
         &mut self,
         r: &ast::IoRedirect,
         state: &mut State,
-        origin: &Origin,
         depth: usize,
     ) -> Option<Redirect> {
-        let _ = origin;
         let target = |w: &Word| {
             let certain = w.exp.certain && w.exp.fields.len() == 1;
             (Some(w.exp.fields.concat()), certain)
@@ -741,7 +750,7 @@ impl Walker {
                     }
                 }
                 Some(ast::CommandPrefixOrSuffixItem::IoRedirect(r)) => {
-                    if let Some(r) = self.redirect(r, state, origin, depth) {
+                    if let Some(r) = self.redirect(r, state, depth) {
                         redirects.push(r);
                     }
                 }
@@ -751,9 +760,10 @@ impl Walker {
                 }
                 Some(ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w)) => {
                     if words.is_empty() {
-                        let name = a.name.to_string();
-                        let value = match &a.value {
-                            ast::AssignmentValue::Scalar(v) => v.value.clone(),
+                        let exp = match &a.value {
+                            ast::AssignmentValue::Scalar(v) => {
+                                self.word(&v.value, state, Mode::NoSplit, depth).exp
+                            }
                             ast::AssignmentValue::Array(items) => {
                                 for (k, v) in items {
                                     if let Some(k) = k {
@@ -761,15 +771,15 @@ impl Walker {
                                     }
                                     self.word(&v.value, state, Mode::Argument, depth);
                                 }
-                                String::from("\u{0}array")
+                                // An array has no single value to expand later words with.
+                                Expanded {
+                                    unknown: vec!["an array value".into()],
+                                    ..Expanded::default()
+                                }
                             }
                         };
-                        let mut vw = self.word(&value, state, Mode::NoSplit, depth);
-                        if value == "\u{0}array" {
-                            vw.exp.certain = false;
-                        }
-                        vw.raw = w.value.clone();
-                        assignments.push((name, vw));
+                        let raw = w.value.clone();
+                        assignments.push((a.name.to_string(), Word { raw, exp }));
                     } else {
                         // After the command name an assignment is an ordinary argument.
                         let w = self.word(&w.value, state, Mode::Argument, depth);
@@ -814,50 +824,20 @@ impl Walker {
             .chain(words.iter().map(|w| w.raw.clone()))
             .collect::<Vec<_>>()
             .join(" ");
-        if argv.is_empty() && !words.is_empty() {
-            // Words that expanded to nothing known: bash runs whatever they expand to.
-            if let Some(i) = self.push_unit(
-                argv,
-                assignments,
-                all_redirects,
-                state,
-                origin,
-                depth,
-                &text,
-            ) {
-                let u = &mut self.a.units[i];
-                u.certain = false;
-                u.unknown.extend(unknown);
-                u.unknown
-                    .push("the command name comes from an expansion that cannot be known".into());
-            }
-            return;
-        }
-        if argv.is_empty() {
+        let bare = argv.is_empty();
+        if bare && words.is_empty() {
             // A bare assignment changes the shell's variables.
             for a in &assignments {
                 state
                     .vars
                     .set(&a.name, a.value.clone().map_or(Var::Unknown, Var::Known));
             }
-            if !assignments.is_empty() || !all_redirects.is_empty() {
-                let idx = self.push_unit(
-                    argv,
-                    assignments,
-                    all_redirects,
-                    state,
-                    origin,
-                    depth,
-                    &text,
-                );
-                if let Some(i) = idx {
-                    self.a.units[i].certain &= certain;
-                }
+            if assignments.is_empty() && all_redirects.is_empty() {
+                return;
             }
-            return;
         }
         let Some(idx) = self.push_unit(
-            argv.clone(),
+            argv,
             assignments,
             all_redirects,
             state,
@@ -867,10 +847,17 @@ impl Walker {
         ) else {
             return;
         };
-        {
-            let u = &mut self.a.units[idx];
-            u.certain &= certain;
-            u.unknown.extend(unknown);
+        let u = &mut self.a.units[idx];
+        u.certain &= certain;
+        u.unknown.extend(unknown);
+        if bare {
+            if !words.is_empty() {
+                // Words that expanded to nothing known: bash runs whatever they expand to.
+                u.certain = false;
+                u.unknown
+                    .push("the command name comes from an expansion that cannot be known".into());
+            }
+            return;
         }
         self.builtin_state(idx, state);
         git_file_reads(&mut self.a.units[idx]);
@@ -909,11 +896,7 @@ impl Walker {
         let cwd = state.cwd();
         let mut extra = Vec::new();
         for r in &redirects {
-            let source = || Source {
-                program: "bash".into(),
-                option: None,
-                detail: format!("redirection {}", r.raw),
-            };
+            let source = || Source::redirection(&r.raw);
             if r.kind.writes() && !r.is_harmless() {
                 extra.push(Effect::new(
                     EffectKind::Write,

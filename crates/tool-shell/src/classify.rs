@@ -10,26 +10,53 @@ use crate::analyze::{Analysis, ShellEnv, Unit, analyze};
 /// Directories whose programs are the programs they claim to be.
 const SYSTEM_DIRS: &[&str] = &["/bin/", "/usr/bin/", "/sbin/", "/usr/sbin/"];
 
-/// True when one unit only reads (its redirections included).
-pub fn is_read_only_unit(u: &Unit) -> bool {
-    if !u.certain || !u.unknown.is_empty() || !u.assignments.is_empty() || u.is_bare() {
-        return false;
-    }
-    let Some(first) = u.argv.first() else {
-        return false;
-    };
-    // A program named by path is only the program it claims to be in a system directory; one
-    // in any other (perhaps writable) place could be anything.
-    if first.contains('/')
-        && !SYSTEM_DIRS
+/// Variables whose assignment does not change what a command does (locale, colour, terminal
+/// size, `CI`).
+pub fn inert_assignment(name: &str) -> bool {
+    matches!(
+        name,
+        "LANG"
+            | "LANGUAGE"
+            | "TZ"
+            | "NO_COLOR"
+            | "CI"
+            | "TERM"
+            | "COLUMNS"
+            | "LINES"
+            | "FORCE_COLOR"
+            | "CLICOLOR"
+            | "CLICOLOR_FORCE"
+    ) || name.starts_with("LC_")
+}
+
+/// Is `argv0` the program it names: a bare name, or a program directly in a system
+/// directory? One in any other (perhaps writable) place could be anything.
+pub fn trusted_program_name(argv0: &str) -> bool {
+    !argv0.contains('/')
+        || SYSTEM_DIRS
             .iter()
-            .any(|d| first.starts_with(d) && !first[d.len()..].contains('/'))
-    {
-        return false;
-    }
-    !u.interpretation.path.is_empty()
-        && u.interpretation.is_read_only()
-        && u.extra_effects.iter().all(|e| e.kind == EffectKind::Read)
+            .any(|d| argv0.starts_with(d) && !argv0[d.len()..].contains('/'))
+}
+
+/// Does a unit, by its own words, only read? Known exactly, a program the database knows,
+/// named plainly, with only inert assignments, and every effect a read, but for the writes of
+/// its redirections: where those may write is the caller's question.
+pub fn reads_only(u: &Unit) -> bool {
+    u.certain
+        && u.unknown.is_empty()
+        && !u.is_bare()
+        && u.argv.first().is_some_and(|a| trusted_program_name(a))
+        && !u.interpretation.path.is_empty()
+        && u.assignments.iter().all(|a| inert_assignment(&a.name))
+        && u.effects().all(|e| {
+            e.kind == EffectKind::Read || (e.kind == EffectKind::Write && e.source.is_redirection())
+        })
+}
+
+/// True when one unit only reads, its redirections and assignments included.
+pub fn is_read_only_unit(u: &Unit) -> bool {
+    reads_only(u)
+        && u.assignments.is_empty()
         && u.redirects
             .iter()
             .all(|r| r.is_harmless() || (r.kind.reads() && !r.kind.writes()))
@@ -47,12 +74,7 @@ pub fn is_read_only_analysis(a: &Analysis) -> bool {
 /// True when the command line only reads (spec §6.7). Fails closed. Words are expanded
 /// without a file system (no globbing), in a home that names nothing.
 pub fn is_read_only(command: &str) -> bool {
-    let env = ShellEnv {
-        cwd: ".".into(),
-        home: "/nonexistent-home".into(),
-        glob_fs: false,
-    };
-    is_read_only_analysis(&analyze(command, &env))
+    is_read_only_analysis(&analyze(command, &ShellEnv::detached()))
 }
 
 #[cfg(test)]

@@ -91,6 +91,29 @@ pub struct Source {
     pub detail: String,
 }
 
+impl Source {
+    /// The program name redirections are attributed to.
+    const SHELL: &'static str = "bash";
+    /// The detail every redirection's source starts with.
+    const REDIRECTION: &'static str = "redirection";
+
+    /// The source of an effect of a shell redirection written `raw`.
+    pub fn redirection(raw: &str) -> Self {
+        Self {
+            program: Self::SHELL.into(),
+            option: None,
+            detail: format!("{} {raw}", Self::REDIRECTION),
+        }
+    }
+
+    /// Is this the source of a shell redirection (not of a program or one of its options)?
+    pub fn is_redirection(&self) -> bool {
+        self.program == Self::SHELL
+            && self.option.is_none()
+            && self.detail.starts_with(Self::REDIRECTION)
+    }
+}
+
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.option {

@@ -937,6 +937,20 @@ fn glob(field: &[Ch], vars: &Vars) -> Option<Vec<String>> {
     Some(paths.into_iter().map(|(_, t)| t).collect())
 }
 
+/// Does `name` match the shell pattern `pattern` (`*`, `?`, bracket expressions; every
+/// character unquoted)? A leading `.` must be matched literally, as in pathname expansion.
+pub fn pattern_matches(pattern: &str, name: &str) -> bool {
+    let pat: Vec<Ch> = pattern
+        .chars()
+        .map(|c| Ch {
+            c,
+            quoted: false,
+            expanded: false,
+        })
+        .collect();
+    fnmatch(&pat, name)
+}
+
 /// Does `name` match the glob segment? A leading `.` must be matched literally.
 fn fnmatch(pat: &[Ch], name: &str) -> bool {
     let name: Vec<char> = name.chars().collect();

@@ -34,7 +34,10 @@ mod effect;
 pub mod expand;
 pub mod lang;
 
-pub use classify::{is_read_only, is_read_only_analysis, is_read_only_unit};
+pub use classify::{
+    inert_assignment, is_read_only, is_read_only_analysis, is_read_only_unit, reads_only,
+    trusted_program_name,
+};
 pub use effect::{Effect, EffectKind, Source};
 
 /// Errors of this crate.
