@@ -248,6 +248,12 @@ fn unalias_proc(path: &Path, cwd: &Path) -> Option<PathBuf> {
     Some(tool_core::normalize(&base.join(parts.as_path())))
 }
 
+/// Does `path`, under any of its spellings (the symlinks it goes through resolved, `/proc`
+/// aliases undone), have a component shaped like an 8.3 short name?
+pub fn short_name_spelling(path: &Path, ctx: &ToolContext) -> bool {
+    candidates(path, ctx).iter().any(|c| has_short_name(c))
+}
+
 /// Does `path` have a component shaped like a Windows 8.3 short name (`PROGRA~1`,
 /// `SECRET~1.TXT`: at most eight characters with `~` and a digit, an extension of at most
 /// three)? On a FAT or NTFS volume such a name is another spelling of a long name that rules
@@ -284,13 +290,15 @@ pub fn case_folding_volume(path: &Path) -> bool {
 /// resolved spelling too. A UNC path and a path with an 8.3 short-name component are never
 /// inside: the implicit allow for the working directories does not cover them.
 pub fn inside_working_dirs(ctx: &ToolContext, path: &Path) -> bool {
-    if tool_core::is_unc(path) || has_short_name(path) {
+    if tool_core::is_unc(path) {
         return false;
     }
     candidates(path, ctx).iter().all(|c| {
-        ctx.working_dirs
-            .iter()
-            .any(|d| c.starts_with(d) || c.starts_with(resolve(d)))
+        !has_short_name(c)
+            && ctx
+                .working_dirs
+                .iter()
+                .any(|d| c.starts_with(d) || c.starts_with(resolve(d)))
     })
 }
 

@@ -940,7 +940,7 @@ impl Policy {
     ) -> Option<&RuleEntry> {
         // Allow rules never fold spellings: a short name or a UNC path gets no allow.
         if !self.has_path_rules(RuleList::Allow, family)
-            || crate::path_rule::has_short_name(path)
+            || crate::path_rule::short_name_spelling(path, ctx)
             || tool_core::is_unc(path)
         {
             return None;
@@ -989,7 +989,7 @@ impl Policy {
         let why = paths.iter().find_map(|p| {
             if tool_core::is_unc(p) {
                 Some("a UNC or device path")
-            } else if crate::path_rule::has_short_name(p) {
+            } else if crate::path_rule::short_name_spelling(p, ctx) {
                 Some("a path with an 8.3 short name")
             } else if families.iter().any(|&f| self.identity_unknown(f, p, ctx)) {
                 Some("a file with several links that deny rules could not rule out")

@@ -515,12 +515,15 @@ pub(crate) fn catastrophic_removal(a: &Analysis, ctx: &ToolContext) -> Option<St
                 return unknown();
             }
             let p = resolve(v, &u.cwd, ctx);
-            // `rm -rf *` in one of them empties it.
-            let emptied = u.text.contains('*')
-                && p.parent()
-                    .is_some_and(|d| roots.iter().any(|r| r.starts_with(d)));
-            if roots.iter().any(|r| r.starts_with(&p)) || emptied {
-                return Some(format!("`{}` removes {}", u.text, p.display()));
+            // Under every spelling (`/proc/self/root/home/u` is the home directory); `rm -rf *`
+            // in one of them empties it.
+            for c in crate::path_rule::candidates(&p, ctx) {
+                let emptied = u.text.contains('*')
+                    && c.parent()
+                        .is_some_and(|d| roots.iter().any(|r| r.starts_with(d)));
+                if roots.iter().any(|r| r.starts_with(&c)) || emptied {
+                    return Some(format!("`{}` removes {}", u.text, p.display()));
+                }
             }
         }
         if !u.certain && matches!(u.program(), "rm" | "rmdir" | "shred") {

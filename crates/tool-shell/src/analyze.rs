@@ -457,14 +457,7 @@ impl Walker {
         match c {
             ast::Command::Simple(s) => self.simple(s, state, origin, depth, outer),
             ast::Command::Compound(cc, redirects) => {
-                let mut all = outer.to_vec();
-                if let Some(r) = redirects {
-                    for r in &r.0 {
-                        if let Some(r) = self.redirect(r, state, depth) {
-                            all.push(r);
-                        }
-                    }
-                }
+                let all = self.with_redirects(redirects, outer, state, depth);
                 let before = self.a.units.len();
                 self.compound(cc, state, origin, depth, &all);
                 if self.a.units.len() == before && all.len() > outer.len() {
@@ -482,17 +475,32 @@ impl Walker {
                 self.compound(&f.body.0, &mut sub, origin, depth, outer);
             }
             ast::Command::ExtendedTest(t, redirects) => {
-                let mut all = outer.to_vec();
-                if let Some(r) = redirects {
-                    for r in &r.0 {
-                        if let Some(r) = self.redirect(r, state, depth) {
-                            all.push(r);
-                        }
-                    }
-                }
+                let all = self.with_redirects(redirects, outer, state, depth);
                 self.extended_test(&t.expr, state, depth);
+                if all.len() > outer.len() {
+                    // `[[ ... ]] > file` still opens the file.
+                    self.push_unit(Vec::new(), Vec::new(), all, state, origin, depth, "");
+                }
             }
         }
+    }
+
+    /// The redirections of a compound command (walked for their substitutions) after those of
+    /// the commands around it.
+    fn with_redirects(
+        &mut self,
+        redirects: &Option<ast::RedirectList>,
+        outer: &[Redirect],
+        state: &mut State,
+        depth: usize,
+    ) -> Vec<Redirect> {
+        let mut all = outer.to_vec();
+        for r in redirects.iter().flat_map(|r| r.0.iter()) {
+            if let Some(r) = self.redirect(r, state, depth) {
+                all.push(r);
+            }
+        }
+        all
     }
 
     fn extended_test(&mut self, e: &ast::ExtendedTestExpr, state: &mut State, depth: usize) {
@@ -860,7 +868,6 @@ impl Walker {
             return;
         }
         self.builtin_state(idx, state);
-        git_file_reads(&mut self.a.units[idx]);
         self.carried(idx, state, depth);
     }
 
@@ -884,7 +891,9 @@ impl Walker {
         } else {
             let mut words = argv.clone();
             words[0] = words[0].rsplit('/').next().unwrap_or(&words[0]).to_owned();
-            database().interpret(&words)
+            let mut i = database().interpret(&words);
+            git_file_reads(&mut i);
+            i
         };
         let certain = assignments.iter().all(|a| a.value.is_some())
             && redirects.iter().all(|r| r.certain)
@@ -1168,8 +1177,8 @@ impl Walker {
 
 /// Git subcommands that print file contents: their `REV:PATH` operands, their pathspecs after
 /// `--`, and (with `--no-index`) their file operands are reads of those files.
-fn git_file_reads(u: &mut Unit) {
-    let path = &u.interpretation.path;
+fn git_file_reads(i: &mut Interpretation) {
+    let path = &i.path;
     if path.first().map(String::as_str) != Some("git") || path.len() < 2 {
         return;
     }
@@ -1188,7 +1197,7 @@ fn git_file_reads(u: &mut Unit) {
     ) {
         return;
     }
-    let words = u.rule_words();
+    let words = &i.rule_words;
     let sub = words.iter().position(|w| *w == path[1]).unwrap_or(1);
     let args = &words[sub + 1..];
     let no_index = args.iter().any(|a| a == "--no-index");
@@ -1210,12 +1219,13 @@ fn git_file_reads(u: &mut Unit) {
             reads.push(file.trim_start_matches("./").to_owned());
         }
     }
+    let program = path.join(" ");
     for r in reads {
-        u.extra_effects.push(Effect::new(
+        i.effects.push(Effect::new(
             EffectKind::Read,
             Some(r),
             Source {
-                program: path.join(" "),
+                program: program.clone(),
                 option: None,
                 detail: "a file git prints (REV:PATH, a pathspec, or --no-index)".into(),
             },
@@ -1287,6 +1297,10 @@ mod tests {
         );
         assert_eq!(argvs("cat <<EOF\n`touch p`\nEOF"), ["touch p", "cat"]);
         assert_eq!(argvs("[[ $(id) ]]"), ["id"]);
+        let a = analyze("[[ -n x ]] > out.txt", &env());
+        assert_eq!(a.units.len(), 1);
+        assert_eq!(a.units[0].redirects[0].target.as_deref(), Some("out.txt"));
+        assert!(!crate::is_read_only_analysis(&a));
         assert_eq!(argvs("r\\\nm -rf build"), ["rm -rf build"]);
     }
 
