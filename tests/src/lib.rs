@@ -357,3 +357,4 @@ pub fn exists(path: &Path) -> bool {
 }
 
 pub mod differential;
+pub mod rng;
