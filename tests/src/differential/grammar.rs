@@ -23,6 +23,16 @@ struct Scope {
     depth: usize,
 }
 
+impl Scope {
+    /// One compound level further in.
+    fn deeper(self) -> Scope {
+        Scope {
+            depth: self.depth + 1,
+            ..self
+        }
+    }
+}
+
 const SIMPLE_VALUES: &[&str] = &[
     "a", "b", "x1", "-n", "-rf", "--force", "foo.txt", "a.b", "x=y", "1", "/tmp", "dir/f", "-", "@",
 ];
@@ -165,10 +175,7 @@ impl Gen<'_> {
                 Cmd::Eval(Box::new(inner), style)
             }
             19..=23 if compound => {
-                let inner = Scope {
-                    depth: sc.depth + 1,
-                    ..sc
-                };
+                let inner = sc.deeper();
                 let mut g = st.clone();
                 let mut body = self.list(&mut g, inner, 3, false);
                 if self.rng.chance(30) {
@@ -192,23 +199,11 @@ impl Gen<'_> {
                 Cmd::Subshell(body, self.group_redirs())
             }
             24..=28 if compound => {
-                let inner = Scope {
-                    depth: sc.depth + 1,
-                    ..sc
-                };
-                let mut g = st.clone();
-                let body = self.list(&mut g, inner, 3, false);
+                let body = self.list_in(st, sc.deeper(), 3);
                 Cmd::Group(body, self.group_redirs())
             }
             29..=33 if compound => {
-                let inner = Scope {
-                    depth: sc.depth + 1,
-                    ..sc
-                };
-                let mut g = st.clone();
-                let cond = self.list(&mut g, inner, 1, false);
-                let status = Exec::new(self.world).list(&mut st.clone(), &cond).0;
-                let body = self.list(&mut g, inner, 2, false);
+                let (cond, status, body) = self.cond_and_body(st, sc.deeper());
                 let noop = || noop_list();
                 if status == 0 {
                     let els = self.rng.chance(40).then(noop);
@@ -226,14 +221,7 @@ impl Gen<'_> {
                 }
             }
             34..=37 if compound => {
-                let inner = Scope {
-                    depth: sc.depth + 1,
-                    ..sc
-                };
-                let mut g = st.clone();
-                let cond = self.list(&mut g, inner, 1, false);
-                let status = Exec::new(self.world).list(&mut st.clone(), &cond).0;
-                let body = self.list(&mut g, inner, 2, false);
+                let (cond, status, body) = self.cond_and_body(st, sc.deeper());
                 Cmd::While {
                     until: status != 0,
                     cond,
@@ -242,9 +230,8 @@ impl Gen<'_> {
             }
             38..=42 if compound => {
                 let inner = Scope {
-                    depth: sc.depth + 1,
                     in_loop: true,
-                    ..sc
+                    ..sc.deeper()
                 };
                 let items: Vec<Word> = (0..1 + self.rng.below(3))
                     .map(|_| match self.rng.below(4) {
@@ -290,11 +277,25 @@ impl Gen<'_> {
     fn nested_list(&mut self, st: &State, sc: Scope, most: usize) -> List {
         let inner = Scope {
             nested: true,
-            depth: sc.depth + 1,
-            ..sc
+            ..sc.deeper()
         };
+        self.list_in(st, inner, most)
+    }
+
+    /// A list of one to `most` and-or lists in `inner`, run from a copy of `st`.
+    fn list_in(&mut self, st: &State, inner: Scope, most: usize) -> List {
         let mut g = st.clone();
         self.list(&mut g, inner, most, false)
+    }
+
+    /// The condition of an `if` or `while` in `inner`, its exit status, and a body generated
+    /// in the state the condition leaves.
+    fn cond_and_body(&mut self, st: &State, inner: Scope) -> (List, i32, List) {
+        let mut g = st.clone();
+        let cond = self.list(&mut g, inner, 1, false);
+        let status = Exec::new(self.world).list(&mut st.clone(), &cond).0;
+        let body = self.list(&mut g, inner, 2, false);
+        (cond, status, body)
     }
 
     fn group_redirs(&mut self) -> Vec<Redir> {
@@ -608,11 +609,9 @@ impl Gen<'_> {
         let inner = Scope {
             nested: true,
             plain: backtick,
-            depth: sc.depth + 1,
-            ..sc
+            ..sc.deeper()
         };
-        let mut g = st.clone();
-        let list = self.list(&mut g, inner, 2, false);
+        let list = self.list_in(st, inner, 2);
         Seg::Sub {
             list: Box::new(list),
             quoted,
