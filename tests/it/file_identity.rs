@@ -10,22 +10,8 @@ use serde_json::{Value, json};
 use tool_core::{
     Lookup, PathPolicy, PermissionMode, PermissionPolicy, PermissionRequest, ToolContext, Verdict,
 };
-use tool_permissions::{Layer, Policy, PolicyBuilder};
-use toolgate_tests::{Sandbox, call};
-
-fn build(deny: &[&str], allow: &[&str]) -> Policy {
-    let mut b = PolicyBuilder::new();
-    for (list, rules) in [
-        (tool_core::RuleList::Deny, deny),
-        (tool_core::RuleList::Allow, allow),
-    ] {
-        for r in rules {
-            b.rule(list, r, Layer::User, None)
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
-    }
-    b.build()
-}
+use tool_permissions::Policy;
+use toolgate_tests::{Sandbox, call, grep_every_mode, policy};
 
 /// The decision for a built-in tool's call, from its own permission subject.
 fn decide(p: &Policy, ctx: &ToolContext, tool: &str, input: Value) -> Verdict {
@@ -66,7 +52,7 @@ fn a_hard_link_to_a_denied_file_is_denied_under_its_other_name() {
     std::fs::hard_link(sb.path("notes.txt"), sb.path("notes2.txt")).unwrap();
     let mut c = sb.ctx();
     c.permission_mode = PermissionMode::AcceptEdits;
-    let p = build(&["Read(./secrets/**)"], &[]);
+    let p = policy(&["Read(./secrets/**)"], &[], &[]);
     assert_eq!(
         decide(&p, &c, "Read", read(&sb.path("k.txt"))),
         Verdict::Deny
@@ -92,7 +78,7 @@ fn a_hard_link_to_a_denied_file_is_denied_under_its_other_name() {
     assert!(!p.read_denied(&sb.path("notes2.txt"), &c));
 
     // An Edit deny covers writes through another name, and leaves reads alone.
-    let p = build(&["Edit(./secrets/**)"], &[]);
+    let p = policy(&["Edit(./secrets/**)"], &[], &[]);
     assert_eq!(
         decide(&p, &c, "Write", write(&sb.path("k.txt"))),
         Verdict::Deny
@@ -104,7 +90,7 @@ fn a_hard_link_to_a_denied_file_is_denied_under_its_other_name() {
 
     // A link made after the walk, to a file the walk saw, is still the same identity; a file
     // created after it is known once the identities are refreshed.
-    let p = build(&["Read(./secrets/**)"], &[]);
+    let p = policy(&["Read(./secrets/**)"], &[], &[]);
     assert_eq!(
         decide(&p, &c, "Read", read(&sb.path("notes.txt"))),
         Verdict::Allow
@@ -133,7 +119,7 @@ fn symlinks_in_a_denied_tree_deny_their_targets() {
     std::os::unix::fs::symlink(sb.path("data/dir"), sb.path("secrets/tree")).unwrap();
     std::os::unix::fs::symlink(sb.path("secrets/key.pem"), sb.path("docs-key")).unwrap();
     let c = sb.ctx();
-    let p = build(&["Read(./secrets/**)"], &[]);
+    let p = policy(&["Read(./secrets/**)"], &[], &[]);
     assert_eq!(
         decide(&p, &c, "Read", read(&sb.path("data/out.txt"))),
         Verdict::Deny
@@ -159,8 +145,9 @@ fn symlinks_in_a_denied_tree_deny_their_targets() {
 fn windows_spellings_fold_case_for_deny_and_never_allow() {
     let mut c = ToolContext::new("C:\\w\\p", "/home/u", "/tmp/r");
     c.cwd = "/c/w/p".into();
-    let p = build(
+    let p = policy(
         &["Read(//c/Users/alice/.aws/**)", "Read(./secret.txt)"],
+        &[],
         &[],
     );
     for path in [
@@ -178,13 +165,14 @@ fn windows_spellings_fold_case_for_deny_and_never_allow() {
     }
     // Case is folded only on Windows volumes, and only for deny: a POSIX path keeps its case.
     let posix = ToolContext::new("/work/proj", "/home/u", "/tmp/r");
-    let p2 = build(&["Read(./secret.txt)"], &[]);
+    let p2 = policy(&["Read(./secret.txt)"], &[], &[]);
     assert!(p2.read_denied(&posix.cwd.join("secret.txt"), &posix));
     assert!(!p2.read_denied(&posix.cwd.join("SECRET.TXT"), &posix));
     // UNC and device paths: never allowed silently, in any mode; deny rules still apply.
-    let p = build(
+    let p = policy(
         &["Read(//fileserver/share/private/**)"],
         &["Read(//fileserver/**)", "Read"],
+        &[],
     );
     let mut bypass = c.clone();
     bypass.permission_mode = PermissionMode::BypassPermissions;
@@ -226,7 +214,11 @@ fn short_names_get_no_allow() {
     sb.write("notes~draft.txt", "x\n");
     let mut c = sb.ctx();
     c.permission_mode = PermissionMode::AcceptEdits;
-    let p = build(&["Read(./secret_stuff.txt)"], &["Read(./**)", "Edit(./**)"]);
+    let p = policy(
+        &["Read(./secret_stuff.txt)"],
+        &["Read(./**)", "Edit(./**)"],
+        &[],
+    );
     for rel in ["PROGRA~1/app.cfg", "SECRET~1.TXT", "secre~12.txt"] {
         assert_eq!(
             decide(&p, &c, "Read", read(&sb.path(rel))),
@@ -260,17 +252,9 @@ async fn grep_and_glob_above_a_denied_tree_leave_it_out() {
     sb.write("data/far.txt", "needle far\n");
     std::fs::hard_link(sb.path("secrets/key.pem"), sb.path("src/copy.txt")).unwrap();
     std::os::unix::fs::symlink(sb.path("data/far.txt"), sb.path("secrets/far")).unwrap();
-    let policy = Arc::new(build(&["Read(./secrets/**)"], &[]));
+    let policy = Arc::new(policy(&["Read(./secrets/**)"], &[], &[]));
     let mut s = sb.builder(&[]).policy(policy.clone()).build();
-    for mode in ["files_with_matches", "content", "count"] {
-        let text = call(
-            &mut s,
-            "Grep",
-            json!({"pattern": "needle", "output_mode": mode}),
-        )
-        .await
-        .content
-        .to_text();
+    for (mode, text) in grep_every_mode(&mut s, "needle").await {
         assert!(text.contains("a.txt"), "{mode}: {text}");
         for hidden in ["secret", "deep", "copy", "far"] {
             assert!(!text.contains(hidden), "{mode} shows {hidden}: {text}");
@@ -332,7 +316,7 @@ fn denied_below_finds_rules_a_recursive_reader_would_pass() {
     sb.write("data/far.txt", "f\n");
     std::os::unix::fs::symlink(sb.path("data"), sb.path("secrets/data")).unwrap();
     let c = sb.ctx();
-    let p = build(&["Read(/secrets/**)", "Read(~/.ssh/**)"], &[]);
+    let p = policy(&["Read(/secrets/**)", "Read(~/.ssh/**)"], &[], &[]);
     let rule = |root: &Path| p.denied_below(root, &c).map(|e| e.text.clone());
     let secrets = Some("Read(/secrets/**)".to_owned());
     assert_eq!(rule(&sb.ws()), secrets, "the workspace holds the tree");
@@ -347,10 +331,10 @@ fn denied_below_finds_rules_a_recursive_reader_would_pass() {
     // A bare name matches at any depth under its anchor, so every directory there may hold it
     // (`./secrets/**` is read as the bare name `secrets`).
     for bare in ["Read(.env)", "Read(./secrets/**)"] {
-        let p = build(&[bare], &[]);
+        let p = policy(&[bare], &[], &[]);
         assert!(p.denied_below(&sb.path("src"), &c).is_some(), "{bare}");
     }
-    let p = build(&["Read(.env)"], &[]);
+    let p = policy(&["Read(.env)"], &[], &[]);
     assert!(p.denied_below(Path::new("/usr/share"), &c).is_none());
-    assert!(build(&[], &[]).denied_below(&sb.ws(), &c).is_none());
+    assert!(policy(&[], &[], &[]).denied_below(&sb.ws(), &c).is_none());
 }

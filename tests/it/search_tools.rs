@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tool_core::PathPolicy;
-use toolgate_tests::{Sandbox, call};
+use toolgate_tests::{Sandbox, call, grep_every_mode};
 
 #[tokio::test]
 async fn content_pagination_reports_truncation_exactly() {
@@ -77,15 +77,7 @@ async fn denied_files_never_appear() {
     sb.write("open.txt", "needle\n");
     let mut s = sb.session(&[]);
     s.context_mut().path_policy = Arc::new(DenySecrets);
-    for mode in ["files_with_matches", "content", "count"] {
-        let text = call(
-            &mut s,
-            "Grep",
-            json!({"pattern": "needle", "output_mode": mode}),
-        )
-        .await
-        .content
-        .to_text();
+    for (mode, text) in grep_every_mode(&mut s, "needle").await {
         assert!(
             text.contains("open.txt") && !text.contains("secret"),
             "{mode}: {text}"

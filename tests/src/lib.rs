@@ -129,6 +129,17 @@ pub async fn call(session: &mut Session, name: &str, input: Value) -> ToolOutcom
     out.outcomes.remove(0)
 }
 
+/// Grep for `pattern` in each output mode (`files_with_matches`, `content`, `count`): the mode
+/// and the text of the result, each from a fresh turn.
+pub async fn grep_every_mode(session: &mut Session, pattern: &str) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    for mode in ["files_with_matches", "content", "count"] {
+        let input = json!({"pattern": pattern, "output_mode": mode});
+        out.push((mode, call(session, "Grep", input).await.content.to_text()));
+    }
+    out
+}
+
 /// The test tools: `Fail`, `Panic`, `Empty`, `Big`, `Sleep` (alias `Nap`, deprecated alias
 /// `Doze`), `Picky` (whose validate_input refuses `bad`).
 pub fn test_tools() -> Vec<Arc<dyn Tool>> {
@@ -357,3 +368,4 @@ pub fn exists(path: &Path) -> bool {
 }
 
 pub mod differential;
+pub mod rng;

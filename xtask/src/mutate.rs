@@ -16,151 +16,81 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::Value;
 use tool_core::Verdict;
+use toolgate_tests::rng::Rng;
 
 use crate::security::{self, Extra, Outcome};
 
-/// A named rewrite family. The order is the order in which a composition applies them: words
-/// first, then paths, environment and wrappers, joins, and whole-command wrappers last.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    Quote,
-    Backslash,
-    AnsiC,
-    Argv0Path,
-    Brace,
-    Ifs,
-    Continuation,
-    Flags,
-    Abbrev,
-    PathDot,
-    PathSlash,
-    PathDotdotReal,
-    PathDotdotFake,
-    PathTrailing,
-    PathHome,
-    PathRelAbs,
-    PathSymlink,
-    PathProc,
-    EnvPrefix,
-    EnvPrefixInert,
-    WrapTimeout,
-    WrapNice,
-    WrapEnv,
-    WrapCommand,
-    WrapSudo,
-    WrapNohup,
-    WrapStdbuf,
-    WrapTime,
-    JoinAnd,
-    JoinOr,
-    JoinSemi,
-    JoinNewline,
-    JoinPipe,
-    JoinBg,
-    Comment,
-    Subshell,
-    Group,
-    CmdSubst,
-    Backtick,
-    BashC,
-    ShC,
-    Eval,
+/// Declares [`Family`], [`Family::ALL`] (every family, in order) and [`Family::name`] from one
+/// table, so a family cannot be missing from the list or the reports.
+macro_rules! families {
+    ($($family:ident => $name:literal,)*) => {
+        /// A named rewrite family. The order is the order in which a composition applies them:
+        /// words first, then paths, environment and wrappers, joins, and whole-command wrappers
+        /// last.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Family {
+            $($family,)*
+        }
+
+        impl Family {
+            const ALL: &[Family] = &[$(Family::$family,)*];
+
+            /// The family's name in reports.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Family::$family => $name,)*
+                }
+            }
+        }
+    };
+}
+
+families! {
+    Quote => "quote",
+    Backslash => "backslash",
+    AnsiC => "ansi-c",
+    Argv0Path => "argv0-path",
+    Brace => "brace",
+    Ifs => "ifs",
+    Continuation => "continuation",
+    Flags => "flags",
+    Abbrev => "abbrev",
+    PathDot => "path-dot",
+    PathSlash => "path-slash",
+    PathDotdotReal => "path-dotdot-real",
+    PathDotdotFake => "path-dotdot-fake",
+    PathTrailing => "path-trailing",
+    PathHome => "path-home",
+    PathRelAbs => "path-relabs",
+    PathSymlink => "path-symlink",
+    PathProc => "path-proc-root",
+    EnvPrefix => "env-prefix",
+    EnvPrefixInert => "env-prefix-inert",
+    WrapTimeout => "wrap-timeout",
+    WrapNice => "wrap-nice",
+    WrapEnv => "wrap-env",
+    WrapCommand => "wrap-command",
+    WrapSudo => "wrap-sudo",
+    WrapNohup => "wrap-nohup",
+    WrapStdbuf => "wrap-stdbuf",
+    WrapTime => "wrap-time",
+    JoinAnd => "join-and",
+    JoinOr => "join-or",
+    JoinSemi => "join-semi",
+    JoinNewline => "join-newline",
+    JoinPipe => "join-pipe",
+    JoinBg => "join-bg",
+    Comment => "comment",
+    Subshell => "subshell",
+    Group => "group",
+    CmdSubst => "cmdsubst",
+    Backtick => "backtick",
+    BashC => "bash-c",
+    ShC => "sh-c",
+    Eval => "eval",
 }
 
 impl Family {
-    const ALL: [Family; 42] = [
-        Family::Quote,
-        Family::Backslash,
-        Family::AnsiC,
-        Family::Argv0Path,
-        Family::Brace,
-        Family::Ifs,
-        Family::Continuation,
-        Family::Flags,
-        Family::Abbrev,
-        Family::PathDot,
-        Family::PathSlash,
-        Family::PathDotdotReal,
-        Family::PathDotdotFake,
-        Family::PathTrailing,
-        Family::PathHome,
-        Family::PathRelAbs,
-        Family::PathSymlink,
-        Family::PathProc,
-        Family::EnvPrefix,
-        Family::EnvPrefixInert,
-        Family::WrapTimeout,
-        Family::WrapNice,
-        Family::WrapEnv,
-        Family::WrapCommand,
-        Family::WrapSudo,
-        Family::WrapNohup,
-        Family::WrapStdbuf,
-        Family::WrapTime,
-        Family::JoinAnd,
-        Family::JoinOr,
-        Family::JoinSemi,
-        Family::JoinNewline,
-        Family::JoinPipe,
-        Family::JoinBg,
-        Family::Comment,
-        Family::Subshell,
-        Family::Group,
-        Family::CmdSubst,
-        Family::Backtick,
-        Family::BashC,
-        Family::ShC,
-        Family::Eval,
-    ];
-
-    /// The family's name in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::Quote => "quote",
-            Family::Backslash => "backslash",
-            Family::AnsiC => "ansi-c",
-            Family::Argv0Path => "argv0-path",
-            Family::Brace => "brace",
-            Family::Ifs => "ifs",
-            Family::Continuation => "continuation",
-            Family::Flags => "flags",
-            Family::Abbrev => "abbrev",
-            Family::PathDot => "path-dot",
-            Family::PathSlash => "path-slash",
-            Family::PathDotdotReal => "path-dotdot-real",
-            Family::PathDotdotFake => "path-dotdot-fake",
-            Family::PathTrailing => "path-trailing",
-            Family::PathHome => "path-home",
-            Family::PathRelAbs => "path-relabs",
-            Family::PathSymlink => "path-symlink",
-            Family::PathProc => "path-proc-root",
-            Family::EnvPrefix => "env-prefix",
-            Family::EnvPrefixInert => "env-prefix-inert",
-            Family::WrapTimeout => "wrap-timeout",
-            Family::WrapNice => "wrap-nice",
-            Family::WrapEnv => "wrap-env",
-            Family::WrapCommand => "wrap-command",
-            Family::WrapSudo => "wrap-sudo",
-            Family::WrapNohup => "wrap-nohup",
-            Family::WrapStdbuf => "wrap-stdbuf",
-            Family::WrapTime => "wrap-time",
-            Family::JoinAnd => "join-and",
-            Family::JoinOr => "join-or",
-            Family::JoinSemi => "join-semi",
-            Family::JoinNewline => "join-newline",
-            Family::JoinPipe => "join-pipe",
-            Family::JoinBg => "join-bg",
-            Family::Comment => "comment",
-            Family::Subshell => "subshell",
-            Family::Group => "group",
-            Family::CmdSubst => "cmdsubst",
-            Family::Backtick => "backtick",
-            Family::BashC => "bash-c",
-            Family::ShC => "sh-c",
-            Family::Eval => "eval",
-        }
-    }
-
     fn is_path(self) -> bool {
         (Family::PathDot..=Family::PathProc).contains(&self)
     }
@@ -188,43 +118,6 @@ impl Family {
                 | Family::ShC
                 | Family::Eval
         )
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a seed reproduces a run.
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from `seed`.
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    /// One element of a non-empty slice.
-    pub fn pick<'a, T>(&mut self, s: &'a [T]) -> &'a T {
-        &s[self.below(s.len())]
-    }
-
-    /// One element of `v`, or `None` when it is empty.
-    pub fn take<T>(&mut self, mut v: Vec<T>) -> Option<T> {
-        if v.is_empty() {
-            return None;
-        }
-        let k = self.below(v.len());
-        Some(v.swap_remove(k))
     }
 }
 
@@ -299,14 +192,6 @@ fn case_cwd(case: &Value) -> Option<String> {
         .find_map(|i| i.trim().strip_prefix("session cwd ").map(str::to_owned));
     let cwd = session.or_else(|| case["policy"]["cwd"].as_str().map(str::to_owned))?;
     cwd.starts_with('/').then_some(cwd)
-}
-
-fn rank(v: Verdict) -> u8 {
-    match v {
-        Verdict::Allow => 0,
-        Verdict::Ask => 1,
-        Verdict::Deny => 2,
-    }
 }
 
 /// `bash -n` accepts the text (syntax only; nothing runs).
@@ -387,68 +272,58 @@ pub fn run(
 ) -> anyhow::Result<usize> {
     let mut cases = Vec::new();
     let mut excluded = Vec::new();
-    for file in files {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        for (k, line) in text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let value: Value = serde_json::from_str(line)
-                .with_context(|| format!("{}:{}", file.display(), k + 1))?;
-            let id = value["id"].as_str().unwrap_or("?").to_owned();
-            let Some(expected) = value["expected"].as_str().and_then(security::parse_verdict)
-            else {
-                excluded.push(format!("{id} (no expected verdict)"));
-                continue;
-            };
-            match security::run_case(&value) {
-                Outcome::Skip(why) => {
-                    excluded.push(format!("{id} (skipped by the runner: {why})"));
-                    continue;
-                }
-                Outcome::Got(_) => {}
-            }
-            // A hook that sleeps past its timeout costs that timeout per variant, and its
-            // verdict does not depend on the input.
-            let slow_hook = value["input"]["hook"]
-                .as_object()
-                .is_some_and(|h| h.values().any(|s| s.get("timeout_s").is_some()));
-            if slow_hook {
-                excluded.push(format!("{id} (a hook that sleeps past its timeout)"));
+    for item in security::case_lines(files) {
+        let (_, value) = item?;
+        let id = value["id"].as_str().unwrap_or("?").to_owned();
+        let Some(expected) = value["expected"].as_str().and_then(security::parse_verdict) else {
+            excluded.push(format!("{id} (no expected verdict)"));
+            continue;
+        };
+        match security::run_case(&value) {
+            Outcome::Skip(why) => {
+                excluded.push(format!("{id} (skipped by the runner: {why})"));
                 continue;
             }
-            let mut case = Case {
-                tool: value["tool"].as_str().unwrap_or_default().to_owned(),
-                cwd: case_cwd(&value),
-                value,
-                id,
-                expected,
-                pool: Vec::new(),
-            };
-            let mut rng = Rng::new(seed ^ 0x706f_6f6c);
-            for f in Family::ALL {
-                if expected == Verdict::Allow && !f.inert() {
-                    continue;
-                }
-                let applies = (0..8).any(|_| {
-                    let mut input = case.value["input"].clone();
-                    apply(&case, f, &mut input, &mut Extra::default(), &mut rng)
-                });
-                if applies {
-                    case.pool.push(f);
-                }
-            }
-            if case.pool.is_empty() {
-                excluded.push(format!(
-                    "{} (no rewrite family applies to a {} input)",
-                    case.id, case.tool
-                ));
-                continue;
-            }
-            cases.push(case);
+            Outcome::Got(_) => {}
         }
+        // A hook that sleeps past its timeout costs that timeout per variant, and its
+        // verdict does not depend on the input.
+        let slow_hook = value["input"]["hook"]
+            .as_object()
+            .is_some_and(|h| h.values().any(|s| s.get("timeout_s").is_some()));
+        if slow_hook {
+            excluded.push(format!("{id} (a hook that sleeps past its timeout)"));
+            continue;
+        }
+        let mut case = Case {
+            tool: value["tool"].as_str().unwrap_or_default().to_owned(),
+            cwd: case_cwd(&value),
+            value,
+            id,
+            expected,
+            pool: Vec::new(),
+        };
+        let mut rng = Rng::new(seed ^ 0x706f_6f6c);
+        for &f in Family::ALL {
+            if expected == Verdict::Allow && !f.inert() {
+                continue;
+            }
+            let applies = (0..8).any(|_| {
+                let mut input = case.value["input"].clone();
+                apply(&case, f, &mut input, &mut Extra::default(), &mut rng)
+            });
+            if applies {
+                case.pool.push(f);
+            }
+        }
+        if case.pool.is_empty() {
+            excluded.push(format!(
+                "{} (no rewrite family applies to a {} input)",
+                case.id, case.tool
+            ));
+            continue;
+        }
+        cases.push(case);
     }
     anyhow::ensure!(!cases.is_empty(), "no case to mutate");
     println!(
@@ -518,7 +393,7 @@ pub fn run(
                 continue;
             }
         };
-        let is_weaker = case.expected != Verdict::Allow && rank(got) < rank(case.expected);
+        let is_weaker = case.expected != Verdict::Allow && got < case.expected;
         let is_over = case.expected == Verdict::Allow && got != Verdict::Allow;
         if !(is_weaker || is_over) {
             continue;
@@ -530,8 +405,8 @@ pub fn run(
             case.id,
             names.join("+"),
             serde_json::to_string(&variant.input)?,
-            verdict_name(case.expected),
-            verdict_name(got),
+            case.expected,
+            got,
         );
         let staged = variant.extra.describe();
         if !staged.is_empty() {
@@ -568,14 +443,6 @@ pub fn run(
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(weaker)
-}
-
-fn verdict_name(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Allow => "allow",
-        Verdict::Ask => "ask",
-        Verdict::Deny => "deny",
-    }
 }
 
 fn family_table(per_family: &BTreeMap<Family, Counts>) -> String {

@@ -138,29 +138,21 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
             if !target.exists() {
                 // The link is a directory when the input reaches through it.
                 let as_dir = input_text.contains(&format!("{from}/"));
-                if as_dir {
-                    std::fs::create_dir_all(&target).map_err(io)?;
-                } else {
-                    std::fs::create_dir_all(target.parent().unwrap_or(&r)).map_err(io)?;
-                    std::fs::write(&target, "staged\n").map_err(io)?;
-                }
+                staged_target(&target, as_dir).map_err(io)?;
             }
-            let l = at(from);
-            std::fs::create_dir_all(l.parent().unwrap_or(&r)).map_err(io)?;
-            std::os::unix::fs::symlink(&target, &l).map_err(io)?;
+            symlink_in(&target, &at(from)).map_err(io)?;
         } else if let Some(c) = hard.captures(item) {
             let target = at(&c[2]);
-            std::fs::create_dir_all(target.parent().unwrap_or(&r)).map_err(io)?;
             if !target.exists() {
-                std::fs::write(&target, "staged\n").map_err(io)?;
+                staged_target(&target, false).map_err(io)?;
             }
             let l = at(&c[1]);
-            std::fs::create_dir_all(l.parent().unwrap_or(&r)).map_err(io)?;
+            create_parent(&l).map_err(io)?;
             std::fs::hard_link(&target, &l).map_err(io)?;
         } else if let Some(c) = exe.captures(item) {
             use std::os::unix::fs::PermissionsExt;
             let f = at(&c[1]);
-            std::fs::create_dir_all(f.parent().unwrap_or(&r)).map_err(io)?;
+            create_parent(&f).map_err(io)?;
             std::fs::write(&f, "#!/bin/sh\necho staged\n").map_err(io)?;
             std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
         } else if let Some(c) = scripts.captures(item) {
@@ -186,16 +178,9 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
     for (from, to, dir) in &extra.links {
         let target = at(to);
         if std::fs::symlink_metadata(&target).is_err() {
-            if *dir {
-                std::fs::create_dir_all(&target).map_err(io)?;
-            } else {
-                std::fs::create_dir_all(target.parent().unwrap_or(&r)).map_err(io)?;
-                std::fs::write(&target, "staged\n").map_err(io)?;
-            }
+            staged_target(&target, *dir).map_err(io)?;
         }
-        let l = at(from);
-        std::fs::create_dir_all(l.parent().unwrap_or(&r)).map_err(io)?;
-        std::os::unix::fs::symlink(&target, &l).map_err(io)?;
+        symlink_in(&target, &at(from)).map_err(io)?;
     }
     for d in &extra.dirs {
         std::fs::create_dir_all(at(d)).map_err(io)?;
@@ -203,11 +188,34 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
     for f in &extra.files {
         let f = at(f);
         if std::fs::symlink_metadata(&f).is_err() {
-            std::fs::create_dir_all(f.parent().unwrap_or(&r)).map_err(io)?;
-            std::fs::write(&f, "staged\n").map_err(io)?;
+            staged_target(&f, false).map_err(io)?;
         }
     }
     Ok(st)
+}
+
+/// Create the directories `path` sits in.
+fn create_parent(path: &Path) -> std::io::Result<()> {
+    match path.parent() {
+        Some(dir) => std::fs::create_dir_all(dir),
+        None => Ok(()),
+    }
+}
+
+/// Create what a staged link points to: a directory, or a file (with its directories).
+fn staged_target(target: &Path, as_dir: bool) -> std::io::Result<()> {
+    if as_dir {
+        std::fs::create_dir_all(target)
+    } else {
+        create_parent(target)?;
+        std::fs::write(target, "staged\n")
+    }
+}
+
+/// Create the symlink `link` (with its directories) pointing to `target`.
+fn symlink_in(target: &Path, link: &Path) -> std::io::Result<()> {
+    create_parent(link)?;
+    std::os::unix::fs::symlink(target, link)
 }
 
 /// Run one case as written.
@@ -498,48 +506,64 @@ pub fn case_files(source: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The cases of `files` in order, each with where it stands (`file:line`); blank lines are
+/// passed over. A file is read when the iteration reaches it, and an unreadable file or a line
+/// that is not JSON is an error in its place.
+pub(crate) fn case_lines(
+    files: &[PathBuf],
+) -> impl Iterator<Item = anyhow::Result<(String, Value)>> + '_ {
+    files.iter().flat_map(|file| {
+        let text = match std::fs::read_to_string(file)
+            .with_context(|| format!("reading {}", file.display()))
+        {
+            Ok(text) => text,
+            Err(e) => return vec![Err(e)],
+        };
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(n, line)| {
+                let here = format!("{}:{}", file.display(), n + 1);
+                let case = serde_json::from_str(line).with_context(|| here.clone())?;
+                Ok((here, case))
+            })
+            .collect()
+    })
+}
+
 /// Run every case of `files`, in order; print one line each. A case id must be unique across
 /// the files. Returns (passed, failed, skipped, unsafe).
 pub fn run(files: &[PathBuf]) -> anyhow::Result<(usize, usize, usize, usize)> {
     let (mut pass, mut fail, mut skip, mut unsafe_) = (0, 0, 0, 0);
     let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    for file in files {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        for (n, line) in text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-        {
-            let here = format!("{}:{}", file.display(), n + 1);
-            let case: Value = serde_json::from_str(line).with_context(|| here.clone())?;
-            let id = case["id"].as_str().unwrap_or("?");
-            if let Some(first) = seen.insert(id.to_owned(), here.clone()) {
-                anyhow::bail!("{here}: case id {id} already used at {first}");
+    for item in case_lines(files) {
+        let (here, case) = item?;
+        let id = case["id"].as_str().unwrap_or("?");
+        if let Some(first) = seen.insert(id.to_owned(), here.clone()) {
+            anyhow::bail!("{here}: case id {id} already used at {first}");
+        }
+        let expected = case["expected"].as_str().unwrap_or("?");
+        match run_case(&case) {
+            Outcome::Skip(why) => {
+                skip += 1;
+                println!("{id} expected={expected} SKIP: {why}");
             }
-            let expected = case["expected"].as_str().unwrap_or("?");
-            match run_case(&case) {
-                Outcome::Skip(why) => {
-                    skip += 1;
-                    println!("{id} expected={expected} SKIP: {why}");
+            Outcome::Got(got) => {
+                let ok = parse_verdict(expected) == Some(got);
+                let dangerous = got == Verdict::Allow && matches!(expected, "deny" | "ask");
+                if ok {
+                    pass += 1;
+                } else {
+                    fail += 1;
                 }
-                Outcome::Got(got) => {
-                    let ok = parse_verdict(expected) == Some(got);
-                    let dangerous = got == Verdict::Allow && matches!(expected, "deny" | "ask");
-                    if ok {
-                        pass += 1;
-                    } else {
-                        fail += 1;
-                    }
-                    if dangerous {
-                        unsafe_ += 1;
-                    }
-                    println!(
-                        "{id} expected={expected} got={got} {}{}",
-                        if ok { "PASS" } else { "FAIL" },
-                        if dangerous { " UNSAFE" } else { "" }
-                    );
+                if dangerous {
+                    unsafe_ += 1;
                 }
+                println!(
+                    "{id} expected={expected} got={got} {}{}",
+                    if ok { "PASS" } else { "FAIL" },
+                    if dangerous { " UNSAFE" } else { "" }
+                );
             }
         }
     }

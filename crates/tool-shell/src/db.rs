@@ -1454,7 +1454,12 @@ impl Run<'_, '_> {
             }
         }
         match prog.hook {
-            Some(Hook::Sed) => {
+            Some(hook @ (Hook::Sed | Hook::Awk)) => {
+                let what = if hook == Hook::Sed {
+                    "sed script"
+                } else {
+                    "awk program"
+                };
                 let mut scripts = st.mark_values("script");
                 scripts.extend(script_operand);
                 if st.mark("script-file") {
@@ -1463,27 +1468,16 @@ impl Run<'_, '_> {
                         None,
                         &label,
                         Some("-f"),
-                        "sed script read from a file".into(),
+                        format!("{what} read from a file"),
                     );
                 } else if !scripts.is_empty() {
-                    let fx = lang::sed::analyze(&scripts.join("\n"), st.mark("extended"));
-                    self.script(fx, &label, "sed script");
-                }
-            }
-            Some(Hook::Awk) => {
-                let mut scripts = st.mark_values("script");
-                scripts.extend(script_operand);
-                if st.mark("script-file") {
-                    self.push(
-                        EffectKind::Unknown,
-                        None,
-                        &label,
-                        Some("-f"),
-                        "awk program read from a file".into(),
-                    );
-                } else if !scripts.is_empty() {
-                    let fx = lang::awk::analyze(&scripts.join("\n"));
-                    self.script(fx, &label, "awk program");
+                    let text = scripts.join("\n");
+                    let fx = if hook == Hook::Sed {
+                        lang::sed::analyze(&text, st.mark("extended"))
+                    } else {
+                        lang::awk::analyze(&text)
+                    };
+                    self.script(fx, &label, what);
                 }
             }
             Some(Hook::Tar) => self.tar(st, &ops, &label),
@@ -1493,32 +1487,14 @@ impl Run<'_, '_> {
     }
 
     fn script(&mut self, fx: ScriptEffects, label: &str, what: &str) {
-        for r in fx.reads {
-            self.push(
-                EffectKind::Read,
-                Some(r),
-                label,
-                None,
-                format!("{what}: reads"),
-            );
-        }
-        for w in fx.writes {
-            self.push(
-                EffectKind::Write,
-                Some(w),
-                label,
-                None,
-                format!("{what}: writes"),
-            );
-        }
-        for x in fx.exec_strings {
-            self.push(
-                EffectKind::ExecString,
-                Some(x),
-                label,
-                None,
-                format!("{what}: runs"),
-            );
+        for (kind, values, verb) in [
+            (EffectKind::Read, fx.reads, "reads"),
+            (EffectKind::Write, fx.writes, "writes"),
+            (EffectKind::ExecString, fx.exec_strings, "runs"),
+        ] {
+            for v in values {
+                self.push(kind, Some(v), label, None, format!("{what}: {verb}"));
+            }
         }
         for u in fx.unknown {
             self.push(

@@ -8,43 +8,7 @@ use super::ast::{
 };
 use super::oracle::{Exec, State, World};
 use super::{FAILING, PROGRAMS, Unit};
-
-/// SplitMix64: a small seeded generator, enough for drawing grammar choices.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator for line `index` of the run seeded with `seed`.
-    pub fn for_line(seed: u64, index: u64) -> Self {
-        let mut r = Rng(seed ^ index.wrapping_mul(0xA076_1D64_78BD_642F));
-        r.next_u64();
-        r
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n` > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-
-    /// True `percent` times in a hundred.
-    pub fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    /// One element of a non-empty slice.
-    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
+use crate::rng::Rng;
 
 /// Where in a line a piece is generated.
 #[derive(Debug, Clone, Copy, Default)]
@@ -57,6 +21,16 @@ struct Scope {
     in_loop: bool,
     /// Compound nesting depth.
     depth: usize,
+}
+
+impl Scope {
+    /// One compound level further in.
+    fn deeper(self) -> Scope {
+        Scope {
+            depth: self.depth + 1,
+            ..self
+        }
+    }
 }
 
 const SIMPLE_VALUES: &[&str] = &[
@@ -201,10 +175,7 @@ impl Gen<'_> {
                 Cmd::Eval(Box::new(inner), style)
             }
             19..=23 if compound => {
-                let inner = Scope {
-                    depth: sc.depth + 1,
-                    ..sc
-                };
+                let inner = sc.deeper();
                 let mut g = st.clone();
                 let mut body = self.list(&mut g, inner, 3, false);
                 if self.rng.chance(30) {
@@ -228,23 +199,11 @@ impl Gen<'_> {
                 Cmd::Subshell(body, self.group_redirs())
             }
             24..=28 if compound => {
-                let inner = Scope {
-                    depth: sc.depth + 1,
-                    ..sc
-                };
-                let mut g = st.clone();
-                let body = self.list(&mut g, inner, 3, false);
+                let body = self.list_in(st, sc.deeper(), 3);
                 Cmd::Group(body, self.group_redirs())
             }
             29..=33 if compound => {
-                let inner = Scope {
-                    depth: sc.depth + 1,
-                    ..sc
-                };
-                let mut g = st.clone();
-                let cond = self.list(&mut g, inner, 1, false);
-                let status = Exec::new(self.world).list(&mut st.clone(), &cond).0;
-                let body = self.list(&mut g, inner, 2, false);
+                let (cond, status, body) = self.cond_and_body(st, sc.deeper());
                 let noop = || noop_list();
                 if status == 0 {
                     let els = self.rng.chance(40).then(noop);
@@ -262,14 +221,7 @@ impl Gen<'_> {
                 }
             }
             34..=37 if compound => {
-                let inner = Scope {
-                    depth: sc.depth + 1,
-                    ..sc
-                };
-                let mut g = st.clone();
-                let cond = self.list(&mut g, inner, 1, false);
-                let status = Exec::new(self.world).list(&mut st.clone(), &cond).0;
-                let body = self.list(&mut g, inner, 2, false);
+                let (cond, status, body) = self.cond_and_body(st, sc.deeper());
                 Cmd::While {
                     until: status != 0,
                     cond,
@@ -278,9 +230,8 @@ impl Gen<'_> {
             }
             38..=42 if compound => {
                 let inner = Scope {
-                    depth: sc.depth + 1,
                     in_loop: true,
-                    ..sc
+                    ..sc.deeper()
                 };
                 let items: Vec<Word> = (0..1 + self.rng.below(3))
                     .map(|_| match self.rng.below(4) {
@@ -326,11 +277,25 @@ impl Gen<'_> {
     fn nested_list(&mut self, st: &State, sc: Scope, most: usize) -> List {
         let inner = Scope {
             nested: true,
-            depth: sc.depth + 1,
-            ..sc
+            ..sc.deeper()
         };
+        self.list_in(st, inner, most)
+    }
+
+    /// A list of one to `most` and-or lists in `inner`, run from a copy of `st`.
+    fn list_in(&mut self, st: &State, inner: Scope, most: usize) -> List {
         let mut g = st.clone();
         self.list(&mut g, inner, most, false)
+    }
+
+    /// The condition of an `if` or `while` in `inner`, its exit status, and a body generated
+    /// in the state the condition leaves.
+    fn cond_and_body(&mut self, st: &State, inner: Scope) -> (List, i32, List) {
+        let mut g = st.clone();
+        let cond = self.list(&mut g, inner, 1, false);
+        let status = Exec::new(self.world).list(&mut st.clone(), &cond).0;
+        let body = self.list(&mut g, inner, 2, false);
+        (cond, status, body)
     }
 
     fn group_redirs(&mut self) -> Vec<Redir> {
@@ -644,11 +609,9 @@ impl Gen<'_> {
         let inner = Scope {
             nested: true,
             plain: backtick,
-            depth: sc.depth + 1,
-            ..sc
+            ..sc.deeper()
         };
-        let mut g = st.clone();
-        let list = self.list(&mut g, inner, 2, false);
+        let list = self.list_in(st, inner, 2);
         Seg::Sub {
             list: Box::new(list),
             quoted,

@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 pub use claim::{BASH_BUILTINS, Claim, ClaimedUnit, claim};
-pub use grammar::{Generated, Rng, generate};
+pub use grammar::{Generated, generate};
 pub use oracle::World;
 pub use run::{Executed, Shims, run_bash, stage};
 

@@ -12,60 +12,6 @@ const KEYWORDS: &[&str] = &[
     "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc",
 ];
 
-/// Builtins that a process wrapper cannot run (they act on the shell itself or do not exist as
-/// programs). `echo`, `printf`, `true`, `false`, `test`, `pwd` and `kill` also exist as
-/// programs and are not listed.
-const BUILTINS: &[&str] = &[
-    "cd",
-    "pushd",
-    "popd",
-    "dirs",
-    ".",
-    "source",
-    "eval",
-    "exec",
-    "export",
-    "declare",
-    "typeset",
-    "local",
-    "readonly",
-    "unset",
-    "set",
-    "shopt",
-    "alias",
-    "unalias",
-    "builtin",
-    "command",
-    "type",
-    "hash",
-    "trap",
-    "return",
-    "exit",
-    "break",
-    "continue",
-    "shift",
-    "getopts",
-    "read",
-    "wait",
-    "jobs",
-    "fg",
-    "bg",
-    "disown",
-    "umask",
-    "ulimit",
-    "let",
-    "history",
-    "enable",
-    "caller",
-    "compgen",
-    "complete",
-    "compopt",
-    "mapfile",
-    "readarray",
-    "suspend",
-    "logout",
-];
-
 /// Commands whose effect outlives a subshell: wrapping a command that uses one in `( )`,
 /// `$( )`, `bash -c` or a pipeline would change what it does.
 const STATEFUL: &[&str] = &[
@@ -110,6 +56,13 @@ const STATEFUL: &[&str] = &[
     "jobs",
     "complete",
     "compopt",
+];
+
+/// Builtins that a process wrapper cannot run (they act on the shell itself or do not exist as
+/// programs): the [`STATEFUL`] ones and these. `echo`, `printf`, `true`, `false`, `test`, `pwd`
+/// and `kill` also exist as programs and are not listed.
+const OTHER_BUILTINS: &[&str] = &[
+    "dirs", "command", "type", "caller", "compgen", "suspend", "logout",
 ];
 
 /// `command X` is the same as `X` except for these (their arguments are parsed as assignments
@@ -243,7 +196,10 @@ fn squote(s: &str) -> String {
 }
 
 fn external(v: &str) -> bool {
-    !v.is_empty() && !BUILTINS.contains(&v) && !KEYWORDS.contains(&v)
+    !v.is_empty()
+        && !STATEFUL.contains(&v)
+        && !OTHER_BUILTINS.contains(&v)
+        && !KEYWORDS.contains(&v)
 }
 
 /// Rewrite the command `s` by `family`, or `None` when the family does not apply to it.

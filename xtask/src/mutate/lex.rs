@@ -177,7 +177,7 @@ fn scan_word(b: &[u8], mut i: usize) -> Option<usize> {
             }
             b'<' | b'>' => {
                 if b.get(i + 1) == Some(&b'(') {
-                    i = scan_paren(b, i + 1)?;
+                    i = scan_nested(b, i + 1, b'(', b')')?;
                 } else {
                     break;
                 }
@@ -185,11 +185,11 @@ fn scan_word(b: &[u8], mut i: usize) -> Option<usize> {
             b'\\' => i += 2,
             b'\'' => i = close_single(b, i)?,
             b'"' => i = scan_dquote(b, i)?,
-            b'`' => i = scan_backtick(b, i)?,
+            b'`' => i = scan_escaped(b, i, b'`')?,
             b'$' => match b.get(i + 1) {
-                Some(b'\'') => i = scan_ansi(b, i + 1)?,
-                Some(b'(') => i = scan_paren(b, i + 1)?,
-                Some(b'{') => i = scan_brace(b, i + 1)?,
+                Some(b'\'') => i = scan_escaped(b, i + 1, b'\'')?,
+                Some(b'(') => i = scan_nested(b, i + 1, b'(', b')')?,
+                Some(b'{') => i = scan_nested(b, i + 1, b'{', b'}')?,
                 _ => i += 1,
             },
             _ => i += 1,
@@ -205,12 +205,13 @@ fn close_single(b: &[u8], i: usize) -> Option<usize> {
         .map(|k| i + 1 + k + 1)
 }
 
-fn scan_ansi(b: &[u8], mut i: usize) -> Option<usize> {
+/// From an opening `'` (of `$'`) or backquote to just past the next unescaped `close`.
+fn scan_escaped(b: &[u8], mut i: usize, close: u8) -> Option<usize> {
     i += 1;
     while i < b.len() {
         match b[i] {
             b'\\' => i += 2,
-            b'\'' => return Some(i + 1),
+            c if c == close => return Some(i + 1),
             _ => i += 1,
         }
     }
@@ -223,37 +224,27 @@ fn scan_dquote(b: &[u8], mut i: usize) -> Option<usize> {
         match b[i] {
             b'\\' => i += 2,
             b'"' => return Some(i + 1),
-            b'`' => i = scan_backtick(b, i)?,
-            b'$' if b.get(i + 1) == Some(&b'(') => i = scan_paren(b, i + 1)?,
-            b'$' if b.get(i + 1) == Some(&b'{') => i = scan_brace(b, i + 1)?,
+            b'`' => i = scan_escaped(b, i, b'`')?,
+            b'$' if b.get(i + 1) == Some(&b'(') => i = scan_nested(b, i + 1, b'(', b')')?,
+            b'$' if b.get(i + 1) == Some(&b'{') => i = scan_nested(b, i + 1, b'{', b'}')?,
             _ => i += 1,
         }
     }
     None
 }
 
-fn scan_backtick(b: &[u8], mut i: usize) -> Option<usize> {
-    i += 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' => i += 2,
-            b'`' => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// From an opening `(` to just past its matching `)`.
-fn scan_paren(b: &[u8], mut i: usize) -> Option<usize> {
+/// From an opening `open` (the `(` of `$(`/`<(`, or the `{` of `${`) to just past its
+/// matching `close`, skipping quoted text; backquoted text is skipped whole inside
+/// parentheses only.
+fn scan_nested(b: &[u8], mut i: usize, open: u8, close: u8) -> Option<usize> {
     let mut depth = 0usize;
     while i < b.len() {
         match b[i] {
-            b'(' => {
+            c if c == open => {
                 depth += 1;
                 i += 1;
             }
-            b')' => {
+            c if c == close => {
                 depth = depth.checked_sub(1)?;
                 i += 1;
                 if depth == 0 {
@@ -263,32 +254,7 @@ fn scan_paren(b: &[u8], mut i: usize) -> Option<usize> {
             b'\\' => i += 2,
             b'\'' => i = close_single(b, i)?,
             b'"' => i = scan_dquote(b, i)?,
-            b'`' => i = scan_backtick(b, i)?,
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// From an opening `{` (of `${`) to just past its matching `}`.
-fn scan_brace(b: &[u8], mut i: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    while i < b.len() {
-        match b[i] {
-            b'{' => {
-                depth += 1;
-                i += 1;
-            }
-            b'}' => {
-                depth = depth.checked_sub(1)?;
-                i += 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            b'\\' => i += 2,
-            b'\'' => i = close_single(b, i)?,
-            b'"' => i = scan_dquote(b, i)?,
+            b'`' if open == b'(' => i = scan_escaped(b, i, b'`')?,
             _ => i += 1,
         }
     }

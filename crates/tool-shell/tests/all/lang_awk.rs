@@ -5,9 +5,7 @@ use std::process::Command;
 
 use tool_shell::lang::awk::analyze;
 
-fn strs(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| (*s).to_owned()).collect()
-}
+use super::{Lcg, created_files, strs, unknown_mentions};
 
 /// Programs that only read their input and print to standard output.
 const READ_ONLY: &[&str] = &[
@@ -209,7 +207,7 @@ fn rejects_programs_that_do_not_parse() {
     for &program in MALFORMED {
         let got = analyze(program);
         assert!(
-            got.unknown.iter().any(|u| u.contains("does not parse")),
+            unknown_mentions(&got, "does not parse"),
             "{program:?}: {got:?}"
         );
     }
@@ -260,18 +258,6 @@ const EFFECT_STMTS: [&str; 16] = [
     "printf(\"%s\", \"x\") > \"out6\"",
 ];
 
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) % n as u64) as usize
-    }
-}
-
 fn generated_programs() -> Vec<String> {
     let mut rng = Lcg(0xa1c);
     let mut programs = Vec::new();
@@ -283,13 +269,13 @@ fn generated_programs() -> Vec<String> {
         let stmts: Vec<&str> = (0..count)
             .map(|_| {
                 if rng.below(3) == 0 {
-                    EFFECT_STMTS[rng.below(EFFECT_STMTS.len())]
+                    rng.pick(&EFFECT_STMTS)
                 } else {
-                    PURE_STMTS[rng.below(PURE_STMTS.len())]
+                    rng.pick(&PURE_STMTS)
                 }
             })
             .collect();
-        let sep = ["; ", "\n", " ;\n"][rng.below(3)];
+        let sep = rng.pick(&["; ", "\n", " ;\n"]);
         programs.push(format!("BEGIN {{ {} }}\n{{ n++ }}", stmts.join(sep)));
     }
     programs
@@ -327,7 +313,7 @@ fn agrees_with_gawk_sandbox() {
         let got = analyze(&program);
         let out = run_gawk(dir.path(), &program);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        if got.unknown.iter().any(|u| u.contains("does not parse")) {
+        if unknown_mentions(&got, "does not parse") {
             broken += 1;
             assert!(!out.status.success(), "{program:?}: gawk accepts it");
         } else if got.is_read_only() && got.reads.is_empty() {
@@ -376,11 +362,7 @@ fn names_the_files_gawk_creates() {
             .output()
             .expect("run gawk");
         assert!(out.status.success(), "{program:?}: {out:?}");
-        let created: std::collections::BTreeSet<String> = std::fs::read_dir(dir.path())
-            .expect("read dir")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .filter(|name| name != "input.txt")
-            .collect();
+        let created = created_files(dir.path());
         let named = got.writes.iter().cloned().collect();
         assert_eq!(created, named, "{program:?}");
         checked += 1;

@@ -7,9 +7,7 @@ use std::process::Command;
 use tool_shell::lang::ScriptEffects;
 use tool_shell::lang::sed::analyze;
 
-fn strs(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| (*s).to_owned()).collect()
-}
+use super::{Lcg, created_files, strs, unknown_mentions};
 
 /// Scripts that only filter text (`r /dev/stdin` reads standard input, no file).
 const READ_ONLY: &[&str] = &[
@@ -180,7 +178,7 @@ fn rejects_scripts_that_run_the_pattern_space() {
     ] {
         let got = analyze(script, false);
         assert!(
-            got.unknown.iter().any(|u| u.contains("pattern space")),
+            unknown_mentions(&got, "pattern space"),
             "{script:?}: {got:?}"
         );
         assert!(!got.is_read_only(), "{script:?}");
@@ -216,7 +214,7 @@ fn rejects_scripts_that_do_not_parse() {
     for &script in MALFORMED {
         let got = analyze(script, false);
         assert!(
-            got.unknown.iter().any(|u| u.contains("does not parse")),
+            unknown_mentions(&got, "does not parse"),
             "{script:?}: {got:?}"
         );
         assert!(!got.is_read_only(), "{script:?}");
@@ -278,19 +276,6 @@ const EFFECT: [&str; 13] = [
 ];
 const SEPARATORS: [&str; 5] = [";", "\n", " ; ", "\n\n", ";\n"];
 
-/// A small deterministic generator, so a failure names a reproducible script.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) % n as u64) as usize
-    }
-}
-
 fn generated_scripts() -> Vec<String> {
     let mut rng = Lcg(0x5eed);
     let mut scripts: Vec<String> = READ_ONLY
@@ -305,12 +290,12 @@ fn generated_scripts() -> Vec<String> {
         let mut script = String::new();
         for i in 0..n {
             if i > 0 {
-                script.push_str(SEPARATORS[rng.below(SEPARATORS.len())]);
+                script.push_str(rng.pick(&SEPARATORS));
             }
             let piece = if rng.below(3) == 0 {
-                EFFECT[rng.below(EFFECT.len())]
+                rng.pick(&EFFECT)
             } else {
-                PURE[rng.below(PURE.len())]
+                rng.pick(&PURE)
             };
             script.push_str(piece);
         }
@@ -343,7 +328,7 @@ fn run_sed(dir: &Path, sandbox: bool, script: &str) -> std::process::Output {
 
 fn has_effect(got: &ScriptEffects) -> bool {
     !(got.reads.is_empty() && got.writes.is_empty() && got.exec_strings.is_empty())
-        || got.unknown.iter().any(|u| u.contains("pattern space"))
+        || unknown_mentions(got, "pattern space")
 }
 
 /// GNU sed `--sandbox` refuses exactly the `e`, `r`/`R`, `w`/`W` and `s///e`/`s///w`
@@ -363,7 +348,7 @@ fn agrees_with_gnu_sed_sandbox() {
         let got = analyze(script, false);
         let out = run_sed(dir.path(), true, script);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let parse_failed = got.unknown.iter().any(|u| u.contains("does not parse"));
+        let parse_failed = unknown_mentions(&got, "does not parse");
         if parse_failed {
             broken += 1;
             assert!(
@@ -419,11 +404,7 @@ fn names_the_files_gnu_sed_creates() {
         std::fs::write(dir.path().join("input.txt"), "a/b\nxyz\n").expect("input");
         let out = run_sed(dir.path(), false, &script);
         assert!(out.status.success(), "{script:?}: {out:?}");
-        let created: BTreeSet<String> = std::fs::read_dir(dir.path())
-            .expect("read dir")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .filter(|name| name != "input.txt")
-            .collect();
+        let created = created_files(dir.path());
         let named: BTreeSet<String> = got.writes.iter().cloned().collect();
         assert_eq!(created, named, "{script:?}");
         checked += 1;
