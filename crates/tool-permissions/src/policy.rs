@@ -1230,7 +1230,7 @@ impl Policy {
             for a in &u.assignments {
                 let _ = writeln!(out, "  assigns {}", a.raw);
             }
-            for why in &u.unknown {
+            for why in u.unknown.iter().chain(&u.unknown_words) {
                 let _ = writeln!(out, "  unknown: {why}");
             }
             if u.interpretation.path.is_empty() && !u.is_bare() {

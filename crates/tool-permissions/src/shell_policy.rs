@@ -107,10 +107,11 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
             if v == "-" || v.is_empty() {
                 continue;
             }
-            if v == "/dev/null"
-                || v.starts_with("/dev/fd/")
-                || v == "/dev/stdout"
-                || v == "/dev/stderr"
+            let path = resolve(v, &u.cwd, ctx);
+            if ["/dev/null", "/dev/stdout", "/dev/stderr"]
+                .iter()
+                .any(|d| path == Path::new(d))
+                || path.starts_with("/dev/fd")
             {
                 continue;
             }
@@ -127,7 +128,7 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
             t.uses.push(PathUse {
                 unit: i,
                 command: name,
-                path: resolve(v, &u.cwd, ctx),
+                path,
                 op,
                 redirect: is_redirect(e),
             });
@@ -549,11 +550,11 @@ pub(crate) fn args_inside(
             let pathish = value.starts_with('/')
                 || value.starts_with('~')
                 || value.split('/').any(|p| p == "..");
+            if !pathish || value == "/dev/null" {
+                return true;
+            }
             let p = resolve(value, &u.cwd, ctx);
-            !pathish
-                || value == "/dev/null"
-                || crate::path_rule::inside_working_dirs(ctx, &p)
-                || covered(&p)
+            crate::path_rule::inside_working_dirs(ctx, &p) || covered(&p)
         })
     })
 }

@@ -115,7 +115,11 @@ impl Redirect {
     pub fn is_harmless(&self) -> bool {
         self.kind == RedirectKind::Duplicate
             || self.kind == RedirectKind::Here
-            || (self.certain && self.target.as_deref() == Some("/dev/null"))
+            || (self.certain
+                && self
+                    .target
+                    .as_deref()
+                    .is_some_and(|t| lexical(Path::new(t)) == Path::new("/dev/null")))
     }
 }
 
@@ -156,8 +160,13 @@ pub struct Unit {
     pub argv: Vec<String>,
     /// Every word (and the working directory) was known exactly.
     pub certain: bool,
-    /// Why it is not certain.
+    /// The program's name (the first word) was known exactly, whatever its arguments.
+    pub name_certain: bool,
+    /// Why it is not certain, beyond its words: the directory, code run that cannot be known,
+    /// arguments added at run time.
     pub unknown: Vec<String>,
+    /// Why some of its words are not known exactly.
+    pub unknown_words: Vec<String>,
     /// The unit as the model wrote it: assignments and words, without redirections.
     pub text: String,
     /// Leading assignments.
@@ -212,6 +221,16 @@ impl Unit {
             *first = first.rsplit('/').next().unwrap_or(first).to_owned();
         }
         w
+    }
+
+    /// Is all that is uncertain about the unit its arguments (the name, directory,
+    /// assignments, redirections and the code it runs being known)?
+    pub fn only_arguments_uncertain(&self) -> bool {
+        self.name_certain
+            && self.cwd_certain
+            && self.unknown.is_empty()
+            && self.assignments.iter().all(|a| a.value.is_some())
+            && self.redirects.iter().all(|r| r.certain)
     }
 
     /// Is this a bare assignment or redirection with no command?
@@ -278,6 +297,10 @@ pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
         parsed: true,
         ..Analysis::default()
     };
+    if let Some(e) = database().load_error() {
+        a.problems
+            .push(format!("the command database did not load: {e}"));
+    }
     if command.contains(['\r', '\0']) {
         a.problems
             .push("the line holds a raw CR or NUL, which parsers read differently".into());
@@ -287,6 +310,7 @@ pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
     let mut w = Walker {
         a,
         env: env.clone(),
+        texts: Vec::new(),
     };
     if command.len() > MAX_PARSE_BYTES {
         w.a.problems.push(format!(
@@ -325,6 +349,9 @@ impl State {
 struct Walker {
     a: Analysis,
     env: ShellEnv,
+    /// The text of each program being walked (the line, then substitutions and carried
+    /// command strings inside it), innermost last.
+    texts: Vec<String>,
 }
 
 /// A word expanded in the walk, with what it ran.
@@ -363,10 +390,48 @@ impl Walker {
         let program = Parser::new(BufReader::new(text.as_bytes()), &options)
             .parse_program()
             .map_err(|e| e.to_string())?;
+        self.texts.push(text.to_owned());
         for list in &program.complete_commands {
             self.list(list, state, &origin, depth, &[]);
         }
+        self.texts.pop();
         Ok(())
+    }
+
+    /// A redirection's descriptor number must be written right before its operator (`2>`):
+    /// one that is not was a separate word the parser took for a descriptor (brush-parser
+    /// does so after a heredoc operator on the same line), an argument lost.
+    fn check_io_number(&mut self, fd: &str) {
+        let written = self
+            .texts
+            .last()
+            .is_none_or(|t| t.contains(&format!("{fd}>")) || t.contains(&format!("{fd}<")));
+        if !written {
+            self.misread();
+        }
+    }
+
+    fn misread(&mut self) {
+        let msg = "the parser's reading of a word differs from the text".to_owned();
+        if !self.a.problems.contains(&msg) {
+            self.a.problems.push(msg);
+        }
+    }
+
+    /// Every word the parser hands over must stand in the text it parsed: one that does not
+    /// means the parser read the line otherwise than it is written (brush-parser splits
+    /// `${...}` words that follow a heredoc operator on the same line), so nothing read from
+    /// it can be trusted for an allow.
+    fn check_word(&mut self, raw: &str) {
+        // The parser drops line continuations from words; compare with the text without them
+        // too.
+        let misread = self
+            .texts
+            .last()
+            .is_some_and(|t| !t.contains(raw) && !t.replace("\\\n", "").contains(raw));
+        if misread {
+            self.misread();
+        }
     }
 
     /// A program carried inside a unit: a parse failure is a problem of the line, with the
@@ -628,7 +693,10 @@ impl Walker {
             (Some(w.exp.fields.concat()), certain)
         };
         Some(match r {
-            ast::IoRedirect::File(_, kind, t) => {
+            ast::IoRedirect::File(fd, kind, t) => {
+                if let Some(fd) = fd {
+                    self.check_io_number(&fd.to_string());
+                }
                 let kind = match kind {
                     ast::IoFileRedirectKind::Read => RedirectKind::Read,
                     ast::IoFileRedirectKind::Write | ast::IoFileRedirectKind::Clobber => {
@@ -694,7 +762,10 @@ impl Walker {
                     }
                 }
             }
-            ast::IoRedirect::HereDocument(_, doc) => {
+            ast::IoRedirect::HereDocument(fd, doc) => {
+                if let Some(fd) = fd {
+                    self.check_io_number(&fd.to_string());
+                }
                 if doc.requires_expansion {
                     self.word(&doc.doc.value, state, Mode::Heredoc, depth);
                 }
@@ -705,7 +776,10 @@ impl Walker {
                     raw: String::new(),
                 }
             }
-            ast::IoRedirect::HereString(_, w) => {
+            ast::IoRedirect::HereString(fd, w) => {
+                if let Some(fd) = fd {
+                    self.check_io_number(&fd.to_string());
+                }
                 self.word(&w.value, state, Mode::NoSplit, depth);
                 Redirect {
                     kind: RedirectKind::Here,
@@ -749,6 +823,20 @@ impl Walker {
             .map(Some)
             .chain(std::iter::once(None))
             .chain(s.suffix.iter().flat_map(|p| p.0.iter()).map(Some));
+        for item in items.clone() {
+            match item {
+                Some(ast::CommandPrefixOrSuffixItem::Word(w))
+                | Some(ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w)) => {
+                    self.check_word(&w.value)
+                }
+                None => {
+                    if let Some(w) = &s.word_or_name {
+                        self.check_word(&w.value)
+                    }
+                }
+                _ => {}
+            }
+        }
         for item in items {
             match item {
                 None => {
@@ -820,12 +908,15 @@ impl Walker {
             .collect();
         let mut argv = Vec::new();
         let mut certain = true;
-        let mut unknown = Vec::new();
+        let mut unknown_words = Vec::new();
         for w in &words {
             argv.extend(w.exp.fields.iter().cloned());
             certain &= w.exp.certain;
-            unknown.extend(w.exp.unknown.iter().cloned());
+            unknown_words.extend(w.exp.unknown.iter().cloned());
         }
+        let name_certain = words
+            .first()
+            .is_some_and(|w| w.exp.certain && !w.exp.fields.is_empty());
         let text = assignments
             .iter()
             .map(|a| a.raw.clone())
@@ -857,11 +948,13 @@ impl Walker {
         };
         let u = &mut self.a.units[idx];
         u.certain &= certain;
-        u.unknown.extend(unknown);
+        u.name_certain &= name_certain || bare;
+        u.unknown_words = unknown_words;
         if bare {
             if !words.is_empty() {
                 // Words that expanded to nothing known: bash runs whatever they expand to.
                 u.certain = false;
+                u.name_certain = false;
                 u.unknown
                     .push("the command name comes from an expansion that cannot be known".into());
             }
@@ -891,9 +984,7 @@ impl Walker {
         } else {
             let mut words = argv.clone();
             words[0] = words[0].rsplit('/').next().unwrap_or(&words[0]).to_owned();
-            let mut i = database().interpret(&words);
-            git_file_reads(&mut i);
-            i
+            database().interpret(&words)
         };
         let certain = assignments.iter().all(|a| a.value.is_some())
             && redirects.iter().all(|r| r.certain)
@@ -924,7 +1015,9 @@ impl Walker {
         self.a.units.push(Unit {
             argv,
             certain,
+            name_certain: true,
             unknown,
+            unknown_words: Vec::new(),
             text: text.to_owned(),
             assignments,
             redirects,
@@ -1043,10 +1136,11 @@ impl Walker {
                         &text,
                     ) {
                         let parent_certain = self.a.units[idx].certain;
-                        self.a.units[i].certain &= parent_certain && !e.argv_open;
+                        let u = &mut self.a.units[i];
+                        u.certain &= parent_certain && !e.argv_open;
+                        u.name_certain = parent_certain;
                         if e.argv_open {
-                            self.a.units[i]
-                                .unknown
+                            u.unknown_words
                                 .push("more arguments are added at run time".into());
                         }
                         if by_shell {
@@ -1164,72 +1258,15 @@ impl Walker {
                 0,
                 &text,
             ) {
-                self.a.units[i].certain = false;
-                self.a.units[i]
-                    .unknown
+                let u = &mut self.a.units[i];
+                u.certain = false;
+                u.name_certain = false;
+                u.unknown
                     .push("the line does not parse; words were scanned".into());
                 let mut st = state.clone();
                 self.carried(i, &mut st, 0);
             }
         }
-    }
-}
-
-/// Git subcommands that print file contents: their `REV:PATH` operands, their pathspecs after
-/// `--`, and (with `--no-index`) their file operands are reads of those files.
-fn git_file_reads(i: &mut Interpretation) {
-    let path = &i.path;
-    if path.first().map(String::as_str) != Some("git") || path.len() < 2 {
-        return;
-    }
-    if !matches!(
-        path[1].as_str(),
-        "show"
-            | "diff"
-            | "log"
-            | "blame"
-            | "annotate"
-            | "cat-file"
-            | "grep"
-            | "archive"
-            | "format-patch"
-            | "whatchanged"
-    ) {
-        return;
-    }
-    let words = &i.rule_words;
-    let sub = words.iter().position(|w| *w == path[1]).unwrap_or(1);
-    let args = &words[sub + 1..];
-    let no_index = args.iter().any(|a| a == "--no-index");
-    let mut after_dashes = false;
-    let mut reads = Vec::new();
-    for a in args {
-        if a == "--" && !after_dashes {
-            after_dashes = true;
-            continue;
-        }
-        if a.starts_with('-') && !after_dashes {
-            continue;
-        }
-        if after_dashes || no_index {
-            reads.push(a.clone());
-        } else if let Some((_, file)) = a.split_once(':')
-            && !file.is_empty()
-        {
-            reads.push(file.trim_start_matches("./").to_owned());
-        }
-    }
-    let program = path.join(" ");
-    for r in reads {
-        i.effects.push(Effect::new(
-            EffectKind::Read,
-            Some(r),
-            Source {
-                program: program.clone(),
-                option: None,
-                detail: "a file git prints (REV:PATH, a pathspec, or --no-index)".into(),
-            },
-        ));
     }
 }
 
@@ -1302,6 +1339,14 @@ mod tests {
         assert_eq!(a.units[0].redirects[0].target.as_deref(), Some("out.txt"));
         assert!(!crate::is_read_only_analysis(&a));
         assert_eq!(argvs("r\\\nm -rf build"), ["rm -rf build"]);
+        // brush-parser misreads `${...}` words after a heredoc operator on the same line: the
+        // analysis must notice rather than claim the misread words.
+        let a = analyze("true <<EOF | cat a${HOME}b\nline\nEOF\n", &env());
+        assert!(!a.is_complete());
+        assert!(analyze("make b\\\nuild", &env()).problems.is_empty());
+        let a = analyze("cat <<EOF | grep x 1 > f\nbody\nEOF", &env());
+        assert!(!a.is_complete());
+        assert!(analyze("grep x f 2> err 1>&2", &env()).problems.is_empty());
     }
 
     #[test]
@@ -1315,6 +1360,17 @@ mod tests {
         assert_eq!(cwds, ["/w/p", "/w/p/sub", "/w/p/sub", "/w/p/sub"]);
         let a = analyze("cd $X && cat x", &env());
         assert!(!a.units[1].certain);
+    }
+
+    #[test]
+    fn uncertain_arguments_are_told_apart_from_an_uncertain_name() {
+        let a = analyze("echo $(date) $X", &env());
+        let echo = &a.units[1];
+        assert!(!echo.certain && echo.only_arguments_uncertain());
+        let a = analyze("$X arg", &env());
+        assert!(!a.units[0].only_arguments_uncertain());
+        let a = analyze("cd $D && echo x", &env());
+        assert!(!a.units[1].only_arguments_uncertain());
     }
 
     #[test]

@@ -42,7 +42,13 @@ pub fn trusted_program_name(argv0: &str) -> bool {
 /// named plainly, with only inert assignments, and every effect a read, but for the writes of
 /// its redirections: where those may write is the caller's question.
 pub fn reads_only(u: &Unit) -> bool {
-    u.certain
+    // Arguments that cannot be known matter only to a program whose arguments do anything.
+    let words_known = u.certain
+        || (u.only_arguments_uncertain()
+            && crate::db::database()
+                .program(u.program())
+                .is_some_and(|p| p.arguments_inert()));
+    words_known
         && u.unknown.is_empty()
         && !u.is_bare()
         && u.argv.first().is_some_and(|a| trusted_program_name(a))
@@ -99,6 +105,7 @@ mod tests {
             "/usr/bin/git status",
             "sort -u names.txt",
             "cat <(id)",
+            "echo $(id) `date` $HOME_UNKNOWN",
             "cat <<EOF\n$(id)\nEOF",
             "cat <<'EOF'\nliteral $(not run)\nEOF",
         ] {
@@ -120,8 +127,9 @@ mod tests {
             "rg --pre sh x",
             "awk 'BEGIN{system(\"id\")}'",
             "$(id)",
-            "echo $(id)",
-            "echo `id`",
+            "echo $(touch x)",
+            "printf -v X $(id)",
+            "echo `touch x`",
             "echo 'unterminated",
             "ls &",
             "FOO=bar ls",

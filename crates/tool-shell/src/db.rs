@@ -35,7 +35,12 @@ const SHIPPED: &str = include_str!("commands.toml");
 /// program is unknown (fail closed); the unit tests prove the shipped file loads.
 pub fn database() -> &'static Database {
     static DB: OnceLock<Database> = OnceLock::new();
-    DB.get_or_init(|| Database::parse(SHIPPED).unwrap_or_default())
+    DB.get_or_init(|| {
+        Database::parse(SHIPPED).unwrap_or_else(|e| Database {
+            load_error: Some(e.to_string()),
+            ..Database::default()
+        })
+    })
 }
 
 /// How many words an option takes.
@@ -119,6 +124,9 @@ pub enum Role {
     RemoteRead,
     /// A file written, or `host:path` (network).
     RemoteWrite,
+    /// A git revision or path: `REV:PATH` (and `:PATH`) prints PATH's content, an operand
+    /// after `--` is a path git reads; anything else is data (a revision).
+    GitObject,
 }
 
 impl Role {
@@ -147,6 +155,7 @@ impl Role {
             "key-value" => Role::KeyValue,
             "remote-read" => Role::RemoteRead,
             "remote-write" => Role::RemoteWrite,
+            "git-object" => Role::GitObject,
             _ => return None,
         })
     }
@@ -306,6 +315,24 @@ pub struct Program {
 }
 
 impl Program {
+    /// Do its arguments not matter? Every option without effect (or any option accepted and
+    /// without effect), every operand data, no effect of its own, no subcommand, no hook:
+    /// then an argument that cannot be known before it runs changes nothing it does (`echo
+    /// $(date)`).
+    pub fn arguments_inert(&self) -> bool {
+        let inert = |slots: &[Slot]| slots.iter().all(|s| s.roles.iter().all(|r| r.is_inert()));
+        self.effects.is_empty()
+            && self.bare.is_empty()
+            && self.subcommands.is_empty()
+            && self.hook.is_none()
+            && self.keys.is_empty()
+            && inert(&self.operands)
+            && self
+                .options
+                .iter()
+                .all(|o| o.effects.is_empty() && o.operands.as_deref().is_none_or(inert))
+    }
+
     /// The option a name spells exactly.
     pub fn option(&self, name: &str) -> Option<&OptionSpec> {
         self.index.get(name).map(|&i| &self.options[i])
@@ -340,6 +367,8 @@ pub struct Database {
     programs: BTreeMap<String, Program>,
     by_name: HashMap<String, String>,
     config: BTreeMap<String, Vec<(String, String)>>,
+    /// Why the shipped data did not load (the database is then empty).
+    load_error: Option<String>,
 }
 
 /// What the database reads in an argv.
@@ -568,6 +597,12 @@ impl Database {
             db.programs.insert(name.clone(), prog);
         }
         Ok(db)
+    }
+
+    /// Why the shipped data did not load, when it did not: every program is then unknown, and
+    /// an analysis must not treat "unknown" as "a program a rule may name".
+    pub fn load_error(&self) -> Option<&str> {
+        self.load_error.as_deref()
     }
 
     /// The program run by this name (its basename, or an alias).
@@ -874,6 +909,8 @@ struct Parsed<'p> {
     assigns: Vec<String>,
     marks: Vec<(String, Option<String>)>,
     rest_taken: bool,
+    /// How many operands came before `--`, when it was given.
+    dashes_at: Option<usize>,
 }
 
 impl Parsed<'_> {
@@ -958,6 +995,7 @@ impl Run<'_, '_> {
             assigns: Vec::new(),
             marks: Vec::new(),
             rest_taken: false,
+            dashes_at: None,
         };
         let mut options_done = false;
         let mut i = 0;
@@ -965,6 +1003,7 @@ impl Run<'_, '_> {
             let w = &words[i];
             if !options_done && w == "--" {
                 options_done = true;
+                st.dashes_at = Some(st.operands.len());
                 i += 1;
                 continue;
             }
@@ -1004,6 +1043,21 @@ impl Run<'_, '_> {
                 continue;
             }
             if self.at_rest(&st) {
+                // A command given by an option after the operands (`flock FILE -c CMD`) is the
+                // program's own option, not the first word of a command.
+                let name = w.split_once('=').map_or(w.as_str(), |(n, _)| n);
+                let carries_command = looks_option
+                    && prog.option(name).is_some_and(|o| {
+                        o.effects
+                            .iter()
+                            .any(|e| matches!(e, EffectKind::ExecString | EffectKind::ExecArgv))
+                    });
+                if carries_command {
+                    options_done = false;
+                    i = self.option(scopes, &words, i, &mut st, &mut options_done);
+                    st.rest_taken = true;
+                    continue;
+                }
                 self.rest(&mut st, &words[i..]);
                 break;
             }
@@ -1432,11 +1486,18 @@ impl Run<'_, '_> {
         }
         let assigned = assign(st.spec, &ops);
         let mut script_operand = None;
-        for (slot, (w, dir)) in &assigned {
+        for (k, (slot, (w, dir))) in assigned.iter().enumerate() {
             match slot {
                 None => self.unknown(w, &label, "extra operand"),
                 Some(slot) => {
                     for &role in &slot.roles {
+                        // After `--`, git's operands are paths.
+                        let role =
+                            if role == Role::GitObject && st.dashes_at.is_some_and(|d| k >= d) {
+                                Role::Read
+                            } else {
+                                role
+                            };
                         if role == Role::Script || role == Role::Program {
                             script_operand = Some(w.clone());
                         }
@@ -1522,6 +1583,19 @@ impl Run<'_, '_> {
                 push(self, EffectKind::Write, Some(path(w)));
             }
             Role::Data | Role::Script | Role::Program | Role::Assign => {}
+            // `REV:PATH`; not a URL (`https://...`), which is a remote's name.
+            Role::GitObject => {
+                if let Some((_, file)) = w.split_once(':')
+                    && !file.is_empty()
+                    && !file.starts_with("//")
+                {
+                    push(
+                        self,
+                        EffectKind::Read,
+                        Some(path(file.trim_start_matches("./"))),
+                    );
+                }
+            }
             Role::ExecString => push(self, EffectKind::ExecString, Some(w.to_owned())),
             Role::RunsCode => {
                 push(self, EffectKind::RunsCode, Some(path(w)));
@@ -1883,6 +1957,7 @@ fn role_name(r: Role) -> &'static str {
         Role::KeyValue => "key-value",
         Role::RemoteRead => "remote-read",
         Role::RemoteWrite => "remote-write",
+        Role::GitObject => "git-object",
     }
 }
 

@@ -508,8 +508,16 @@ fn expand_atoms(toks: &[Tok], vars: &Vars, mode: Mode, first: bool, out: &mut Ex
             toks = &toks[1..];
         }
     }
-    for t in toks {
+    let tildes = if mode == Mode::Argument {
+        assignment_tildes(toks)
+    } else {
+        Vec::new()
+    };
+    for (i, t) in toks.iter().enumerate() {
         match t {
+            Tok::Ch(_) if tildes.contains(&i) => {
+                push(&vars.home.display().to_string(), true, &mut chars)
+            }
             Tok::Ch(c) => chars.push(*c),
             Tok::Atom(piece, quoted) => {
                 let value = atom_value(piece, vars, out, first);
@@ -523,6 +531,40 @@ fn expand_atoms(toks: &[Tok], vars: &Vars, mode: Mode, first: bool, out: &mut Ex
         }
     }
     chars
+}
+
+/// In a word shaped like an assignment (`name=...`, as an argument too: bash outside POSIX
+/// mode), the tildes that start a tilde-prefix: right after the first `=` and after each `:`,
+/// when followed by `/`, `:` or the end.
+fn assignment_tildes(toks: &[Tok]) -> Vec<usize> {
+    let unq = |t: &Tok| match t {
+        Tok::Ch(c) if !c.quoted => Some(c.c),
+        _ => None,
+    };
+    let Some(eq) = toks.iter().position(|t| unq(t) == Some('=')) else {
+        return Vec::new();
+    };
+    let name: Option<String> = toks[..eq].iter().map(unq).collect();
+    let is_name = name.is_some_and(|n| {
+        n.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    if !is_name {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for i in eq + 1..toks.len() {
+        let starts = i == eq + 1 || unq(&toks[i - 1]) == Some(':');
+        let ends = toks
+            .get(i + 1)
+            .is_none_or(|n| matches!(unq(n), Some('/' | ':')));
+        if starts && ends && unq(&toks[i]) == Some('~') {
+            out.push(i);
+        }
+    }
+    out
 }
 
 /// The value of one expansion, `None` when it cannot be known (the reason and any
@@ -629,6 +671,14 @@ fn parameter(p: &ParameterExpr, vars: &Vars, out: &mut Expanded, first: bool) ->
             _ => Some(Var::Unknown),
         }
     };
+    // An array subscript is arithmetic: substitutions in it run.
+    if first
+        && let ParameterExpr::Parameter { parameter, .. }
+        | ParameterExpr::UseDefaultValues { parameter, .. } = p
+        && let Some(index) = subscript(parameter)
+    {
+        collect_substitutions(index, out);
+    }
     match p {
         ParameterExpr::Parameter {
             parameter,
@@ -681,12 +731,118 @@ fn parameter(p: &ParameterExpr, vars: &Vars, out: &mut Expanded, first: bool) ->
         other => {
             // Operands of other forms may still hold substitutions that run.
             if first {
-                collect_substitutions(&format!("{other:?}"), out);
+                for text in parameter_operands(other) {
+                    collect_substitutions(text, out);
+                }
             }
             out.unknown.push("a parameter transformation".into());
             None
         }
     }
+}
+
+fn subscript(param: &Parameter) -> Option<&str> {
+    match param {
+        Parameter::NamedWithIndex { index, .. } => Some(index.as_str()),
+        _ => None,
+    }
+}
+
+/// The texts inside a parameter expansion that bash expands in turn (operands, patterns,
+/// offsets, array subscripts): substitutions in them run.
+fn parameter_operands(p: &ParameterExpr) -> Vec<&str> {
+    let (param, texts): (Option<&Parameter>, Vec<Option<&str>>) = match p {
+        ParameterExpr::Parameter { parameter, .. }
+        | ParameterExpr::ParameterLength { parameter, .. }
+        | ParameterExpr::Transform { parameter, .. } => (Some(parameter), vec![]),
+        ParameterExpr::UseDefaultValues {
+            parameter,
+            default_value: v,
+            ..
+        }
+        | ParameterExpr::AssignDefaultValues {
+            parameter,
+            default_value: v,
+            ..
+        }
+        | ParameterExpr::IndicateErrorIfNullOrUnset {
+            parameter,
+            error_message: v,
+            ..
+        }
+        | ParameterExpr::UseAlternativeValue {
+            parameter,
+            alternative_value: v,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestSuffixPattern {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::RemoveLargestSuffixPattern {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::RemoveSmallestPrefixPattern {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::RemoveLargestPrefixPattern {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::UppercaseFirstChar {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::UppercasePattern {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::LowercaseFirstChar {
+            parameter,
+            pattern: v,
+            ..
+        }
+        | ParameterExpr::LowercasePattern {
+            parameter,
+            pattern: v,
+            ..
+        } => (Some(parameter), vec![v.as_deref()]),
+        ParameterExpr::Substring {
+            parameter,
+            offset,
+            length,
+            ..
+        } => (
+            Some(parameter),
+            vec![
+                Some(offset.value.as_str()),
+                length.as_ref().map(|l| l.value.as_str()),
+            ],
+        ),
+        ParameterExpr::ReplaceSubstring {
+            parameter,
+            pattern,
+            replacement,
+            ..
+        } => (
+            Some(parameter),
+            vec![Some(pattern.as_str()), replacement.as_deref()],
+        ),
+        ParameterExpr::VariableNames { .. } | ParameterExpr::MemberKeys { .. } => (None, vec![]),
+    };
+    param
+        .and_then(subscript)
+        .into_iter()
+        .chain(texts.into_iter().flatten())
+        .collect()
 }
 
 fn param_name(p: &Parameter) -> String {
@@ -1131,6 +1287,10 @@ mod tests {
         assert_eq!(fields("x{a,{b,c}}"), ["xa", "xb", "xc"]);
         assert_eq!(fields("r{m,}"), ["rm", "r"]);
         assert_eq!(fields("{~,x}"), ["/home/u", "x"]);
+        assert_eq!(fields("a=~/x"), ["a=/home/u/x"]);
+        assert_eq!(fields("PATH=~/bin:~/b"), ["PATH=/home/u/bin:/home/u/b"]);
+        assert_eq!(fields("--a=~/x"), ["--a=~/x"]);
+        assert_eq!(fields("a='~'/x"), ["a=~/x"]);
     }
 
     #[test]
@@ -1153,6 +1313,15 @@ mod tests {
         assert!(!s.certain);
         assert_eq!(s.substitutions, ["touch x"]);
         assert!(!ex("${x@P}").certain);
+        for w in [
+            "${x:=$(touch a)}",
+            "${x/$(touch a)/b}",
+            "${x:$(touch a)}",
+            "${x%`touch a`}",
+            "${x[$(touch a)]}",
+        ] {
+            assert_eq!(ex(w).substitutions, ["touch a"], "{w}");
+        }
     }
 
     #[test]

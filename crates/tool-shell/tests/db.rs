@@ -596,3 +596,34 @@ fn a_bad_database_fails_to_load() {
     let i = empty.interpret(&argv(&["ls"]));
     assert!(!i.is_known());
 }
+
+#[test]
+fn git_prints_the_files_its_objects_and_paths_name() {
+    let reads = |line: &[&str]| -> Vec<String> {
+        run(line)
+            .effects
+            .iter()
+            .filter(|e| e.kind == EffectKind::Read)
+            .filter_map(|e| e.value.clone())
+            .collect()
+    };
+    assert_eq!(reads(&["git", "show", "HEAD:.env"]), [".env"]);
+    assert_eq!(reads(&["git", "show", "HEAD~1:./sub/a.txt"]), ["sub/a.txt"]);
+    assert_eq!(reads(&["git", "log", "-p", "main", "--", ".env"]), [".env"]);
+    assert_eq!(
+        reads(&["git", "-C", "r", "diff", "HEAD", "--", "k"]),
+        ["r", "r/k"]
+    );
+    assert_eq!(
+        reads(&["git", "diff", "--no-index", ".env", "/dev/null"]),
+        [".env", "/dev/null"]
+    );
+    assert_eq!(
+        reads(&["git", "diff", ".env", "--no-index", "x"]),
+        [".env", "x"]
+    );
+    assert_eq!(reads(&["git", "grep", "KEY", "HEAD:sec"]), ["sec"]);
+    // Revisions are data: `HEAD~1` is not a file.
+    assert!(reads(&["git", "diff", "HEAD~1"]).is_empty());
+    assert!(run(&["git", "diff", "HEAD~1"]).is_read_only());
+}
