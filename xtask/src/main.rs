@@ -159,12 +159,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// The mutation gate in `cargo xtask ci`: 2,000 meaning-preserving variants of the security
-/// cases (fixed seed), failing when one is decided more weakly than its case expects. Off
-/// while today's shell analysis still loses to many rewrites (see
-/// tests/security/mutation-findings.txt); the lead turns it on when the new analysis lands.
-const MUTATION_GATE_ENABLED: bool = false;
-
-/// The arguments of the mutation gate step.
+/// cases (fixed seed), failing when one is decided more weakly than its case expects.
 const MUTATION_GATE: &[&str] = &[
     "run",
     "--quiet",
@@ -181,7 +176,7 @@ const MUTATION_GATE: &[&str] = &[
 fn ci() -> anyhow::Result<()> {
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut steps: Vec<&[&str]> = vec![
+    let steps: [&[&str]; 6] = [
         &["fmt", "--all", "--", "--check"],
         &[
             "clippy",
@@ -195,15 +190,8 @@ fn ci() -> anyhow::Result<()> {
         &["test", "--workspace", "--no-fail-fast"],
         &["run", "--quiet", "--package", "xtask", "--", "conformance"],
         &["run", "--quiet", "--package", "xtask", "--", "security"],
+        MUTATION_GATE,
     ];
-    if MUTATION_GATE_ENABLED {
-        steps.push(MUTATION_GATE);
-    } else {
-        eprintln!(
-            "mutation gate off (MUTATION_GATE_ENABLED = false in xtask/src/main.rs): cargo {}",
-            MUTATION_GATE.join(" ")
-        );
-    }
     for args in steps {
         eprintln!("$ cargo {}", args.join(" "));
         let status = Command::new(&cargo)

@@ -84,7 +84,7 @@ impl Stage {
             Some(r) => {
                 let r = r.path().display().to_string();
                 s.replace("/w/", &format!("{r}/w/"))
-                    .replace("/home/u", &format!("{r}/home/u"))
+                    .replace("/home/", &format!("{r}/home/"))
             }
         }
     }

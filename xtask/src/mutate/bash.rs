@@ -159,6 +159,20 @@ impl<'a> Cmd<'a> {
         out
     }
 
+    /// Plain words whose characters may be re-spelled (quoted, escaped, ANSI-C encoded): not
+    /// the absolute paths the runner re-roots into its temporary root (`/w/...`,
+    /// `/home/...`), which it finds by their text and would no longer find. A re-spelled path
+    /// would then name a file the staging did not make: a failure of the harness, not of the
+    /// engine.
+    fn respellable_words(&self) -> Vec<usize> {
+        let mut out = self.plain_words();
+        out.retain(|t| {
+            let w = self.text(*t);
+            !(w.contains("/w/") || w.contains("/home/"))
+        });
+        out
+    }
+
     /// Command words and arguments of each simple segment, in order.
     fn argv_runs(&self) -> Vec<Vec<usize>> {
         self.segs
@@ -215,7 +229,7 @@ pub fn rewrite(
     use Family as F;
     match family {
         F::Quote => {
-            let t = rng.take(c.plain_words())?;
+            let t = rng.take(c.respellable_words())?;
             let w = c.text(t);
             let n = w.len();
             let new = match rng.below(3) {
@@ -234,13 +248,13 @@ pub fn rewrite(
             Some(c.replace(t, &new))
         }
         F::Backslash => {
-            let t = rng.take(c.plain_words())?;
+            let t = rng.take(c.respellable_words())?;
             let w = c.text(t);
             let k = rng.below(w.len());
             Some(c.replace(t, &format!("{}\\{}", &w[..k], &w[k..])))
         }
         F::AnsiC => {
-            let t = rng.take(c.plain_words())?;
+            let t = rng.take(c.respellable_words())?;
             let w = c.text(t);
             let body: String = w
                 .bytes()
@@ -316,7 +330,7 @@ pub fn rewrite(
         F::Continuation => {
             if rng.below(2) == 0 {
                 let t = rng.take(
-                    c.plain_words()
+                    c.respellable_words()
                         .into_iter()
                         .filter(|t| c.text(*t).len() > 1)
                         .collect(),

@@ -22,19 +22,12 @@ pub struct PathCtx<'a> {
     pub sibling_links: bool,
 }
 
-/// `.` and `..` folded and `//` collapsed, textually.
+/// An absolute path with `.` and `..` folded and `//` collapsed, textually (the engine's own
+/// lexical normalisation).
 pub fn lexical(p: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    format!("/{}", out.join("/"))
+    tool_core::normalize(std::path::Path::new(p))
+        .display()
+        .to_string()
 }
 
 /// A virtual path that the runner's staging maps into its temporary root.
