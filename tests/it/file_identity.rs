@@ -328,12 +328,14 @@ fn denied_below_finds_rules_a_recursive_reader_would_pass() {
         rule(&c.home.join(".ssh/keys")),
         Some("Read(~/.ssh/**)".to_owned())
     );
-    // A bare name matches at any depth under its anchor, so every directory there may hold it
-    // (`./secrets/**` is read as the bare name `secrets`).
-    for bare in ["Read(.env)", "Read(./secrets/**)"] {
-        let p = policy(&[bare], &[], &[]);
-        assert!(p.denied_below(&sb.path("src"), &c).is_some(), "{bare}");
-    }
+    // A bare name matches at any depth under its anchor, so every directory there may hold
+    // it; a pattern with a slash is anchored (gitignore): `./secrets/**` is the cwd's
+    // `secrets` only.
+    let p = policy(&["Read(.env)"], &[], &[]);
+    assert!(p.denied_below(&sb.path("src"), &c).is_some());
+    let p = policy(&["Read(./secrets/**)"], &[], &[]);
+    assert!(p.denied_below(&sb.path("src"), &c).is_none());
+    assert!(p.denied_below(&sb.ws(), &c).is_some());
     let p = policy(&["Read(.env)"], &[], &[]);
     assert!(p.denied_below(Path::new("/usr/share"), &c).is_none());
     assert!(policy(&[], &[], &[]).denied_below(&sb.ws(), &c).is_none());

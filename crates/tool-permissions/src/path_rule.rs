@@ -135,11 +135,14 @@ impl PathPattern {
         } else {
             (Anchor::Cwd, p.strip_prefix("./").unwrap_or(p).to_owned())
         };
-        // `dir/**` and `dir` mean the same: the directory and everything in it.
-        let line = rest
-            .strip_suffix("/**")
-            .filter(|r| !r.is_empty())
-            .map_or(rest.clone(), str::to_owned);
+        // `dir/**` and `dir` mean the same: the directory and everything in it. A pattern with
+        // a slash is anchored (gitignore), so `secrets/**` is `/secrets`, never a `secrets`
+        // at any depth.
+        let line = match rest.strip_suffix("/**").filter(|r| !r.is_empty()) {
+            Some(dir) if !dir.contains('/') => format!("/{dir}"),
+            Some(dir) => dir.to_owned(),
+            None => rest.clone(),
+        };
         let line = if line == "/" || line.is_empty() {
             "**".to_owned()
         } else {
@@ -336,6 +339,12 @@ mod tests {
             (".env", "/w/p/.env", false),
             ("./.env", "/w/p/sub/x/.env", true),
             ("/secrets/**", "/w/p/secrets/a/b.txt", true),
+            // A slash anchors: `./secrets/**` is the cwd's `secrets`, not one at any depth.
+            ("./secrets/**", "/w/p/sub/secrets/a/b.txt", true),
+            ("./secrets/**", "/w/p/sub/x/secrets/a.txt", false),
+            ("secrets/**", "/w/p/sub/secrets", true),
+            ("./a/b/**", "/w/p/sub/a/b/c", true),
+            ("./a/b/**", "/w/p/sub/x/a/b/c", false),
             ("/secrets", "/w/p/secrets/a.txt", true),
             ("/secrets/*.txt", "/w/p/secrets/a.txt", true),
             ("/secrets/*.txt", "/w/p/secrets/d/a.txt", false),
