@@ -37,7 +37,7 @@ enum Task {
         size_mib: u64,
     },
     /// Run permission decision cases: every `*.jsonl` directly in tests/security by default
-    /// (not its `pending/` folder).
+    /// (not its sub-folders).
     Security {
         /// A case file, or a folder whose `*.jsonl` files are read (not recursively); with
         /// --mutate, the cases mutated.

@@ -262,21 +262,47 @@ pub fn short_name_spelling(path: &Path, ctx: &ToolContext) -> bool {
 /// three)? On a FAT or NTFS volume such a name is another spelling of a long name that rules
 /// are written against, so no allow (rule or working directory) covers it. Case is ignored.
 pub fn has_short_name(path: &Path) -> bool {
-    path.components().any(|c| {
-        let Some(name) = c.as_os_str().to_str() else {
-            return false;
-        };
-        let (base, ext) = name.split_once('.').unwrap_or((name, ""));
-        let Some((head, tail)) = base.split_once('~') else {
-            return false;
-        };
-        !head.is_empty()
-            && base.len() <= 8
-            && ext.len() <= 3
-            && !ext.contains('.')
-            && !tail.is_empty()
-            && tail.bytes().all(|b| b.is_ascii_digit())
-    })
+    path.components()
+        .any(|c| c.as_os_str().to_str().is_some_and(is_short_name))
+}
+
+/// Is `name` shaped like an 8.3 short name (`PROGRA~1`, `SECRET~1.TXT`)?
+pub fn is_short_name(name: &str) -> bool {
+    short_name_parts(name).is_some()
+}
+
+/// An 8.3 short name's head (before `~`) and extension.
+fn short_name_parts(name: &str) -> Option<(&str, &str)> {
+    let (base, ext) = name.split_once('.').unwrap_or((name, ""));
+    let (head, tail) = base.split_once('~')?;
+    (!head.is_empty()
+        && base.len() <= 8
+        && ext.len() <= 3
+        && !ext.contains('.')
+        && !tail.is_empty()
+        && tail.bytes().all(|b| b.is_ascii_digit()))
+    .then_some((head, ext))
+}
+
+/// Could the volume have given the long name `long` the short name `short`? The short name
+/// keeps the first characters of the long name's base (spaces and dots dropped, case folded)
+/// before `~N`, and the first characters of its last extension.
+pub fn short_name_could_be(short: &str, long: &str) -> bool {
+    let Some((head, ext)) = short_name_parts(short) else {
+        return false;
+    };
+    let (long_base, long_ext) = match long.rsplit_once('.') {
+        Some((b, e)) if !b.is_empty() => (b, e),
+        _ => (long, ""),
+    };
+    let squeeze = |s: &str| -> String {
+        s.chars()
+            .filter(|c| *c != ' ' && *c != '.')
+            .flat_map(char::to_uppercase)
+            .collect()
+    };
+    squeeze(long_base).starts_with(&head.to_uppercase())
+        && squeeze(long_ext).starts_with(&ext.to_uppercase())
 }
 
 /// Is `path` on a volume whose names are compared without case: the POSIX form of a Windows
@@ -384,6 +410,17 @@ mod tests {
         for (pat, want) in cases {
             assert_eq!(base(pat), Path::new(want), "{pat}");
         }
+    }
+
+    #[test]
+    fn short_names_stand_for_the_long_names_they_abbreviate() {
+        assert!(short_name_could_be("SECRET~1", "Secrets"));
+        assert!(short_name_could_be("PROGRA~1", "Program Files"));
+        assert!(short_name_could_be("SECRET~1.TXT", "secret notes.txt"));
+        assert!(short_name_could_be("MYDOCU~2.HTM", "My.Document.html"));
+        assert!(!short_name_could_be("SECRET~1", "src"));
+        assert!(!short_name_could_be("SECRET~1.TXT", "secrets.md"));
+        assert!(!short_name_could_be("Secrets", "Secrets"));
     }
 
     #[test]

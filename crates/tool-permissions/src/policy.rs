@@ -759,10 +759,55 @@ impl Policy {
         let found = match (found, list) {
             (None, RuleList::Deny) => self
                 .folded_deny(family, path, &spellings, ctx)
+                .or_else(|| self.short_name_deny(family, &spellings, ctx))
                 .or_else(|| self.identity_deny(family, path, &spellings, ctx)),
             (found, _) => found,
         };
         found.map(|i| &self.entries[i])
+    }
+
+    /// A deny rule of `family` covering a long name an 8.3 short name in `path` may stand for
+    /// (`SECRET~1` for `Secrets`): each short component is replaced by every literal name of a
+    /// deny rule it could abbreviate, and the result matched as any path on such a volume.
+    fn short_name_deny(
+        &self,
+        family: PathFamily,
+        spellings: &[PathBuf],
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
+        let spellings: Vec<&PathBuf> = spellings
+            .iter()
+            .filter(|p| crate::path_rule::has_short_name(p))
+            .collect();
+        if spellings.is_empty() {
+            return None;
+        }
+        let names = self.deny_literals(family, |line| line.split('/'));
+        for p in spellings {
+            let parts: Vec<String> = p
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            for (i, part) in parts.iter().enumerate() {
+                for long in names
+                    .iter()
+                    .filter(|n| crate::path_rule::short_name_could_be(part, n))
+                {
+                    let mut alt = parts.clone();
+                    alt[i] = long.clone();
+                    let alt: PathBuf = alt.iter().collect();
+                    let found = self
+                        .path_group_match(RuleList::Deny, family, &alt, ctx)
+                        .or_else(|| {
+                            self.folded_deny(family, &alt, std::slice::from_ref(&alt), ctx)
+                        });
+                    if found.is_some() {
+                        return found;
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// A deny rule of `family` covering a spelling of `path` on a Windows volume (a drive or a
@@ -1268,16 +1313,29 @@ impl Policy {
     /// The literal last names of `family` deny rules (`.env` of `Read(./.env)`), for checking a
     /// glob pattern that matched nothing against what it could match.
     fn denied_names(&self, family: PathFamily) -> Vec<String> {
+        self.deny_literals(family, |line| line.trim_end_matches('/').rsplit('/').next())
+    }
+
+    /// The literal segments (no wildcard) of `family` deny patterns that `pick` takes from
+    /// each pattern's line.
+    fn deny_literals<'a, I>(
+        &'a self,
+        family: PathFamily,
+        pick: impl Fn(&'a str) -> I,
+    ) -> Vec<String>
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
         self.entries
             .iter()
             .filter(|e| e.list == RuleList::Deny)
             .filter_map(|e| match &e.matcher {
-                RuleMatcher::Path { family: f, pattern } if *f == family => {
-                    let last = pattern.line.trim_end_matches('/').rsplit('/').next()?;
-                    (!last.is_empty() && !last.contains(['*', '?', '['])).then(|| last.to_owned())
-                }
+                RuleMatcher::Path { family: f, pattern } if *f == family => Some(pattern),
                 _ => None,
             })
+            .flat_map(|p| pick(&p.line))
+            .filter(|n| !n.is_empty() && !n.contains(['*', '?', '[']))
+            .map(str::to_owned)
             .collect()
     }
 
