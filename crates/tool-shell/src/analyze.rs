@@ -422,13 +422,19 @@ impl Walker {
     /// means the parser read the line otherwise than it is written (brush-parser splits
     /// `${...}` words that follow a heredoc operator on the same line), so nothing read from
     /// it can be trusted for an allow.
-    fn check_word(&mut self, raw: &str) {
-        // The parser drops line continuations from words; compare with the text without them
-        // too.
-        let misread = self
-            .texts
-            .last()
-            .is_some_and(|t| !t.contains(raw) && !t.replace("\\\n", "").contains(raw));
+    fn check_word(&mut self, w: &ast::Word) {
+        let raw = w.value.as_str();
+        // Where the parser says the word stands, first (cheap); anywhere in the text else. The
+        // parser drops line continuations from words: compare with the text without them too.
+        let at_its_place = |t: &str| {
+            w.loc
+                .as_ref()
+                .and_then(|l| t.get(l.start.index..l.end.index))
+                == Some(raw)
+        };
+        let misread = self.texts.last().is_some_and(|t| {
+            !at_its_place(t) && !t.contains(raw) && !t.replace("\\\n", "").contains(raw)
+        });
         if misread {
             self.misread();
         }
@@ -826,12 +832,10 @@ impl Walker {
         for item in items.clone() {
             match item {
                 Some(ast::CommandPrefixOrSuffixItem::Word(w))
-                | Some(ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w)) => {
-                    self.check_word(&w.value)
-                }
+                | Some(ast::CommandPrefixOrSuffixItem::AssignmentWord(_, w)) => self.check_word(w),
                 None => {
                     if let Some(w) = &s.word_or_name {
-                        self.check_word(&w.value)
+                        self.check_word(w)
                     }
                 }
                 _ => {}
