@@ -258,7 +258,12 @@ pub(crate) fn all_units_allowed<'a>(
     allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
     redirect_ok: &dyn Fn(&Path) -> bool,
 ) -> Option<Vec<&'a RuleEntry>> {
-    if a.units.is_empty() || a.background || !a.problems.is_empty() || !a.parsed {
+    if a.units.is_empty()
+        || a.background
+        || a.has_substitution()
+        || !a.problems.is_empty()
+        || !a.parsed
+    {
         return None;
     }
     let has_cd = a.units.iter().any(|u| u.program() == "cd");

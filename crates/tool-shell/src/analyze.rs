@@ -160,8 +160,6 @@ pub struct Unit {
     pub argv: Vec<String>,
     /// Every word (and the working directory) was known exactly.
     pub certain: bool,
-    /// The program's name (the first word) was known exactly, whatever its arguments.
-    pub name_certain: bool,
     /// Why it is not certain, beyond its words: the directory, code run that cannot be known,
     /// arguments added at run time.
     pub unknown: Vec<String>,
@@ -223,16 +221,6 @@ impl Unit {
         w
     }
 
-    /// Is all that is uncertain about the unit its arguments (the name, directory,
-    /// assignments, redirections and the code it runs being known)?
-    pub fn only_arguments_uncertain(&self) -> bool {
-        self.name_certain
-            && self.cwd_certain
-            && self.unknown.is_empty()
-            && self.assignments.iter().all(|a| a.value.is_some())
-            && self.redirects.iter().all(|r| r.certain)
-    }
-
     /// Is this a bare assignment or redirection with no command?
     pub fn is_bare(&self) -> bool {
         self.argv.is_empty()
@@ -260,6 +248,12 @@ impl Analysis {
     /// Every unit is known exactly and nothing stands in the way of an allow.
     pub fn is_complete(&self) -> bool {
         self.parsed && self.problems.is_empty() && self.units.iter().all(|u| u.certain)
+    }
+
+    /// Does the line run a command substitution or a process substitution? Claude Code asks
+    /// about such a line whatever its parts (it is "too complex" to approve piecewise).
+    pub fn has_substitution(&self) -> bool {
+        self.units.iter().any(|u| u.origin == Origin::Substitution)
     }
 
     /// The argv of every command the shell itself executes (not what child programs run), when
@@ -402,10 +396,9 @@ impl Walker {
     /// one that is not was a separate word the parser took for a descriptor (brush-parser
     /// does so after a heredoc operator on the same line), an argument lost.
     fn check_io_number(&mut self, fd: &str) {
-        let written = self
-            .texts
-            .last()
-            .is_none_or(|t| t.contains(&format!("{fd}>")) || t.contains(&format!("{fd}<")));
+        let written = self.texts.last().is_none_or(|t| {
+            !has_heredoc(t) || t.contains(&format!("{fd}>")) || t.contains(&format!("{fd}<"))
+        });
         if !written {
             self.misread();
         }
@@ -421,7 +414,8 @@ impl Walker {
     /// Every word the parser hands over must stand in the text it parsed: one that does not
     /// means the parser read the line otherwise than it is written (brush-parser splits
     /// `${...}` words that follow a heredoc operator on the same line), so nothing read from
-    /// it can be trusted for an allow.
+    /// it can be trusted for an allow. Only texts with a heredoc are checked: elsewhere the
+    /// parser rewrites words legitimately (it drops comments inside `$( )`).
     fn check_word(&mut self, w: &ast::Word) {
         let raw = w.value.as_str();
         // Where the parser says the word stands, first (cheap); anywhere in the text else. The
@@ -433,7 +427,10 @@ impl Walker {
                 == Some(raw)
         };
         let misread = self.texts.last().is_some_and(|t| {
-            !at_its_place(t) && !t.contains(raw) && !t.replace("\\\n", "").contains(raw)
+            has_heredoc(t)
+                && !at_its_place(t)
+                && !t.contains(raw)
+                && !t.replace("\\\n", "").contains(raw)
         });
         if misread {
             self.misread();
@@ -918,9 +915,6 @@ impl Walker {
             certain &= w.exp.certain;
             unknown_words.extend(w.exp.unknown.iter().cloned());
         }
-        let name_certain = words
-            .first()
-            .is_some_and(|w| w.exp.certain && !w.exp.fields.is_empty());
         let text = assignments
             .iter()
             .map(|a| a.raw.clone())
@@ -952,13 +946,11 @@ impl Walker {
         };
         let u = &mut self.a.units[idx];
         u.certain &= certain;
-        u.name_certain &= name_certain || bare;
         u.unknown_words = unknown_words;
         if bare {
             if !words.is_empty() {
                 // Words that expanded to nothing known: bash runs whatever they expand to.
                 u.certain = false;
-                u.name_certain = false;
                 u.unknown
                     .push("the command name comes from an expansion that cannot be known".into());
             }
@@ -1019,7 +1011,6 @@ impl Walker {
         self.a.units.push(Unit {
             argv,
             certain,
-            name_certain: true,
             unknown,
             unknown_words: Vec::new(),
             text: text.to_owned(),
@@ -1142,7 +1133,6 @@ impl Walker {
                         let parent_certain = self.a.units[idx].certain;
                         let u = &mut self.a.units[i];
                         u.certain &= parent_certain && !e.argv_open;
-                        u.name_certain = parent_certain;
                         if e.argv_open {
                             u.unknown_words
                                 .push("more arguments are added at run time".into());
@@ -1264,7 +1254,6 @@ impl Walker {
             ) {
                 let u = &mut self.a.units[i];
                 u.certain = false;
-                u.name_certain = false;
                 u.unknown
                     .push("the line does not parse; words were scanned".into());
                 let mut st = state.clone();
@@ -1272,6 +1261,13 @@ impl Walker {
             }
         }
     }
+}
+
+/// Does the text hold a heredoc operator (`<<`, `<<-`; not a here-string `<<<`)? Quotes are
+/// not considered: a `<<` inside them only turns the parser checks on.
+fn has_heredoc(t: &str) -> bool {
+    t.match_indices("<<")
+        .any(|(i, _)| !t[i + 2..].starts_with('<') && !t[..i].ends_with('<'))
 }
 
 fn is_assignment(word: &str) -> bool {
@@ -1351,6 +1347,11 @@ mod tests {
         let a = analyze("cat <<EOF | grep x 1 > f\nbody\nEOF", &env());
         assert!(!a.is_complete());
         assert!(analyze("grep x f 2> err 1>&2", &env()).problems.is_empty());
+        assert!(
+            analyze("echo $( ls # a comment\n)", &env())
+                .problems
+                .is_empty()
+        );
     }
 
     #[test]
@@ -1364,17 +1365,6 @@ mod tests {
         assert_eq!(cwds, ["/w/p", "/w/p/sub", "/w/p/sub", "/w/p/sub"]);
         let a = analyze("cd $X && cat x", &env());
         assert!(!a.units[1].certain);
-    }
-
-    #[test]
-    fn uncertain_arguments_are_told_apart_from_an_uncertain_name() {
-        let a = analyze("echo $(date) $X", &env());
-        let echo = &a.units[1];
-        assert!(!echo.certain && echo.only_arguments_uncertain());
-        let a = analyze("$X arg", &env());
-        assert!(!a.units[0].only_arguments_uncertain());
-        let a = analyze("cd $D && echo x", &env());
-        assert!(!a.units[1].only_arguments_uncertain());
     }
 
     #[test]

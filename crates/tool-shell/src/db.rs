@@ -315,24 +315,6 @@ pub struct Program {
 }
 
 impl Program {
-    /// Do its arguments not matter? Every option without effect (or any option accepted and
-    /// without effect), every operand data, no effect of its own, no subcommand, no hook:
-    /// then an argument that cannot be known before it runs changes nothing it does (`echo
-    /// $(date)`).
-    pub fn arguments_inert(&self) -> bool {
-        let inert = |slots: &[Slot]| slots.iter().all(|s| s.roles.iter().all(|r| r.is_inert()));
-        self.effects.is_empty()
-            && self.bare.is_empty()
-            && self.subcommands.is_empty()
-            && self.hook.is_none()
-            && self.keys.is_empty()
-            && inert(&self.operands)
-            && self
-                .options
-                .iter()
-                .all(|o| o.effects.is_empty() && o.operands.as_deref().is_none_or(inert))
-    }
-
     /// The option a name spells exactly.
     pub fn option(&self, name: &str) -> Option<&OptionSpec> {
         self.index.get(name).map(|&i| &self.options[i])
