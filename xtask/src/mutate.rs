@@ -96,10 +96,12 @@ impl Family {
     }
 
     /// Rewrites the contract makes inert for allow decisions too, so an allowed case must stay
-    /// allowed under them: quoting and expansion spellings (§3), units inside subshells, groups
-    /// and substitutions joined with read-only commands (§2), inert variables (§5), path
-    /// spellings (§8). Wrappers, `bash -c`/`eval`, path-qualified programs, other variables and
-    /// abbreviated options may legitimately lose an allow, so they are not applied there.
+    /// allowed under them: quoting and expansion spellings (§3), units inside subshells and
+    /// groups joined with read-only commands (§2), inert variables (§5), path spellings (§8).
+    /// Wrappers, `bash -c`/`eval`, path-qualified programs, other variables and abbreviated
+    /// options may legitimately lose an allow, so they are not applied there; nor are command
+    /// substitutions and background jobs, which Claude Code asks about whatever their parts
+    /// ("too complex" to approve piecewise).
     fn inert(self) -> bool {
         !matches!(
             self,
@@ -117,6 +119,9 @@ impl Family {
                 | Family::BashC
                 | Family::ShC
                 | Family::Eval
+                | Family::CmdSubst
+                | Family::Backtick
+                | Family::JoinBg
         )
     }
 }

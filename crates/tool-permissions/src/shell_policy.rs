@@ -564,38 +564,13 @@ pub(crate) fn args_inside(
     })
 }
 
-/// The directories a unit searches recursively (`rg`, `grep -r`, `find`, `ls -R`, `tree`,
-/// `du`...): their directory operands, or the working directory when none is given.
+/// The directories the units the command database calls recursive searches (`rg`, `grep -r`,
+/// `find`, `ls -R`, `tree`, `du`...) walk: their directory operands, or the working directory
+/// when none is given.
 pub(crate) fn search_roots(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for (i, u) in a.units.iter().enumerate() {
-        let flags: Vec<&str> = u
-            .argv
-            .iter()
-            .skip(1)
-            .map(String::as_str)
-            .filter(|w| w.starts_with('-'))
-            .collect();
-        let short = |c: char| {
-            flags
-                .iter()
-                .any(|f| !f.starts_with("--") && f[1..].contains(c))
-        };
-        let recursive = match u.program() {
-            "rg" | "ag" | "ugrep" | "find" | "tree" | "du" | "fd" | "fdfind" => true,
-            "grep" | "egrep" | "fgrep" => {
-                short('r')
-                    || short('R')
-                    || flags.iter().any(|f| {
-                        f.starts_with("--recursive")
-                            || f.starts_with("--dereference-recursive")
-                            || *f == "--directories=recurse"
-                    })
-            }
-            "ls" => short('R') || flags.contains(&"--recursive"),
-            _ => false,
-        };
-        if !recursive {
+        if !u.interpretation.recursive {
             continue;
         }
         // Every operand that is not a plain file is a root (one that does not exist yet may

@@ -307,6 +307,9 @@ pub struct Program {
     pub subcommands: BTreeMap<String, Program>,
     /// Subcommands also accept this program's options (`cargo build -v`).
     pub shared_options: bool,
+    /// It walks the directories it is given (or the working directory) recursively: `rg`,
+    /// `find`, `tree`, `du`. An option marked `recursive` makes it so too (`grep -r`).
+    pub recursive: bool,
     /// Its grammar hook, if any.
     pub hook: Option<Hook>,
     /// `key=value` operands and what the key's value is (`dd`).
@@ -363,6 +366,9 @@ pub struct Interpretation {
     pub rule_words: Vec<String>,
     /// Every effect found, each with its source.
     pub effects: Vec<Effect>,
+    /// It searches the directories it reads recursively (its read operands, or the working
+    /// directory when it names none).
+    pub recursive: bool,
 }
 
 impl Interpretation {
@@ -422,6 +428,8 @@ struct RawProgram {
     negate: Option<bool>,
     numeric: Option<bool>,
     any_option: Option<bool>,
+    #[serde(default)]
+    recursive: bool,
     #[serde(default)]
     flags: String,
     #[serde(default)]
@@ -701,6 +709,7 @@ fn compile(
             .concat(),
         operands,
         shared_options: rp.shared,
+        recursive: rp.recursive,
         hook: match &rp.hook {
             Some(h) => {
                 Some(Hook::parse(h).ok_or_else(|| bad(format!("{name}: unknown hook `{h}`")))?)
@@ -955,6 +964,7 @@ impl Run<'_, '_> {
     ) {
         let prog = scopes[0];
         let label = prog.name.clone();
+        self.out.recursive |= prog.recursive;
         for &k in &prog.effects {
             self.push(k, None, &label, None, format!("program: {k}"));
         }
@@ -1434,6 +1444,7 @@ impl Run<'_, '_> {
 
     /// Assign operands to roles and apply hooks.
     fn finish(&mut self, prog: &Program, st: &mut Parsed<'_>) {
+        self.out.recursive |= st.mark("recursive");
         let label = st.label.clone();
         if st.operands.is_empty() && !st.overridden && !st.rest_taken {
             for &k in &prog.bare {

@@ -627,3 +627,27 @@ fn git_prints_the_files_its_objects_and_paths_name() {
     assert!(reads(&["git", "diff", "HEAD~1"]).is_empty());
     assert!(run(&["git", "diff", "HEAD~1"]).is_read_only());
 }
+
+#[test]
+fn recursive_searches_are_known_by_program_and_option() {
+    for line in [
+        &["rg", "KEY"][..],
+        &["grep", "-rn", "KEY", "."],
+        &["grep", "--recursive", "KEY"],
+        &["egrep", "-R", "KEY", "src"],
+        &["ls", "-laR"],
+        &["find", ".", "-name", "*.pem"],
+        &["tree"],
+        &["du", "-a"],
+    ] {
+        assert!(run(line).recursive, "{line:?}");
+    }
+    for line in [
+        &["grep", "-n", "KEY", "f"][..],
+        &["grep", "-e", "r", "f"],
+        &["ls", "-lrt"],
+        &["cat", "-r"],
+    ] {
+        assert!(!run(line).recursive, "{line:?}");
+    }
+}
