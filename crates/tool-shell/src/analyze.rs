@@ -343,9 +343,10 @@ impl State {
 struct Walker {
     a: Analysis,
     env: ShellEnv,
-    /// The text of each program being walked (the line, then substitutions and carried
-    /// command strings inside it), innermost last.
-    texts: Vec<String>,
+    /// For each program being walked (the line, then substitutions and carried command
+    /// strings inside it; innermost last), its text when the parser's reading of it must be
+    /// checked: when it holds a heredoc (see [`Walker::check_word`]).
+    texts: Vec<Option<String>>,
 }
 
 /// A word expanded in the walk, with what it ran.
@@ -384,7 +385,7 @@ impl Walker {
         let program = Parser::new(BufReader::new(text.as_bytes()), &options)
             .parse_program()
             .map_err(|e| e.to_string())?;
-        self.texts.push(text.to_owned());
+        self.texts.push(has_heredoc(text).then(|| text.to_owned()));
         for list in &program.complete_commands {
             self.list(list, state, &origin, depth, &[]);
         }
@@ -396,9 +397,10 @@ impl Walker {
     /// one that is not was a separate word the parser took for a descriptor (brush-parser
     /// does so after a heredoc operator on the same line), an argument lost.
     fn check_io_number(&mut self, fd: &str) {
-        let written = self.texts.last().is_none_or(|t| {
-            !has_heredoc(t) || t.contains(&format!("{fd}>")) || t.contains(&format!("{fd}<"))
-        });
+        let written = match self.texts.last() {
+            Some(Some(t)) => t.contains(&format!("{fd}>")) || t.contains(&format!("{fd}<")),
+            _ => true,
+        };
         if !written {
             self.misread();
         }
@@ -426,12 +428,12 @@ impl Walker {
                 .and_then(|l| t.get(l.start.index..l.end.index))
                 == Some(raw)
         };
-        let misread = self.texts.last().is_some_and(|t| {
-            has_heredoc(t)
-                && !at_its_place(t)
-                && !t.contains(raw)
-                && !t.replace("\\\n", "").contains(raw)
-        });
+        let misread = match self.texts.last() {
+            Some(Some(t)) => {
+                !at_its_place(t) && !t.contains(raw) && !t.replace("\\\n", "").contains(raw)
+            }
+            _ => false,
+        };
         if misread {
             self.misread();
         }
