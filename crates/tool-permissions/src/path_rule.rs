@@ -50,7 +50,11 @@ impl Anchor {
 #[derive(Debug, Clone)]
 pub struct PathGroup {
     anchor: Anchor,
-    matcher: Gitignore,
+    /// Patterns anchored under a literal first directory (`/dir/gen/*.rs`), by that directory:
+    /// a path is matched only against the patterns of its own first directory.
+    by_first: std::collections::HashMap<String, Gitignore>,
+    /// The other patterns (bare names, leading wildcards), matched against every path.
+    rest: Gitignore,
     by_line: std::collections::HashMap<String, usize>,
     fold_case: bool,
 }
@@ -59,26 +63,49 @@ impl PathGroup {
     /// Compile `(entry index, pattern)` pairs sharing `anchor`. With `fold_case`, patterns and
     /// paths are compared without regard to case (deny rules on Windows volumes).
     pub fn build(anchor: Anchor, items: &[(usize, &PathPattern)], fold_case: bool) -> Self {
-        let mut b = GitignoreBuilder::new("/");
-        if fold_case {
-            b.case_insensitive(true).ok();
-        }
+        let builder = || {
+            let mut b = GitignoreBuilder::new("/");
+            if fold_case {
+                b.case_insensitive(true).ok();
+            }
+            b
+        };
+        let mut firsts: std::collections::HashMap<String, GitignoreBuilder> =
+            std::collections::HashMap::new();
+        let mut rest = builder();
         let mut by_line = std::collections::HashMap::new();
         for (i, p) in items {
             // Each line was already accepted on its own, so adding it again cannot fail.
-            let _ = b.add_line(None, &p.line);
+            match literal_first_dir(&p.line) {
+                Some(first) => {
+                    let key = if fold_case {
+                        first.to_lowercase()
+                    } else {
+                        first.to_owned()
+                    };
+                    let _ = firsts
+                        .entry(key)
+                        .or_insert_with(builder)
+                        .add_line(None, &p.line);
+                }
+                None => {
+                    let _ = rest.add_line(None, &p.line);
+                }
+            }
             by_line.entry(p.line.clone()).or_insert(*i);
         }
-        let matcher = b.build().unwrap_or_else(|_| Gitignore::empty());
+        let build = |b: GitignoreBuilder| b.build().unwrap_or_else(|_| Gitignore::empty());
         Self {
             anchor,
-            matcher,
+            by_first: firsts.into_iter().map(|(k, b)| (k, build(b))).collect(),
+            rest: build(rest),
             by_line,
             fold_case,
         }
     }
 
-    /// The entry index of a pattern covering `path` (absolute, normalised), if any.
+    /// The entry index of a pattern covering `path` (absolute, normalised), if any: the first
+    /// rule of the matching lines.
     pub fn matched(&self, path: &Path, is_dir: bool, ctx: &ToolContext) -> Option<usize> {
         let folded;
         let rel = if self.fold_case {
@@ -91,11 +118,21 @@ impl PathGroup {
         if rel.as_os_str().is_empty() {
             return None;
         }
-        match self.matcher.matched_path_or_any_parents(rel, is_dir) {
+        let hit = |g: &Gitignore| match g.matched_path_or_any_parents(rel, is_dir) {
             Match::Ignore(glob) => self.by_line.get(glob.original()).copied(),
             _ => None,
-        }
+        };
+        let first = rel.components().next().and_then(|c| c.as_os_str().to_str());
+        let own = first.and_then(|f| self.by_first.get(f)).and_then(&hit);
+        own.into_iter().chain(hit(&self.rest)).min()
     }
+}
+
+/// The literal first directory of an anchored gitignore line (`/dir/gen/*.rs` → `dir`), when
+/// it has one.
+fn literal_first_dir(line: &str) -> Option<&str> {
+    let first = line.strip_prefix('/')?.split('/').next()?;
+    (!first.is_empty() && !first.contains(['*', '?', '[', '\\', '!'])).then_some(first)
 }
 
 /// A compiled path pattern.
