@@ -269,7 +269,63 @@ pub struct HookDecision {
     pub hook: String,
 }
 
+impl HookDecision {
+    /// Why, as a decision reason.
+    pub fn reason_of(&self) -> DecisionReason {
+        DecisionReason::Hook {
+            hook: self.hook.clone(),
+            reason: self.reason.clone(),
+        }
+    }
+
+    /// The decision a hook's deny makes about a call of `tool_name`, whatever the rules say:
+    /// Claude Code's text, `PreToolUse:<Tool> hook error: <reason>` (`Blocked by hook` when the
+    /// hook gave none).
+    pub fn deny_decision(&self, tool_name: &str) -> Decision {
+        Decision::deny(
+            format!(
+                "PreToolUse:{tool_name} hook error: {}",
+                self.reason.as_deref().unwrap_or("Blocked by hook")
+            ),
+            self.reason_of(),
+        )
+    }
+}
+
 impl HookOutcome {
+    /// An outcome that denies the call, with the reason the model is shown.
+    pub fn deny(reason: impl Into<String>) -> Self {
+        Self::decided(Verdict::Deny, Some(reason.into()))
+    }
+
+    /// An outcome that asks the user, with the text of the prompt.
+    pub fn ask(reason: impl Into<String>) -> Self {
+        Self::decided(Verdict::Ask, Some(reason.into()))
+    }
+
+    /// An outcome that allows the call. It only waives a prompt nothing else asked for: it
+    /// never lifts a deny rule, an ask rule or a safety check.
+    pub fn allow() -> Self {
+        Self::decided(Verdict::Allow, None)
+    }
+
+    /// An outcome with `verdict` and an optional reason; the pipeline fills in the hook's name.
+    pub fn decided(verdict: Verdict, reason: Option<String>) -> Self {
+        Self {
+            decision: Some(HookDecision {
+                verdict,
+                reason,
+                hook: String::new(),
+            }),
+            ..Self::default()
+        }
+    }
+
+    /// The verdict, when a hook gave one.
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.decision.as_ref().map(|d| d.verdict)
+    }
+
     /// Merge another hook's outcome into this one: the stricter decision wins
     /// (`deny > ask > allow`), whatever order the hooks finished in; a later `updated_input`
     /// replaces an earlier one; lists are concatenated.
@@ -307,6 +363,27 @@ pub struct PermissionRequest<'a> {
     pub ctx: &'a crate::ToolContext,
 }
 
+impl<'a> PermissionRequest<'a> {
+    /// The request for a call of `tool` with `input` (already checked and normalised) in
+    /// `ctx`, whose permission subject (`tool.permission_subject(input, ctx)`) is `subject`:
+    /// the read-only and user-interaction flags are the tool's own.
+    pub fn for_tool(
+        tool: &'a dyn crate::Tool,
+        input: &'a Value,
+        subject: &'a PermissionSubject,
+        ctx: &'a crate::ToolContext,
+    ) -> Self {
+        Self {
+            tool_name: tool.name(),
+            input,
+            subject,
+            read_only: tool.is_read_only(input),
+            requires_user_interaction: tool.requires_user_interaction(),
+            ctx,
+        }
+    }
+}
+
 /// A permission policy: decides allow / ask / deny for one call.
 pub trait PermissionPolicy: Send + Sync {
     /// Decide about one call. Never panics; a policy that cannot decide asks.
@@ -323,41 +400,35 @@ pub trait PermissionPolicy: Send + Sync {
         request: &PermissionRequest<'_>,
         hook: Option<&HookDecision>,
     ) -> Decision {
-        let decision = self.decide(request);
         let Some(h) = hook else {
-            return decision;
+            return self.decide(request);
         };
         let tool = request.tool_name;
-        let because = DecisionReason::Hook {
-            hook: h.hook.clone(),
-            reason: h.reason.clone(),
-        };
+        let because = h.reason_of();
         match h.verdict {
             // A hook's deny stands whatever the rules say, with Claude Code's hook-error text.
-            Verdict::Deny => Decision::deny(
-                format!(
-                    "PreToolUse:{tool} hook error: {}",
-                    h.reason.as_deref().unwrap_or("Blocked by hook")
+            Verdict::Deny => h.deny_decision(tool),
+            Verdict::Ask => match self.decide(request) {
+                // A hook's ask never lowers a deny; otherwise the prompt shows the hook's text.
+                decision if decision.verdict == Verdict::Deny => decision,
+                _ => Decision::ask(
+                    h.reason.clone().unwrap_or_else(|| {
+                        format!("Hook PreToolUse:{tool} asked for confirmation for this tool")
+                    }),
+                    because,
                 ),
-                because,
-            ),
-            // A hook's ask never lowers a deny; otherwise the prompt shows the hook's text.
-            Verdict::Ask if decision.verdict == Verdict::Deny => decision,
-            Verdict::Ask => Decision::ask(
-                h.reason.clone().unwrap_or_else(|| {
-                    format!("Hook PreToolUse:{tool} asked for confirmation for this tool")
-                }),
-                because,
-            ),
+            },
             // A hook's allow waives only the prompt nothing asked for: deny rules, ask rules and
             // the built-in checks stand.
-            Verdict::Allow
-                if decision.verdict == Verdict::Ask
-                    && decision.reason == DecisionReason::NotGranted =>
-            {
-                Decision::allow(because)
-            }
-            Verdict::Allow => decision,
+            Verdict::Allow => match self.decide(request) {
+                decision
+                    if decision.verdict == Verdict::Ask
+                        && decision.reason == DecisionReason::NotGranted =>
+                {
+                    Decision::allow(because)
+                }
+                decision => decision,
+            },
         }
     }
 }

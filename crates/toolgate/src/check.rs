@@ -37,14 +37,7 @@ pub fn decide(
         .map_err(|e| CheckError::InvalidInput(e.render(found.name())))?;
     let input = found.tool.normalize_input(input);
     let subject = found.tool.permission_subject(&input, ctx);
-    let request = PermissionRequest {
-        tool_name: found.name(),
-        input: &input,
-        subject: &subject,
-        read_only: found.tool.is_read_only(&input),
-        requires_user_interaction: found.tool.requires_user_interaction(),
-        ctx,
-    };
+    let request = PermissionRequest::for_tool(found.tool.as_ref(), &input, &subject, ctx);
     Ok(policy.decide(&request))
 }
 

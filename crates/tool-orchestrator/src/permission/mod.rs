@@ -57,14 +57,8 @@ where
             let tool = inv.tool.tool.clone();
             let subject = tool.permission_subject(&inv.input, &inv.ctx);
             let hook = inv.hook_outcome.as_ref().and_then(|h| h.decision.clone());
-            let request = PermissionRequest {
-                tool_name: inv.tool.name(),
-                input: &inv.input,
-                subject: &subject,
-                read_only: tool.is_read_only(&inv.input),
-                requires_user_interaction: tool.requires_user_interaction(),
-                ctx: &inv.ctx,
-            };
+            let request =
+                PermissionRequest::for_tool(tool.as_ref(), &inv.input, &subject, &inv.ctx);
             let mut decision = policy.resolve_with_hook(&request, hook.as_ref());
             let stop = inv
                 .hook_outcome
