@@ -78,7 +78,7 @@ async fn hook_deny_beats_an_allow_rule_whatever_order_hooks_finish_in() {
         .unwrap();
     let mut s = sb.builder(&["Picky"]).hooks(hooks).build();
     let o = call(&mut s, "Picky", json!({})).await;
-    assert_eq!(o.stage, Stage::Permission);
+    assert_eq!(o.stage, Stage::PreToolUse);
     assert_eq!(
         o.content.to_text(),
         "PreToolUse:Picky hook error: blocked by policy hook"

@@ -7,6 +7,7 @@ mod file_identity;
 mod file_tools;
 mod hook_commands;
 mod hooks_layers;
+mod hooks_only;
 mod pipeline_exits;
 mod policy_decisions;
 mod policy_files;

@@ -437,7 +437,9 @@ fn run_with_hooks(
     });
     Ok(match outcome.stage {
         tool_core::Stage::Ran => Verdict::Allow,
-        tool_core::Stage::Permission => outcome.decision.map_or(Verdict::Deny, |d| d.verdict),
+        tool_core::Stage::Permission | tool_core::Stage::PreToolUse => {
+            outcome.decision.map_or(Verdict::Deny, |d| d.verdict)
+        }
         _ => Verdict::Deny,
     })
 }

@@ -290,6 +290,18 @@ impl HookDecision {
             self.reason_of(),
         )
     }
+
+    /// The ask a hook's ask makes about a call of `tool_name`: the hook's reason as the
+    /// prompt's text, or Claude Code's `Hook PreToolUse:<Tool> asked for confirmation for this
+    /// tool`.
+    pub fn ask_decision(&self, tool_name: &str) -> Decision {
+        Decision::ask(
+            self.reason.clone().unwrap_or_else(|| {
+                format!("Hook PreToolUse:{tool_name} asked for confirmation for this tool")
+            }),
+            self.reason_of(),
+        )
+    }
 }
 
 impl HookOutcome {
@@ -404,19 +416,13 @@ pub trait PermissionPolicy: Send + Sync {
             return self.decide(request);
         };
         let tool = request.tool_name;
-        let because = h.reason_of();
         match h.verdict {
             // A hook's deny stands whatever the rules say, with Claude Code's hook-error text.
             Verdict::Deny => h.deny_decision(tool),
             Verdict::Ask => match self.decide(request) {
                 // A hook's ask never lowers a deny; otherwise the prompt shows the hook's text.
                 decision if decision.verdict == Verdict::Deny => decision,
-                _ => Decision::ask(
-                    h.reason.clone().unwrap_or_else(|| {
-                        format!("Hook PreToolUse:{tool} asked for confirmation for this tool")
-                    }),
-                    because,
-                ),
+                _ => h.ask_decision(tool),
             },
             // A hook's allow waives only the prompt nothing asked for: deny rules, ask rules and
             // the built-in checks stand.
@@ -425,7 +431,7 @@ pub trait PermissionPolicy: Send + Sync {
                     if decision.verdict == Verdict::Ask
                         && decision.reason == DecisionReason::NotGranted =>
                 {
-                    Decision::allow(because)
+                    Decision::allow(h.reason_of())
                 }
                 decision => decision,
             },

@@ -100,9 +100,6 @@ pub struct ToolOutcome {
     pub call_error: Option<ToolCallError>,
     /// Messages from PreToolUse hooks (their additional context), sent after the result.
     pub hook_messages: Vec<ContentBlock>,
-    /// Texts PostToolUse and PostToolUseFailure hooks add to the result itself, after its size
-    /// policy: each joins the content after a blank line.
-    pub appended: Vec<String>,
     /// Extra messages from the tool, sent after the hook messages.
     pub extra_messages: Vec<ContentBlock>,
     /// Context changes, in the order the tool emitted them.
@@ -126,7 +123,6 @@ impl ToolOutcome {
             raw_output: None,
             call_error: None,
             hook_messages: Vec::new(),
-            appended: Vec::new(),
             extra_messages: Vec::new(),
             context_modifiers: Vec::new(),
             decision: None,

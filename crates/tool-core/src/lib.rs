@@ -46,6 +46,7 @@ mod invocation;
 mod registry;
 pub mod result;
 pub mod schema;
+pub mod stage;
 pub mod texts;
 mod tool;
 mod wire;

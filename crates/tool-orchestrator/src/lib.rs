@@ -25,19 +25,25 @@
 //! # });
 //! ```
 
+mod allow_tools;
 mod call;
-pub mod permission;
+mod permission;
 mod pipeline;
-pub mod result_policy;
-pub mod schema;
+mod result_policy;
+mod schema;
 mod session;
 pub mod turn;
-pub mod validate;
+mod validate;
 
+pub use allow_tools::{ALLOW_TOOLS_SOURCE, AllowTools};
 pub use call::CallTool;
+pub use permission::Permission;
 pub use pipeline::{Pipeline, ToolService, decision_stack, standard_stack};
+pub use result_policy::ResultPolicy;
+pub use schema::SchemaCheck;
 pub use session::{Session, SessionBuilder, TurnOutcome};
 pub use turn::{InterruptHandle, TurnRun, TurnUpdate, max_concurrency};
+pub use validate::Validate;
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

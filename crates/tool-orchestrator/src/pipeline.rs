@@ -1,29 +1,47 @@
 //! The single-call pipeline: find the tool, take the input, then the tower stack
-//! schema → validate → PreToolUse → permission → result policy → PostToolUse → call.
+//! schema → validate → PreToolUse → permission → PostToolUse → result policy → call.
 //! Every exit produces a `tool_result` with the call's id; nothing panics out of it.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
+use tool_core::stage::StageLayer;
 use tool_core::texts::{CANCEL_MESSAGE, error_calling_tool};
 use tool_core::{
     Approver, Lookup, PermissionPolicy, Stage, ToolContext, ToolInvocation, ToolOutcome,
     ToolRegistry, ToolUse,
 };
-use tool_hooks::{Hooks, PostToolUseLayer, PreToolUseLayer};
+use tool_hooks::{Hooks, PostToolUse, PreToolUse};
 use tower::ServiceBuilder;
 use tower::ServiceExt;
 use tower::util::BoxCloneSyncService;
 
 use crate::call::{CallTool, panic_message};
-use crate::permission::PermissionLayer;
-use crate::result_policy::ResultPolicyLayer;
-use crate::schema::SchemaLayer;
-use crate::validate::ValidateLayer;
+use crate::permission::Permission;
+use crate::result_policy::ResultPolicy;
+use crate::schema::SchemaCheck;
+use crate::validate::Validate;
 
 /// The boxed stack a [`Pipeline`] runs each call through.
 pub type ToolService = BoxCloneSyncService<ToolInvocation, ToolOutcome, tool_core::Error>;
+
+/// A host's middleware, boxed: it wraps a part of the stack (see [`Stack`]).
+pub(crate) type BoxedLayer = Box<dyn FnOnce(ToolService) -> ToolService + Send + Sync>;
+
+/// Box a tower layer over [`ToolService`] as a [`BoxedLayer`].
+pub(crate) fn boxed_layer<L>(layer: L) -> BoxedLayer
+where
+    L: tower_layer::Layer<ToolService> + Send + Sync + 'static,
+    L::Service: tower_service::Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    <L::Service as tower_service::Service<ToolInvocation>>::Future: Send + 'static,
+{
+    Box::new(move |inner| BoxCloneSyncService::new(layer.layer(inner)))
+}
 
 /// The assembled pipeline for one session's calls.
 #[derive(Clone)]
@@ -40,22 +58,74 @@ impl std::fmt::Debug for Pipeline {
     }
 }
 
-/// The standard stack around [`CallTool`], in the order of the architecture's table. The
-/// first layer sees the call first.
+/// The standard stack around [`CallTool`]; the first stage sees the call first:
+///
+/// 1. [`SchemaCheck`]: the input against the tool's schema, then its normalisation;
+/// 2. [`Validate`]: the tool's own `validate_input`;
+/// 3. [`PreToolUse`] hooks: a deny stops the call here; an ask or allow goes on to
+/// 4. [`Permission`]: the policy, combined with the hooks' answer, and the approver for asks;
+/// 5. [`PostToolUse`] hooks: their texts join the result after its size policy;
+/// 6. [`ResultPolicy`]: empty-result marker, large results persisted, long errors cut;
+/// 7. [`CallTool`]: the tool itself, under the call's cancellation token.
 pub fn standard_stack(
     hooks: Arc<Hooks>,
     policy: Arc<dyn PermissionPolicy>,
     approver: Option<Arc<dyn Approver>>,
 ) -> ToolService {
-    let stack = ServiceBuilder::new()
-        .layer(SchemaLayer)
-        .layer(ValidateLayer)
-        .layer(PreToolUseLayer::new(hooks.clone()))
-        .layer(PermissionLayer::new(policy, approver))
-        .layer(ResultPolicyLayer)
-        .layer(PostToolUseLayer::new(hooks))
-        .service(CallTool);
-    BoxCloneSyncService::new(stack)
+    Stack::new(hooks, policy, approver).build()
+}
+
+/// The standard stack with a host's middleware at the two documented places: around the
+/// whole stack (it sees every call first, before the schema check, and every outcome last)
+/// and around the tool call (it sees only calls that passed every check, and their raw
+/// outcome before the result policy and the PostToolUse hooks).
+pub(crate) struct Stack {
+    hooks: Arc<Hooks>,
+    policy: Arc<dyn PermissionPolicy>,
+    approver: Option<Arc<dyn Approver>>,
+    pub(crate) around_stack: Vec<BoxedLayer>,
+    pub(crate) around_call: Vec<BoxedLayer>,
+}
+
+impl Stack {
+    pub(crate) fn new(
+        hooks: Arc<Hooks>,
+        policy: Arc<dyn PermissionPolicy>,
+        approver: Option<Arc<dyn Approver>>,
+    ) -> Self {
+        Self {
+            hooks,
+            policy,
+            approver,
+            around_stack: Vec::new(),
+            around_call: Vec::new(),
+        }
+    }
+
+    /// Assemble it: of several layers at one place, the first added is the outermost.
+    pub(crate) fn build(self) -> ToolService {
+        let call = wrap(BoxCloneSyncService::new(CallTool), self.around_call);
+        let stack = ServiceBuilder::new()
+            .layer(StageLayer::new(SchemaCheck))
+            .layer(StageLayer::new(Validate))
+            .layer(
+                PreToolUse::new(self.hooks.clone())
+                    .before_permission_stage()
+                    .layer(),
+            )
+            .layer(StageLayer::new(Permission::new(self.policy, self.approver)))
+            .layer(PostToolUse::new(self.hooks).layer())
+            .layer(StageLayer::new(ResultPolicy))
+            .service(call);
+        wrap(BoxCloneSyncService::new(stack), self.around_stack)
+    }
+}
+
+fn wrap(mut service: ToolService, layers: Vec<BoxedLayer>) -> ToolService {
+    for layer in layers.into_iter().rev() {
+        service = layer(service);
+    }
+    service
 }
 
 /// The stack up to the permission decision, without running anything: schema → validate →
@@ -63,10 +133,10 @@ pub fn standard_stack(
 /// content and its decision. For dry runs ("what would happen to this call?") with hooks.
 pub fn decision_stack(hooks: Arc<Hooks>, policy: Arc<dyn PermissionPolicy>) -> ToolService {
     let stack = ServiceBuilder::new()
-        .layer(SchemaLayer)
-        .layer(ValidateLayer)
-        .layer(PreToolUseLayer::new(hooks))
-        .layer(PermissionLayer::new(policy, None))
+        .layer(StageLayer::new(SchemaCheck))
+        .layer(StageLayer::new(Validate))
+        .layer(PreToolUse::new(hooks).before_permission_stage().layer())
+        .layer(StageLayer::new(Permission::new(policy, None)))
         .service(tower::service_fn(|inv: ToolInvocation| async move {
             Ok::<_, tool_core::Error>(ToolOutcome::ran(
                 inv.tool_use_id,

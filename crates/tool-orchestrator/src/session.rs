@@ -7,12 +7,13 @@ use std::sync::Arc;
 
 use tool_core::{
     Approver, ContentBlock, InterruptBehavior, Lookup, PathPolicy, PermissionPolicy, ToolContext,
-    ToolDefinition, ToolOutcome, ToolRegistry, ToolUse, UserContent, UserMessage,
+    ToolDefinition, ToolInvocation, ToolOutcome, ToolRegistry, ToolUse, UserContent, UserMessage,
 };
 use tool_hooks::Hooks;
 use tool_permissions::Policy;
 
-use crate::pipeline::{Pipeline, standard_stack};
+use crate::allow_tools::AllowTools;
+use crate::pipeline::{BoxedLayer, Pipeline, Stack, ToolService, boxed_layer};
 use crate::turn::{InterruptHandle, TurnRun};
 
 /// Builds a [`Session`].
@@ -23,7 +24,23 @@ pub struct SessionBuilder {
     hooks: Hooks,
     approver: Option<Arc<dyn Approver>>,
     offered: Option<BTreeSet<String>>,
+    allowed_tools: BTreeSet<String>,
     cancel_siblings: bool,
+    around_stack: Vec<BoxedLayer>,
+    around_call: Vec<BoxedLayer>,
+}
+
+impl std::fmt::Debug for SessionBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionBuilder")
+            .field("registry", &self.registry)
+            .field("hooks", &self.hooks)
+            .field("offered", &self.offered)
+            .field("allowed_tools", &self.allowed_tools)
+            .field("layers_around_stack", &self.around_stack.len())
+            .field("layers_around_call", &self.around_call.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl SessionBuilder {
@@ -37,8 +54,84 @@ impl SessionBuilder {
             hooks: Hooks::new(),
             approver: None,
             offered: None,
+            allowed_tools: BTreeSet::new(),
             cancel_siblings: false,
+            around_stack: Vec::new(),
+            around_call: Vec::new(),
         }
+    }
+
+    /// Add the host's own middleware (any tower layer over the boxed [`ToolService`]) around
+    /// the whole stack: it sees every call first, before the schema check, and every outcome
+    /// last, refusals included. Of several, the first added is the outermost.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use serde_json::json;
+    /// use tool_core::{ToolContext, ToolInvocation, ToolUse};
+    /// use tool_orchestrator::Session;
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let calls = Arc::new(AtomicUsize::new(0));
+    /// let counted = calls.clone();
+    /// // A layer counting the calls it sees, written with tower's helpers.
+    /// let count = tower::layer::layer_fn(move |inner: tool_orchestrator::ToolService| {
+    ///     let counted = counted.clone();
+    ///     tower::ServiceExt::map_request(inner, move |inv: ToolInvocation| {
+    ///         counted.fetch_add(1, Ordering::SeqCst);
+    ///         inv
+    ///     })
+    /// });
+    /// let ctx = ToolContext::new(dir.path(), dir.path(), dir.path().join(".results"));
+    /// let mut session = Session::builder(builtin_tools::registry().unwrap(), ctx)
+    ///     .layer(count)
+    ///     .build();
+    /// let turn = session.run_turn(&[ToolUse::new("t1", "Glob", json!({"pattern": "*.none"}))]).await;
+    /// assert_eq!(turn.outcomes[0].content.to_text(), "No files found");
+    /// assert_eq!(calls.load(Ordering::SeqCst), 1);
+    /// # });
+    /// ```
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower_layer::Layer<ToolService> + Send + Sync + 'static,
+        L::Service: tower_service::Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower_service::Service<ToolInvocation>>::Future: Send + 'static,
+    {
+        self.around_stack.push(boxed_layer(layer));
+        self
+    }
+
+    /// Add the host's own middleware around the tool call itself: it sees only calls that
+    /// passed the schema, validation, the PreToolUse hooks and the permission decision, with
+    /// their final input, and the tool's raw outcome before the result policy and the
+    /// PostToolUse hooks. Of several, the first added is the outermost.
+    pub fn layer_around_call<L>(mut self, layer: L) -> Self
+    where
+        L: tower_layer::Layer<ToolService> + Send + Sync + 'static,
+        L::Service: tower_service::Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        <L::Service as tower_service::Service<ToolInvocation>>::Future: Send + 'static,
+    {
+        self.around_call.push(boxed_layer(layer));
+        self
+    }
+
+    /// Allow the calls of these tools (the host's own, usually) that nothing else decided,
+    /// as a whole-tool allow rule would: without it, a call that no rule, mode or check
+    /// allows asks, which for a read-only tool with no paths is every call. Deny and ask
+    /// rules, the built-in checks and plan mode still apply (see [`AllowTools`]).
+    pub fn allow_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, names: I) -> Self {
+        self.allowed_tools.extend(names.into_iter().map(Into::into));
+        self
     }
 
     /// When a Bash call fails, cancel the other calls of its batch (Claude Code's older
@@ -75,12 +168,20 @@ impl SessionBuilder {
 
     /// Build the session.
     pub fn build(self) -> Session {
-        let service = standard_stack(Arc::new(self.hooks), self.policy.clone(), self.approver);
+        let policy: Arc<dyn PermissionPolicy> = if self.allowed_tools.is_empty() {
+            self.policy
+        } else {
+            Arc::new(AllowTools::new(self.policy, self.allowed_tools))
+        };
+        let mut stack = Stack::new(Arc::new(self.hooks), policy.clone(), self.approver);
+        stack.around_stack = self.around_stack;
+        stack.around_call = self.around_call;
+        let service = stack.build();
         let registry = Arc::new(self.registry);
         Session {
             pipeline: Pipeline::new(registry, service),
             ctx: self.ctx,
-            policy: self.policy,
+            policy,
             offered: self.offered.map(Arc::new),
             interrupt: InterruptHandle::default(),
             cancel_siblings_on_bash_error: self.cancel_siblings,

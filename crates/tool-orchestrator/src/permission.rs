@@ -1,29 +1,38 @@
 //! Step 6: the permission decision. The policy decides (rules × mode × the tool's own check),
 //! the PreToolUse hooks' answer is folded in (a hook's allow only waives a prompt; its deny
-//! beats everything), and an ask goes to the approver. With no approver an ask is refused with
-//! the ask's own text, as Claude Code does in headless mode.
-
-mod layer;
+//! beats everything, and the PreToolUse stage has already stopped such a call), and an ask goes
+//! to the approver. With no approver an ask is refused with the ask's own text, as Claude Code
+//! does in headless mode.
 
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use futures::future::BoxFuture;
+use tool_core::stage::{Next, OutcomeFuture, PipelineStage};
 use tool_core::texts::{REJECT_MESSAGE, REJECT_WITH_FEEDBACK_PREFIX};
 use tool_core::{
     Approval, ApprovalRequest, Approver, Decision, DecisionReason, PermissionPolicy,
     PermissionRequest, Stage, ToolInvocation, ToolOutcome, Verdict,
 };
-use tower_service::Service;
 
-pub use layer::PermissionLayer;
-
-/// The service [`PermissionLayer`] produces.
+/// The permission stage: a policy, and who answers its asks.
 #[derive(Clone)]
-pub struct Permission<S> {
-    inner: S,
+pub struct Permission {
     policy: Arc<dyn PermissionPolicy>,
     approver: Option<Arc<dyn Approver>>,
+}
+
+impl Permission {
+    /// A stage asking `policy`, and `approver` for asks (none: asks are refused).
+    pub fn new(policy: Arc<dyn PermissionPolicy>, approver: Option<Arc<dyn Approver>>) -> Self {
+        Self { policy, approver }
+    }
+}
+
+impl std::fmt::Debug for Permission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Permission")
+            .field("approver", &self.approver.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 fn refuse(inv: &ToolInvocation, decision: Decision, text: String) -> ToolOutcome {
@@ -32,27 +41,9 @@ fn refuse(inv: &ToolInvocation, decision: Decision, text: String) -> ToolOutcome
     out
 }
 
-impl<S> Service<ToolInvocation> for Permission<S>
-where
-    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = ToolOutcome;
-    type Error = tool_core::Error;
-    type Future = BoxFuture<'static, Result<ToolOutcome, tool_core::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut inv: ToolInvocation) -> Self::Future {
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
-        let policy = self.policy.clone();
-        let approver = self.approver.clone();
+impl PipelineStage for Permission {
+    fn run(self, mut inv: ToolInvocation, next: Next) -> OutcomeFuture {
+        let Self { policy, approver } = self;
         Box::pin(async move {
             let tool = inv.tool.tool.clone();
             let subject = tool.permission_subject(&inv.input, &inv.ctx);
@@ -60,14 +51,12 @@ where
             let request =
                 PermissionRequest::for_tool(tool.as_ref(), &inv.input, &subject, &inv.ctx);
             let mut decision = policy.resolve_with_hook(&request, hook.as_ref());
-            let stop = inv
-                .hook_outcome
-                .as_ref()
-                .filter(|h| h.prevent_continuation)
-                .map(|h| h.stop_reason.clone());
             if decision.verdict == Verdict::Deny {
-                let text = match (&stop, decision.message.is_empty()) {
-                    (Some(reason), true) => stopped_text(reason.as_deref()),
+                let stop = inv.hook_outcome.as_ref().filter(|h| h.prevent_continuation);
+                let text = match stop {
+                    Some(h) if decision.message.is_empty() => {
+                        stopped_text(h.stop_reason.as_deref())
+                    }
                     _ => decision.message.clone(),
                 };
                 return Ok(refuse(&inv, decision, text));
@@ -118,12 +107,8 @@ where
             if let Some(updated) = decision.updated_input.take() {
                 inv.input = updated;
             }
-            let stop = stop.map(|r| r.unwrap_or_else(|| "Execution stopped by hook".to_owned()));
-            let mut outcome = inner.call(inv).await?;
+            let mut outcome = next.run(inv).await?;
             outcome.decision = Some(decision);
-            if outcome.stop_reason.is_none() {
-                outcome.stop_reason = stop;
-            }
             Ok(outcome)
         })
     }

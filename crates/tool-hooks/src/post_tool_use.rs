@@ -2,69 +2,58 @@
 //! its raw output (or its error) and may add context for the model, report a blocking error,
 //! stop the turn, or (for external tools only) replace the output.
 //!
-//! It sits inside the result-policy stage, so for external tools a replaced output is what
-//! gets mapped and size-checked; the hooks' texts join the result itself after its size
-//! policy, as Claude Code sends them.
-
-mod layer;
+//! The stage joins the hooks' texts to the result itself, after a blank line each, the
+//! result's own trailing whitespace dropped first, as Claude Code sends them. In the
+//! orchestrator's stack it sits above the result-policy stage, so the texts join the result
+//! after its size policy (an empty result's marker, a large result's preview), and a
+//! replacement output of an external tool goes through the same size policy itself.
 
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use futures::future::BoxFuture;
-use tool_core::{Stage, ToolInvocation, ToolOutcome, ToolResultContent};
-use tower_service::Service;
+use tool_core::stage::{Next, OutcomeFuture, PipelineStage, StageLayer};
+use tool_core::{ContentBlock, Stage, ToolInvocation, ToolResultContent};
 
 use crate::hooks::{
     HookEvent, HookSession, Hooks, PostHookOutcome, PostToolUseInput, reminder_text, run_units,
 };
-pub use layer::PostToolUseLayer;
 
-/// The service [`PostToolUseLayer`] produces.
-#[derive(Clone)]
-pub struct PostToolUse<S> {
-    inner: S,
+/// The layer of the [`PostToolUse`] stage.
+pub type PostToolUseLayer = StageLayer<PostToolUse>;
+
+/// The PostToolUse / PostToolUseFailure stage.
+#[derive(Clone, Debug)]
+pub struct PostToolUse {
     hooks: Arc<Hooks>,
 }
 
-impl<S> PostToolUse<S> {
-    /// Wrap `inner` with `hooks`.
-    pub fn new(inner: S, hooks: Arc<Hooks>) -> Self {
-        Self { inner, hooks }
+impl PostToolUse {
+    /// A stage running `hooks`.
+    pub fn new(hooks: Arc<Hooks>) -> Self {
+        Self { hooks }
+    }
+
+    /// This stage as a tower layer.
+    pub fn layer(self) -> PostToolUseLayer {
+        StageLayer::new(self)
     }
 }
 
-impl<S> Service<ToolInvocation> for PostToolUse<S>
-where
-    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = ToolOutcome;
-    type Error = tool_core::Error;
-    type Future = BoxFuture<'static, Result<ToolOutcome, tool_core::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, inv: ToolInvocation) -> Self::Future {
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
-        let hooks = self.hooks.clone();
+impl PipelineStage for PostToolUse {
+    fn run(self, inv: ToolInvocation, next: Next) -> OutcomeFuture {
+        let hooks = self.hooks;
         Box::pin(async move {
             if hooks.post.is_empty() && hooks.post_failure.is_empty() {
-                return inner.call(inv).await;
+                return next.run(inv).await;
             }
+            let tool = inv.tool.clone();
             let tool_name = inv.tool_name().to_owned();
             let external = inv.tool.tool.is_external();
             let session = HookSession::from_context(&inv.ctx);
+            let results_dir = inv.ctx.tool_results_dir.clone();
             let tool_input = inv.input.clone();
             let tool_use_id = inv.tool_use_id.clone();
             let started = std::time::Instant::now();
-            let mut outcome = inner.call(inv).await?;
+            let mut outcome = next.run(inv).await?;
             if outcome.stage != Stage::Ran {
                 return Ok(outcome);
             }
@@ -87,7 +76,7 @@ where
                 session,
                 tool_name: tool_name.clone(),
                 tool_input: tool_input.clone(),
-                tool_use_id,
+                tool_use_id: tool_use_id.clone(),
                 tool_response: outcome.raw_output.clone(),
                 error: outcome.call_error.as_ref().map(|e| e.message.clone()),
                 is_interrupt: outcome.call_error.as_ref().is_some_and(|e| e.is_interrupt),
@@ -104,25 +93,33 @@ where
             )
             .await;
             let event = event.as_str();
+            let mut texts = Vec::new();
             for (h, r) in results {
                 if external
                     && !failed
                     && let Some(out) = r.updated_output
                 {
-                    outcome.content = match &out {
+                    let content = match &out {
                         serde_json::Value::String(s) => ToolResultContent::Text(s.clone()),
                         other => ToolResultContent::Text(other.to_string()),
                     };
+                    let (tool, dir, id) = (tool.clone(), results_dir.clone(), tool_use_id.clone());
+                    let max = tool.tool.max_result_size_chars();
+                    outcome.content = tokio::task::spawn_blocking(move || {
+                        tool_core::result::apply_result_policy(content, tool.name(), max, &dir, &id)
+                    })
+                    .await
+                    .map_err(|e| tool_core::Error::Pipeline(format!("result policy: {e}")))?;
                     outcome.raw_output = Some(out);
                 }
                 if !r.additional_context.is_empty() {
-                    outcome.appended.push(reminder_text(&format!(
+                    texts.push(reminder_text(&format!(
                         "{event}:{tool_name} hook additional context: {}",
                         r.additional_context.join("\n")
                     )));
                 }
                 if let Some(err) = &r.blocking_error {
-                    outcome.appended.push(reminder_text(&format!(
+                    texts.push(reminder_text(&format!(
                         "{event}:{tool_name} hook blocking error from command: \"{}\": {err}",
                         h.name
                     )));
@@ -135,7 +132,49 @@ where
                 }
                 outcome.user_notes.extend(r.user_notes);
             }
+            join_texts(&mut outcome.content, texts);
             Ok(outcome)
         })
+    }
+}
+
+/// Join hook texts to a result after a blank line each, the result's own trailing whitespace
+/// dropped first (as Claude Code joins them); a result of blocks gets them as text blocks.
+fn join_texts(content: &mut ToolResultContent, texts: Vec<String>) {
+    if texts.is_empty() {
+        return;
+    }
+    match content {
+        ToolResultContent::Text(t) => {
+            let mut joined = t.trim_end().to_owned();
+            for a in texts {
+                if !joined.is_empty() {
+                    joined.push_str("\n\n");
+                }
+                joined.push_str(&a);
+            }
+            *t = joined;
+        }
+        ToolResultContent::Blocks(blocks) => {
+            blocks.extend(texts.into_iter().map(ContentBlock::text));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_join_after_a_blank_line_without_trailing_whitespace() {
+        let mut c = ToolResultContent::Text("out\n\n".into());
+        join_texts(&mut c, vec!["a".into(), "b".into()]);
+        assert_eq!(c.to_text(), "out\n\na\n\nb");
+        let mut empty = ToolResultContent::Text(String::new());
+        join_texts(&mut empty, vec!["a".into()]);
+        assert_eq!(empty.to_text(), "a");
+        let mut untouched = ToolResultContent::Text("x \n".into());
+        join_texts(&mut untouched, Vec::new());
+        assert_eq!(untouched.to_text(), "x \n");
     }
 }

@@ -2,79 +2,27 @@
 //! marker, large ones are persisted with a preview, error texts are cut in the middle past
 //! 10,000 characters.
 
-mod layer;
-
-use std::task::{Context, Poll};
-
-use futures::future::BoxFuture;
 use tool_core::result::apply_result_policy;
+use tool_core::stage::{Next, OutcomeFuture, PipelineStage};
 use tool_core::texts::truncate_middle;
 use tool_core::{Stage, ToolInvocation, ToolOutcome, ToolResultContent};
-use tower_service::Service;
 
-pub use layer::ResultPolicyLayer;
+/// The result-policy stage.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ResultPolicy;
 
-/// The service [`ResultPolicyLayer`] produces.
-#[derive(Clone, Debug)]
-pub struct ResultPolicy<S> {
-    inner: S,
-}
-
-impl<S> Service<ToolInvocation> for ResultPolicy<S>
-where
-    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = ToolOutcome;
-    type Error = tool_core::Error;
-    type Future = BoxFuture<'static, Result<ToolOutcome, tool_core::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, inv: ToolInvocation) -> Self::Future {
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
+impl PipelineStage for ResultPolicy {
+    fn run(self, inv: ToolInvocation, next: Next) -> OutcomeFuture {
         let tool = inv.tool.clone();
         let dir = inv.ctx.tool_results_dir.clone();
         Box::pin(async move {
             let id = inv.tool_use_id.clone();
-            let outcome = inner.call(inv).await?;
+            let outcome = next.run(inv).await?;
             if outcome.stage != Stage::Ran {
                 return Ok(outcome);
             }
-            let mut outcome = size_policy(outcome, &tool, &dir, &id).await?;
-            append_hook_texts(&mut outcome);
-            Ok(outcome)
+            size_policy(outcome, &tool, &dir, &id).await
         })
-    }
-}
-
-/// Texts from PostToolUse hooks join the result after a blank line, the result's own trailing
-/// whitespace dropped first (as Claude Code joins them).
-fn append_hook_texts(outcome: &mut ToolOutcome) {
-    if outcome.appended.is_empty() {
-        return;
-    }
-    let texts = std::mem::take(&mut outcome.appended);
-    match &mut outcome.content {
-        ToolResultContent::Text(t) => {
-            let mut joined = t.trim_end().to_owned();
-            for a in texts {
-                if !joined.is_empty() {
-                    joined.push_str("\n\n");
-                }
-                joined.push_str(&a);
-            }
-            *t = joined;
-        }
-        ToolResultContent::Blocks(blocks) => {
-            blocks.extend(texts.into_iter().map(tool_core::ContentBlock::text));
-        }
     }
 }
 

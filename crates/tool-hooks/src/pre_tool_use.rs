@@ -1,69 +1,72 @@
-//! The PreToolUse stage: runs the matching hooks before the permission decision and records
-//! their combined answer on the invocation.
+//! The PreToolUse stage: runs the matching hooks before the permission decision.
 //!
 //! Matching hooks (matcher and `if` condition) run concurrently, except that a sequential group
 //! runs in declared order, each hook seeing the input the previous one rewrote. Their decisions
 //! combine as `deny > ask > allow` whatever order they finish in, each with its own reason. A
-//! replacement input goes back through the tool's schema (and its normalisation) and then
-//! through the permission rules; an invalid one ends the call with Claude Code's text. Hook
-//! context for the model follows the call's result.
-
-mod layer;
+//! replacement input goes back through the tool's schema (and its normalisation); an invalid
+//! one ends the call with Claude Code's text. Hook context for the model follows the call's
+//! result.
+//!
+//! A deny (a JSON deny or block, exit code 2, a `fail_closed` hook that gave no answer) stops
+//! the call here, whatever sits below: the rest of the stack is never called and the result
+//! is Claude Code's `PreToolUse:<Tool> hook error: <reason>`. An ask stops it too, with the
+//! ask's text, unless the stage was told that a permission stage below answers asks
+//! ([`PreToolUse::before_permission_stage`]): there a hook's ask or allow is combined with
+//! the rules (an allow only waives a prompt nothing else asked for).
 
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
-use futures::future::BoxFuture;
-use tool_core::{HookOutcome, Stage, ToolInvocation, ToolOutcome};
-use tower_service::Service;
+use tool_core::stage::{Next, OutcomeFuture, PipelineStage, StageLayer};
+use tool_core::{HookOutcome, Stage, ToolInvocation, ToolOutcome, Verdict};
 
 use crate::hooks::{HookSession, Hooks, PreToolUseInput, reminder, run_units};
-pub use layer::PreToolUseLayer;
 
-/// The service [`PreToolUseLayer`] produces.
-#[derive(Clone)]
-pub struct PreToolUse<S> {
-    inner: S,
+/// The layer of the [`PreToolUse`] stage.
+pub type PreToolUseLayer = StageLayer<PreToolUse>;
+
+/// The PreToolUse stage: the hooks it runs, and who answers their asks.
+#[derive(Clone, Debug)]
+pub struct PreToolUse {
     hooks: Arc<Hooks>,
+    permission_stage_below: bool,
 }
 
-impl<S> PreToolUse<S> {
-    /// Wrap `inner` with `hooks`.
-    pub fn new(inner: S, hooks: Arc<Hooks>) -> Self {
-        Self { inner, hooks }
+impl PreToolUse {
+    /// A stage running `hooks` that enforces their answers itself: a deny or an ask stops the
+    /// call (no one below would answer an ask), an allow lets it through.
+    pub fn new(hooks: Arc<Hooks>) -> Self {
+        Self {
+            hooks,
+            permission_stage_below: false,
+        }
+    }
+
+    /// Leave a hook's ask and allow to the permission stage below this one, which combines them
+    /// with the rules (the orchestrator's stack does this). A deny still stops the call here.
+    pub fn before_permission_stage(mut self) -> Self {
+        self.permission_stage_below = true;
+        self
+    }
+
+    /// This stage as a tower layer.
+    pub fn layer(self) -> PreToolUseLayer {
+        StageLayer::new(self)
     }
 }
 
-impl<S> Service<ToolInvocation> for PreToolUse<S>
-where
-    S: Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
-        + Clone
-        + Send
-        + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = ToolOutcome;
-    type Error = tool_core::Error;
-    type Future = BoxFuture<'static, Result<ToolOutcome, tool_core::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut inv: ToolInvocation) -> Self::Future {
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
-        let hooks = self.hooks.clone();
+impl PipelineStage for PreToolUse {
+    fn run(self, mut inv: ToolInvocation, next: Next) -> OutcomeFuture {
         Box::pin(async move {
             let tool_name = inv.tool_name().to_owned();
-            let matching: Vec<_> = hooks
+            let matching: Vec<_> = self
+                .hooks
                 .pre
                 .iter()
                 .filter(|h| h.applies(&tool_name, &inv.input))
                 .cloned()
                 .collect();
             if matching.is_empty() {
-                return inner.call(inv).await;
+                return next.run(inv).await;
             }
             let session = HookSession::from_context(&inv.ctx);
             let tool_use_id = inv.tool_use_id.clone();
@@ -90,7 +93,7 @@ where
                 |o: &HookOutcome| o.updated_input.clone(),
             );
             let cancel = inv.ctx.cancel.clone();
-            let Some(outcomes) = tokio_select_cancel(run, cancel).await else {
+            let Some(outcomes) = unless_cancelled(run, cancel).await else {
                 return Ok(ToolOutcome::refused(
                     inv.tool_use_id,
                     Stage::Cancelled,
@@ -119,10 +122,41 @@ where
                     }
                 }
             }
-            let contexts = combined.additional_context.clone();
-            let notes = combined.user_notes.clone();
-            inv.hook_outcome = Some(combined);
-            let mut outcome = inner.call(inv).await?;
+            let contexts = std::mem::take(&mut combined.additional_context);
+            let notes = std::mem::take(&mut combined.user_notes);
+            let stop = combined.prevent_continuation.then(|| {
+                combined
+                    .stop_reason
+                    .clone()
+                    .unwrap_or_else(|| "Execution stopped by hook".to_owned())
+            });
+            let stopping = match &combined.decision {
+                Some(d) if d.verdict == Verdict::Deny => Some(d.deny_decision(&tool_name)),
+                Some(d) if d.verdict == Verdict::Ask && !self.permission_stage_below => {
+                    Some(d.ask_decision(&tool_name))
+                }
+                _ => None,
+            };
+            let mut outcome = match stopping {
+                Some(decision) => {
+                    let mut out = ToolOutcome::refused(
+                        inv.tool_use_id,
+                        Stage::PreToolUse,
+                        decision.message.clone(),
+                    );
+                    out.decision = Some(decision);
+                    out
+                }
+                None => {
+                    inv.hook_outcome = Some(combined);
+                    let mut out = next.run(inv).await?;
+                    // A call the permission stage refused does not also stop the turn.
+                    if out.stop_reason.is_none() && out.stage != Stage::Permission {
+                        out.stop_reason = stop;
+                    }
+                    out
+                }
+            };
             if !contexts.is_empty() {
                 outcome.hook_messages.insert(
                     0,
@@ -139,7 +173,7 @@ where
 }
 
 /// Run `fut` unless `cancel` fires first.
-async fn tokio_select_cancel<F: std::future::Future>(
+async fn unless_cancelled<F: std::future::Future>(
     fut: F,
     cancel: tool_core::CancellationToken,
 ) -> Option<F::Output> {
