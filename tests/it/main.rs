@@ -14,5 +14,6 @@ mod policy_files;
 mod policy_props;
 mod read_memory;
 mod search_tools;
+mod session_layers;
 mod shell_paths;
 mod turns;
