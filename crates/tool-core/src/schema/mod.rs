@@ -5,6 +5,18 @@
 //! then type mismatches, each on its own line under `<Tool> failed due to the following
 //! issue(s):`. Other kinds of failure (an enum value, a bound) are rendered as a JSON list of
 //! issues, as Zod prints them.
+//!
+//! Two validators find the failures. With the `jsonschema` feature (on by default, and always
+//! on in the orchestrator) it is the `jsonschema` crate, for any schema. Without it, a
+//! structural validator of this crate checks the keywords tool schemas use (`type`,
+//! `properties`, `required`, `additionalProperties`, `items`, `enum`, the numeric bounds, and
+//! the annotations) with the same results, and refuses at compile time a schema with any other
+//! keyword, so a lighter build never accepts what it cannot check.
+
+// Compiled in every build: without the feature it is the validator, with it the tests compare
+// the two.
+#[cfg_attr(all(feature = "jsonschema", not(test)), allow(dead_code))]
+mod structural;
 
 use serde_json::{Map, Number, Value, json};
 
@@ -17,6 +29,7 @@ const UNPARSABLE_PREVIEW_BYTES: usize = 200;
 #[derive(Debug, Clone)]
 pub struct CompiledSchema {
     schema: Value,
+    #[cfg(feature = "jsonschema")]
     validator: jsonschema::Validator,
 }
 
@@ -104,9 +117,17 @@ pub fn render_unparsable_input(tool_name: &str, raw: &str) -> String {
 impl CompiledSchema {
     /// Compile a schema. Fails when the schema itself is invalid, naming the problem.
     pub fn compile(schema: Value) -> Result<Self, Error> {
-        let validator =
-            jsonschema::validator_for(&schema).map_err(|e| Error::InvalidSchema(e.to_string()))?;
-        Ok(Self { schema, validator })
+        #[cfg(feature = "jsonschema")]
+        {
+            let validator = jsonschema::validator_for(&schema)
+                .map_err(|e| Error::InvalidSchema(e.to_string()))?;
+            Ok(Self { schema, validator })
+        }
+        #[cfg(not(feature = "jsonschema"))]
+        {
+            structural::supported(&schema).map_err(Error::InvalidSchema)?;
+            Ok(Self { schema })
+        }
     }
 
     /// The schema as given.
@@ -130,58 +151,67 @@ impl CompiledSchema {
             }
         };
         coerce(&self.schema, &mut value);
-        if self.validator.is_valid(&value) {
+        let issues = self.issues(&value);
+        if issues.is_empty() {
             return Ok(value);
         }
-        Err(self.describe(&value))
+        Err(self.describe(issues))
     }
 
-    fn describe(&self, value: &Value) -> InputError {
+    /// What is wrong with `value`, by the `jsonschema` crate.
+    #[cfg(feature = "jsonschema")]
+    fn issues(&self, value: &Value) -> Vec<Issue> {
+        if self.validator.is_valid(value) {
+            return Vec::new();
+        }
+        self.validator
+            .iter_errors(value)
+            .map(|err| Issue::from_jsonschema(&err))
+            .collect()
+    }
+
+    /// What is wrong with `value`, by the structural validator.
+    #[cfg(not(feature = "jsonschema"))]
+    fn issues(&self, value: &Value) -> Vec<Issue> {
+        structural::issues(&self.schema, value)
+    }
+
+    fn describe(&self, issues: Vec<Issue>) -> InputError {
         let mut missing: Vec<(usize, String)> = Vec::new();
         let mut unexpected: Vec<String> = Vec::new();
         let mut mismatched: Vec<(usize, (String, String, String))> = Vec::new();
         let mut other = Vec::new();
-        for err in self.validator.iter_errors(value) {
-            let segments: Vec<Seg> = err
-                .instance_path()
-                .segments()
-                .map(|s| match s {
-                    jsonschema::paths::LocationSegment::Property(p) => Seg::Key(p.into_owned()),
-                    jsonschema::paths::LocationSegment::Index(i) => Seg::Index(i),
-                })
-                .collect();
-            match err.kind() {
-                jsonschema::error::ValidationErrorKind::Required { property } => {
-                    let name = property
-                        .as_str()
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| property.to_string());
+        for Issue {
+            segments,
+            kind,
+            instance,
+        } in issues
+        {
+            match kind {
+                Kind::Required(name) => {
                     let mut segs = segments.clone();
                     segs.push(Seg::Key(name));
                     missing.push((self.order_of(&segs), path_string(&segs)));
                 }
-                jsonschema::error::ValidationErrorKind::AdditionalProperties {
-                    unexpected: keys,
-                } => {
+                Kind::Additional(keys) => {
                     for k in keys {
                         let mut segs = segments.clone();
-                        segs.push(Seg::Key(k.clone()));
+                        segs.push(Seg::Key(k));
                         unexpected.push(path_string(&segs));
                     }
                 }
-                jsonschema::error::ValidationErrorKind::Type { .. } => {
-                    let instance = err.instance();
-                    let expected = expected_type_word(self.schema_at(&segments), instance);
+                Kind::Type => {
+                    let expected = expected_type_word(self.schema_at(&segments), &instance);
                     mismatched.push((
                         self.order_of(&segments),
                         (
                             path_string(&segments),
                             expected,
-                            received_type_word(instance).to_owned(),
+                            received_type_word(&instance).to_owned(),
                         ),
                     ));
                 }
-                kind => other.push(zod_issue(kind, &segments, &err.to_string())),
+                kind => other.push(zod_issue(&kind, &segments)),
             }
         }
         missing.sort_by_key(|(i, _)| *i);
@@ -218,10 +248,81 @@ impl CompiledSchema {
     }
 }
 
-#[derive(Debug, Clone)]
+/// One place in an input.
+#[derive(Debug, Clone, PartialEq)]
 enum Seg {
     Key(String),
     Index(usize),
+}
+
+/// One failure, whichever validator found it.
+#[derive(Debug, Clone, PartialEq)]
+struct Issue {
+    /// Where, in the input.
+    segments: Vec<Seg>,
+    kind: Kind,
+    /// The value found there.
+    instance: Value,
+}
+
+/// The kinds of failure the rendering tells apart.
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    /// A required property is missing.
+    Required(String),
+    /// Properties the schema does not allow.
+    Additional(Vec<String>),
+    /// The value has the wrong type.
+    Type,
+    /// The value is not one of these (a JSON array).
+    Enum(Value),
+    /// Below `minimum`.
+    Minimum(Value),
+    /// Not above `exclusiveMinimum`.
+    ExclusiveMinimum(Value),
+    /// Above `maximum`.
+    Maximum(Value),
+    /// Not below `exclusiveMaximum`.
+    ExclusiveMaximum(Value),
+    /// Anything else, with the validator's message.
+    #[cfg_attr(not(feature = "jsonschema"), allow(dead_code))]
+    Custom(String),
+}
+
+#[cfg(feature = "jsonschema")]
+impl Issue {
+    fn from_jsonschema(err: &jsonschema::ValidationError<'_>) -> Self {
+        use jsonschema::error::ValidationErrorKind as K;
+        let segments = err
+            .instance_path()
+            .segments()
+            .map(|s| match s {
+                jsonschema::paths::LocationSegment::Property(p) => Seg::Key(p.into_owned()),
+                jsonschema::paths::LocationSegment::Index(i) => Seg::Index(i),
+            })
+            .collect();
+        let kind = match err.kind() {
+            K::Required { property } => Kind::Required(
+                property
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| property.to_string()),
+            ),
+            K::AdditionalProperties { unexpected } => Kind::Additional(unexpected.clone()),
+            K::Type { .. } => Kind::Type,
+            K::Enum { options } => Kind::Enum(options.as_ref().clone()),
+            K::Minimum { limit } => Kind::Minimum(limit.clone()),
+            K::ExclusiveMinimum { limit } => Kind::ExclusiveMinimum(limit.clone()),
+            K::Maximum { limit } => Kind::Maximum(limit.clone()),
+            K::ExclusiveMaximum { limit } => Kind::ExclusiveMaximum(limit.clone()),
+            _ => Kind::Custom(err.to_string()),
+        };
+        Issue {
+            segments,
+            kind,
+            instance: err.instance().clone().into_owned(),
+        }
+    }
 }
 
 fn path_string(segs: &[Seg]) -> String {
@@ -278,8 +379,7 @@ fn received_type_word(v: &Value) -> &'static str {
     }
 }
 
-fn zod_issue(kind: &jsonschema::error::ValidationErrorKind, segs: &[Seg], message: &str) -> Value {
-    use jsonschema::error::ValidationErrorKind as K;
+fn zod_issue(kind: &Kind, segs: &[Seg]) -> Value {
     let path: Vec<Value> = segs
         .iter()
         .map(|s| match s {
@@ -288,31 +388,34 @@ fn zod_issue(kind: &jsonschema::error::ValidationErrorKind, segs: &[Seg], messag
         })
         .collect();
     match kind {
-        K::Enum { options } => {
+        Kind::Enum(options) => {
             let opts: Vec<String> = options
                 .as_array()
                 .map(|a| a.iter().map(|o| o.to_string()).collect())
                 .unwrap_or_default();
-            json!({"code": "invalid_value", "values": options.as_ref(), "path": path,
+            json!({"code": "invalid_value", "values": options, "path": path,
                    "message": format!("Invalid option: expected one of {}", opts.join("|"))})
         }
-        K::Minimum { limit } => {
+        Kind::Minimum(limit) => {
             json!({"origin": "number", "code": "too_small", "minimum": limit, "inclusive": true, "path": path,
                    "message": format!("Too small: expected number to be >={limit}")})
         }
-        K::ExclusiveMinimum { limit } => {
+        Kind::ExclusiveMinimum(limit) => {
             json!({"origin": "number", "code": "too_small", "minimum": limit, "inclusive": false, "path": path,
                    "message": format!("Too small: expected number to be >{limit}")})
         }
-        K::Maximum { limit } => {
+        Kind::Maximum(limit) => {
             json!({"origin": "number", "code": "too_big", "maximum": limit, "inclusive": true, "path": path,
                    "message": format!("Too big: expected number to be <={limit}")})
         }
-        K::ExclusiveMaximum { limit } => {
+        Kind::ExclusiveMaximum(limit) => {
             json!({"origin": "number", "code": "too_big", "maximum": limit, "inclusive": false, "path": path,
                    "message": format!("Too big: expected number to be <{limit}")})
         }
-        _ => json!({"code": "custom", "path": path, "message": message}),
+        Kind::Custom(message) => json!({"code": "custom", "path": path, "message": message}),
+        Kind::Required(_) | Kind::Additional(_) | Kind::Type => {
+            json!({"code": "custom", "path": path, "message": "invalid input"})
+        }
     }
 }
 
@@ -499,6 +602,146 @@ mod tests {
         let issues: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(issues[0]["code"], "invalid_value");
         assert_eq!(issues[0]["path"], json!(["mode"]));
+    }
+
+    #[cfg(not(feature = "jsonschema"))]
+    #[test]
+    fn without_the_feature_unknown_keywords_are_refused() {
+        let err = CompiledSchema::compile(
+            json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "^a"}}}),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("#/properties/p/pattern: the keyword `pattern` needs tool-core's `jsonschema` feature"),
+            "{err}"
+        );
+        assert!(CompiledSchema::compile(json!({"anyOf": []})).is_err());
+        assert!(
+            CompiledSchema::compile(json!({"type": "object", "additionalProperties": false}))
+                .is_ok()
+        );
+    }
+
+    /// Schemas shaped like the built-in tools' (schemars output) and a few more keywords.
+    #[cfg(feature = "jsonschema")]
+    fn differential_schemas() -> Vec<Value> {
+        vec![
+            json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "GrepInput",
+            "type": "object", "additionalProperties": false, "required": ["pattern"],
+            "properties": {
+                "pattern": {"type": "string", "description": "p"},
+                "path": {"type": ["string", "null"]},
+                "output_mode": {"type": ["string", "null"], "enum": ["content", "files_with_matches", "count", null]},
+                "-A": {"type": ["integer", "null"], "format": "int64"},
+                "head_limit": {"type": ["integer", "null"], "minimum": 0},
+                "multiline": {"type": ["boolean", "null"], "default": null}
+            }}),
+            json!({"type": "object", "required": ["edits", "file_path"], "additionalProperties": false,
+            "properties": {
+                "file_path": {"type": "string"},
+                "edits": {"type": "array", "items": {"type": "object", "additionalProperties": false,
+                          "required": ["old_string", "new_string"],
+                          "properties": {"old_string": {"type": "string"}, "new_string": {"type": "string"},
+                                         "replace_all": {"type": "boolean"}}}},
+                "ratio": {"type": "number", "exclusiveMinimum": 0, "maximum": 1.5},
+                "level": {"type": "integer", "minimum": -3, "exclusiveMaximum": 10}
+            }}),
+            json!({"type": "object", "properties": {"tags": {"type": "array", "items": {"enum": [1, "a", true]}}},
+                   "additionalProperties": {"type": "integer"}}),
+        ]
+    }
+
+    /// A random JSON value, mostly of the kinds inputs hold.
+    #[cfg(feature = "jsonschema")]
+    fn random_value(next: &mut dyn FnMut() -> u64, depth: usize) -> Value {
+        let keys = [
+            "pattern",
+            "path",
+            "output_mode",
+            "-A",
+            "head_limit",
+            "multiline",
+            "file_path",
+            "edits",
+            "old_string",
+            "new_string",
+            "replace_all",
+            "ratio",
+            "level",
+            "tags",
+            "x",
+        ];
+        let words = [
+            "content",
+            "count",
+            "a",
+            "",
+            "1",
+            "true",
+            "files_with_matches",
+        ];
+        match next() % if depth > 2 { 6 } else { 8 } {
+            0 => Value::Null,
+            1 => Value::Bool(next().is_multiple_of(2)),
+            2 => json!((next() % 40) as i64 - 10),
+            3 => json!(((next() % 400) as f64 - 100.0) / 8.0),
+            4 | 5 => json!(words[(next() % words.len() as u64) as usize]),
+            6 => Value::Array(
+                (0..next() % 4)
+                    .map(|_| random_value(next, depth + 1))
+                    .collect(),
+            ),
+            _ => {
+                let mut o = Map::new();
+                for _ in 0..next() % 5 {
+                    let k = keys[(next() % keys.len() as u64) as usize];
+                    o.insert(k.to_owned(), random_value(next, depth + 1));
+                }
+                Value::Object(o)
+            }
+        }
+    }
+
+    /// The structural validator finds what the `jsonschema` crate finds, rendered the same, on
+    /// thousands of random inputs.
+    #[cfg(feature = "jsonschema")]
+    #[test]
+    fn structural_validator_agrees_with_jsonschema() {
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut invalid = 0;
+        for schema in differential_schemas() {
+            structural::supported(&schema).unwrap();
+            let compiled = CompiledSchema::compile(schema.clone()).unwrap();
+            for _ in 0..3000 {
+                let mut input = random_value(&mut next, 0);
+                if !input.is_object() {
+                    input = json!({"pattern": input});
+                }
+                let full = compiled.describe(compiled.issues(&input));
+                let light = compiled.describe(structural::issues(&schema, &input));
+                let valid = compiled.issues(&input).is_empty();
+                assert_eq!(
+                    structural::issues(&schema, &input).is_empty(),
+                    valid,
+                    "validity of {input} under {schema}"
+                );
+                if !valid {
+                    invalid += 1;
+                    assert_eq!(light.render("T"), full.render("T"), "input {input}");
+                }
+            }
+        }
+        assert!(
+            invalid > 1000,
+            "too few invalid inputs generated: {invalid}"
+        );
     }
 
     #[test]
