@@ -49,7 +49,7 @@ fn generate(path: &Path, size_mib: u64) -> anyhow::Result<u64> {
 }
 
 /// The argument that makes xtask act as a minimal spawner (see [`spawn_and_measure`]).
-pub const MEASURE_ARG: &str = "__measure";
+pub(crate) const MEASURE_ARG: &str = "__measure";
 
 /// Wall time and peak RSS (KiB) of one command, measured by a fresh xtask process in its
 /// minimal mode. On Linux a child's peak RSS includes the RSS of the process that spawned it
@@ -78,7 +78,7 @@ fn measure(cmd: &Command) -> anyhow::Result<(Duration, u64)> {
 /// The minimal spawner: run `args` with output discarded, wait for it with `wait4`, print
 /// "<nanoseconds> <peak RSS KiB>". Runs before any runtime starts, to keep its own RSS small.
 #[allow(unsafe_code)]
-pub fn spawn_and_measure(args: &[std::ffi::OsString]) -> i32 {
+pub(crate) fn spawn_and_measure(args: &[std::ffi::OsString]) -> i32 {
     let Some((program, rest)) = args.split_first() else {
         return 2;
     };
@@ -128,7 +128,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-pub async fn read(size_mib: u64) -> anyhow::Result<()> {
+pub(crate) async fn read(size_mib: u64) -> anyhow::Result<()> {
     let root = crate::workspace_root();
     let dir = root.join("target/bench");
     std::fs::create_dir_all(&dir)?;
@@ -334,7 +334,7 @@ fn ripgrep(root: &Path) -> anyhow::Result<std::path::PathBuf> {
     Ok(local)
 }
 
-pub async fn grep() -> anyhow::Result<()> {
+pub(crate) async fn grep() -> anyhow::Result<()> {
     let root = crate::workspace_root();
     let corpus = grep_corpus(&root)?;
     let rg = ripgrep(&root)?;
@@ -458,7 +458,7 @@ fn check_same_count(mut ours: Command, mut theirs: Command) -> anyhow::Result<()
 /// `rules`: decisions per second for policies of 10, 1,000 and 10,000 rules (mixed path and
 /// Bash rules) over the same 10,000 calls, on real paths in a temporary tree (with symlinks, so
 /// their resolution is paid). Runs itself in a release build.
-pub fn rules() -> anyhow::Result<()> {
+pub(crate) fn rules() -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
         return rerun_release("rules");
     }
@@ -734,7 +734,7 @@ async fn spawn_direct(command: &str, input: &str) -> anyhow::Result<()> {
 /// `hooks`: side by side in one run, (1) a no-op call with one command hook against spawning
 /// the same command with `sh -c` directly, and (2) a no-op call with and without an in-process
 /// hook. Runs itself in a release build.
-pub async fn hooks() -> anyhow::Result<()> {
+pub(crate) async fn hooks() -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
         return rerun_release("hooks");
     }
@@ -847,7 +847,7 @@ fn noop_policy(n: usize) -> anyhow::Result<tool_permissions::Policy> {
 /// 50 rules, no hooks) against calling the tool directly, and (2) 200 whole-file Reads of
 /// 200 KB files as one safe batch against the same calls one after another. Runs itself in a
 /// release build.
-pub async fn pipeline() -> anyhow::Result<()> {
+pub(crate) async fn pipeline() -> anyhow::Result<()> {
     use tool_core::Tool as _;
     if cfg!(debug_assertions) {
         return rerun_release("pipeline");

@@ -8,7 +8,7 @@ use serde_json::Value;
 use toolgate::scenario::{self, RunError, Scenario};
 
 /// How one scenario went.
-pub enum Verdict {
+pub(crate) enum Verdict {
     Pass,
     Fail(String),
     Skip(String),
@@ -16,7 +16,7 @@ pub enum Verdict {
 
 /// Run every `DIR/scenarios/*.json` that has a `DIR/results/*.json`; print one line each and
 /// the summary. Returns the number of failures.
-pub async fn run_dir(dir: &Path) -> anyhow::Result<(usize, usize, usize)> {
+pub(crate) async fn run_dir(dir: &Path) -> anyhow::Result<(usize, usize, usize)> {
     let scenarios = dir.join("scenarios");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&scenarios)
         .with_context(|| format!("reading {}", scenarios.display()))?

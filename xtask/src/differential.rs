@@ -11,7 +11,7 @@ use toolgate_tests::differential::{Claim, Options, Shims, Verdict, check_line, r
 
 /// Run the lines; false when there was a disagreement or a harness error (a run whose harness
 /// is wrong proves nothing, so it fails too).
-pub fn run(lines: u64, seed: u64, threads: usize) -> anyhow::Result<bool> {
+pub(crate) fn run(lines: u64, seed: u64, threads: usize) -> anyhow::Result<bool> {
     let opts = Options {
         lines,
         seed,
@@ -59,7 +59,7 @@ pub fn run(lines: u64, seed: u64, threads: usize) -> anyhow::Result<bool> {
 
 /// Run every line of a findings file (one JSON string a line; blank lines and lines starting
 /// with `#` are skipped) through bash and the analyser; false when one disagrees.
-pub fn run_file(path: &std::path::Path) -> anyhow::Result<bool> {
+pub(crate) fn run_file(path: &std::path::Path) -> anyhow::Result<bool> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
     let shims = Shims::new()?;

@@ -28,7 +28,7 @@ macro_rules! families {
         /// words first, then paths, environment and wrappers, joins, and whole-command wrappers
         /// last.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Family {
+        pub(crate) enum Family {
             $($family,)*
         }
 
@@ -36,7 +36,7 @@ macro_rules! families {
             const ALL: &[Family] = &[$(Family::$family,)*];
 
             /// The family's name in reports.
-            pub fn name(self) -> &'static str {
+            pub(crate) fn name(self) -> &'static str {
                 match self {
                     $(Family::$family => $name,)*
                 }
@@ -269,7 +269,7 @@ struct Finding {
 /// Run `n` variants spread over the cases of `files`, reproducible from `seed`; print each
 /// weaker (and over-blocked) variant, the counts per family and `N variants, M weaker`.
 /// Returns the number of weaker variants. With `findings`, also write a summary there.
-pub fn run(
+pub(crate) fn run(
     files: &[PathBuf],
     n: usize,
     seed: u64,

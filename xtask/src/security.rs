@@ -36,7 +36,7 @@ impl Extra {
     }
 
     /// The fixtures as text, for a report line.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts: Vec<String> = self
             .links
             .iter()
@@ -486,7 +486,7 @@ pub(crate) fn parse_verdict(s: &str) -> Option<Verdict> {
 
 /// The case files `source` names: the file itself, or every `*.jsonl` directly inside the
 /// folder, sorted by name (sub-folders such as `pending/` are not read).
-pub fn case_files(source: &Path) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn case_files(source: &Path) -> anyhow::Result<Vec<PathBuf>> {
     if !source.is_dir() {
         return Ok(vec![source.to_path_buf()]);
     }
@@ -535,7 +535,7 @@ pub(crate) fn case_lines(
 
 /// Run every case of `files`, in order; print one line each. A case id must be unique across
 /// the files. Returns (passed, failed, skipped, unsafe).
-pub fn run(files: &[PathBuf]) -> anyhow::Result<(usize, usize, usize, usize)> {
+pub(crate) fn run(files: &[PathBuf]) -> anyhow::Result<(usize, usize, usize, usize)> {
     let (mut pass, mut fail, mut skip, mut unsafe_) = (0, 0, 0, 0);
     let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     for item in case_lines(files) {

@@ -187,7 +187,7 @@ pub(crate) struct Registered<H: ?Sized> {
 
 impl<H: ?Sized> Registered<H> {
     /// Does the hook apply to this call?
-    pub fn applies(&self, tool_name: &str, input: &Value) -> bool {
+    pub(crate) fn applies(&self, tool_name: &str, input: &Value) -> bool {
         self.matcher.matches(tool_name)
             && self
                 .condition

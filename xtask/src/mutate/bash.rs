@@ -217,7 +217,7 @@ fn external(v: &str) -> bool {
 }
 
 /// Rewrite the command `s` by `family`, or `None` when the family does not apply to it.
-pub fn rewrite(
+pub(super) fn rewrite(
     family: Family,
     s: &str,
     cwd: Option<&str>,

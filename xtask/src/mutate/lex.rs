@@ -5,7 +5,7 @@
 
 /// What a token is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     /// A shell word (quotes, expansions and all).
     Word,
     /// A control operator or a parenthesis.
@@ -22,14 +22,14 @@ pub enum Kind {
 
 /// One token and its byte span in the text.
 #[derive(Clone, Copy, Debug)]
-pub struct Tok {
+pub(super) struct Tok {
     pub kind: Kind,
     pub start: usize,
     pub end: usize,
 }
 
 /// A tokenized command.
-pub struct Lexed {
+pub(super) struct Lexed {
     pub toks: Vec<Tok>,
     pub has_heredoc: bool,
     pub has_comment: bool,
@@ -41,7 +41,7 @@ const REDIRS: [&str; 12] = [
 const OPS: [&str; 9] = ["&&", "||", ";;", "|&", ";", "|", "&", "(", ")"];
 
 /// Tokenize `s`, or `None` when a quote or bracket is left open.
-pub fn lex(s: &str) -> Option<Lexed> {
+pub(super) fn lex(s: &str) -> Option<Lexed> {
     let b = s.as_bytes();
     let mut out = Lexed {
         toks: Vec::new(),
@@ -270,7 +270,7 @@ fn unquote(w: &str) -> String {
 
 /// The value of a word when it is fixed text: quotes, backslashes and ANSI-C strings resolved;
 /// `None` when it expands anything (variables, substitutions, globs, braces, a leading `~`).
-pub fn static_word(w: &str) -> Option<String> {
+pub(super) fn static_word(w: &str) -> Option<String> {
     let b = w.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -372,14 +372,14 @@ fn ansi_escape(b: &[u8]) -> Option<(u8, usize)> {
 }
 
 /// A word whose characters need no quoting and expand to themselves.
-pub fn plain(w: &str) -> bool {
+pub(super) fn plain(w: &str) -> bool {
     !w.is_empty()
         && w.bytes()
             .all(|c| c.is_ascii_alphanumeric() || b"_./,:@%+=-".contains(&c))
 }
 
 /// `NAME=...` or `NAME+=...` (with an optional subscript): an assignment word.
-pub fn is_assignment(w: &str) -> bool {
+pub(super) fn is_assignment(w: &str) -> bool {
     let b = w.as_bytes();
     if !b
         .first()
@@ -405,7 +405,7 @@ pub fn is_assignment(w: &str) -> bool {
 
 /// One simple command (or what stands where one would): its tokens, split into leading
 /// assignments, redirections, the command word and its arguments.
-pub struct Segment {
+pub(super) struct Segment {
     /// Index (into `Lexed::toks`) of the first token.
     pub first: usize,
     pub assigns: Vec<usize>,
@@ -422,7 +422,7 @@ pub struct Segment {
 }
 
 /// Split a tokenized command into segments at operators, newlines, comments and heredocs.
-pub fn segments(s: &str, lx: &Lexed) -> Vec<Segment> {
+pub(super) fn segments(s: &str, lx: &Lexed) -> Vec<Segment> {
     let mut out = Vec::new();
     let mut cur: Option<Segment> = None;
     let mut before: Option<String> = None;

@@ -5,7 +5,7 @@ use super::{Family, Rng};
 use crate::security::Extra;
 
 /// Where a path appears, which decides the rewrites that keep its meaning.
-pub struct PathCtx<'a> {
+pub(super) struct PathCtx<'a> {
     /// The virtual working directory the path is relative to, when known.
     pub cwd: Option<&'a str>,
     /// A relative path here resolves against `cwd` (no `cd` before it in the command).
@@ -24,14 +24,14 @@ pub struct PathCtx<'a> {
 
 /// An absolute path with `.` and `..` folded and `//` collapsed, textually (the engine's own
 /// lexical normalisation).
-pub fn lexical(p: &str) -> String {
+pub(super) fn lexical(p: &str) -> String {
     tool_core::normalize(std::path::Path::new(p))
         .display()
         .to_string()
 }
 
 /// A virtual path that the runner's staging maps into its temporary root.
-pub fn mappable(p: &str) -> bool {
+pub(super) fn mappable(p: &str) -> bool {
     p.starts_with("/w/") || p == "/home/u" || p.starts_with("/home/u/")
 }
 
@@ -51,7 +51,7 @@ fn virtual_abs(p: &str, pc: &PathCtx<'_>) -> Option<String> {
 }
 
 /// Rewrite `p` by `family`, or `None` when the family does not apply to it.
-pub fn rewrite(
+pub(super) fn rewrite(
     family: Family,
     p: &str,
     pc: &PathCtx<'_>,
