@@ -15,6 +15,12 @@ pub struct TerminalApprover {
     io: Arc<Mutex<Terminal>>,
 }
 
+impl std::fmt::Debug for TerminalApprover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TerminalApprover").finish_non_exhaustive()
+    }
+}
+
 impl TerminalApprover {
     /// Ask on standard input, show the question on standard error.
     pub fn stdio() -> Self {
