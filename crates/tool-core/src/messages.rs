@@ -1124,6 +1124,24 @@ mod tests {
     }
 
     #[test]
+    fn blank_pieces_keep_the_start_input_and_message_start_gives_a_stop_reason() {
+        let events = [
+            json!({"type": "message_start", "message": {"role": "assistant", "content": [], "stop_reason": "end_turn"}}),
+            start(
+                0,
+                json!({"type": "tool_use", "id": "t", "name": "Read", "input": {"a": 1}}),
+            ),
+            json_piece(0, ""),
+            json_piece(0, " "),
+            stop(0),
+            json!({"type": "message_stop"}),
+        ];
+        let (ready, done) = run(&events).unwrap();
+        assert_eq!(ready[0].input, json!({"a": 1}));
+        assert_eq!(done.unwrap().stop_reason.as_deref(), Some("end_turn"));
+    }
+
+    #[test]
     fn server_tool_use_input_is_assembled_but_not_handed_over() {
         let events = [
             start(
