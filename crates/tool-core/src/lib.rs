@@ -1,4 +1,5 @@
-//! The tool contract of toolgate: the wire types of the Messages API, the [`Tool`] trait, the
+//! The tool contract of toolgate: the wire types of the Messages API (and, in [`messages`],
+//! assistant messages parsed and assembled from a stream), the [`Tool`] trait, the
 //! [`ToolRegistry`], the schema layer that checks inputs and renders failures exactly as
 //! Claude Code does, the decision types every crate shares, the per-call [`ToolContext`], the
 //! [`FileStateCache`] and the result-size policy.
@@ -43,6 +44,7 @@ mod decision;
 mod error;
 mod file_state;
 mod invocation;
+pub mod messages;
 mod registry;
 pub mod result;
 pub mod schema;
@@ -60,6 +62,10 @@ pub use decision::{
 pub use error::Error;
 pub use file_state::{DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, FileState, FileStateCache};
 pub use invocation::{Stage, ToolInvocation, ToolOutcome};
+pub use messages::{
+    AssistantBlock, AssistantMessage, MessageAssembler, SseDecoder, StreamProgress,
+    assistant_messages, parse_sse,
+};
 pub use registry::{Lookup, RegisteredTool, ToolRegistry};
 pub use schema::{CompiledSchema, InputError};
 pub use tool::{

@@ -212,12 +212,15 @@ pub struct UserMessage {
     pub content: Vec<UserContent>,
 }
 
-/// The role of a message; tool results always travel in a `user` message.
+/// The role of a message; tool results always travel in a `user` message, tool uses in an
+/// `assistant` one (see [`crate::messages::AssistantMessage`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// A user message.
     User,
+    /// An assistant message: what the model answered.
+    Assistant,
 }
 
 impl UserMessage {
@@ -227,6 +230,22 @@ impl UserMessage {
             role: Role::User,
             content,
         }
+    }
+
+    /// The user message answering a turn: the `tool_result` blocks in the order given (the
+    /// order of the `tool_use` blocks they answer), then the `after` blocks (the messages hooks
+    /// and tools added). [`crate::messages::AssistantMessage::reply`] also checks the results
+    /// against the message's tool uses.
+    pub fn with_tool_results(
+        results: impl IntoIterator<Item = ToolResult>,
+        after: impl IntoIterator<Item = ContentBlock>,
+    ) -> Self {
+        let content = results
+            .into_iter()
+            .map(UserContent::ToolResult)
+            .chain(after.into_iter().map(UserContent::Block))
+            .collect();
+        Self::new(content)
     }
 
     /// The tool results in this message, in order.

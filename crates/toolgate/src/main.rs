@@ -93,9 +93,11 @@ enum Command {
     },
     /// Run the built-in demo (a Read → Edit session in a temporary directory).
     Demo,
-    /// Run a transcript (a JSON list of turns of tool_use blocks) against a workspace, or an
-    /// oracle scenario file in a fresh temporary layout, and print the tool_result blocks as
-    /// JSON lines.
+    /// Run a transcript against a workspace, or an oracle scenario file in a fresh temporary
+    /// layout, and print the tool_result blocks as JSON lines. A transcript is a JSON list of
+    /// turns of tool_use blocks; Messages API JSON (an assistant message, a response, a
+    /// `messages` list or a request body: each assistant message with tool_use blocks is a
+    /// turn); or the Server-Sent Events text of a streamed response (one turn).
     Run {
         /// The transcript or scenario file.
         file: PathBuf,
@@ -315,14 +317,16 @@ async fn main() -> anyhow::Result<()> {
         }) => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;
-            let value: serde_json::Value = serde_json::from_str(&text)
-                .with_context(|| format!("parsing {}", file.display()))?;
-            if value.get("turns").is_some()
-                && (value.get("fixture").is_some() || value.get("name").is_some())
-            {
-                return run_scenario(&file).await;
+            if !transcript::is_sse(&text) {
+                let value: serde_json::Value = serde_json::from_str(&text)
+                    .with_context(|| format!("parsing {}", file.display()))?;
+                if value.get("turns").is_some()
+                    && (value.get("fixture").is_some() || value.get("name").is_some())
+                {
+                    return run_scenario(&file).await;
+                }
             }
-            let turns = transcript::parse(&value)
+            let turns = transcript::parse_text(&text)
                 .map_err(anyhow::Error::msg)
                 .with_context(|| file.display().to_string())?;
             let ws = policy.workspace()?;

@@ -75,6 +75,96 @@ fn run_prints_tool_results_as_json_lines() {
     assert_eq!(lines[1]["is_error"], true);
 }
 
+/// Run `toolgate run FILE` in `dir` and return the printed tool_result blocks.
+fn run_file(dir: &std::path::Path, file: &std::path::Path) -> Vec<serde_json::Value> {
+    let out = toolgate()
+        .arg("run")
+        .arg(file)
+        .arg("--dir")
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn run_takes_a_messages_api_request_body_and_a_recorded_stream() {
+    use serde_json::json;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("a.txt"), "hi\n").unwrap();
+    let path = d.path().join("a.txt").display().to_string();
+    let body = json!({"model": "m", "max_tokens": 9, "messages": [
+        {"role": "user", "content": "read it"},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "t", "signature": "s"},
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": path}}
+        ]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t2", "name": "Nope", "input": {}}]},
+        {"role": "assistant", "content": "done"}
+    ]});
+    let file = d.path().join("body.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    let lines = run_file(d.path(), &file);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        lines[0],
+        json!({"type": "tool_result", "tool_use_id": "t1", "content": "1\thi\n2\t"})
+    );
+    assert_eq!(lines[1]["tool_use_id"], "t2");
+    assert_eq!(lines[1]["is_error"], true);
+
+    // The same read streamed in pieces, and a call whose streamed JSON is broken.
+    let input = json!({"file_path": path}).to_string();
+    let (head, tail) = input.split_at(5);
+    let event =
+        |v: serde_json::Value| format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap());
+    let piece = |i: u64, p: &str| {
+        event(
+            json!({"type": "content_block_delta", "index": i, "delta": {"type": "input_json_delta", "partial_json": p}}),
+        )
+    };
+    let start = |i: u64, id: &str| {
+        event(
+            json!({"type": "content_block_start", "index": i, "content_block": {"type": "tool_use", "id": id, "name": "Read", "input": {}}}),
+        )
+    };
+    let stop = |i: u64| event(json!({"type": "content_block_stop", "index": i}));
+    let sse = [
+        event(json!({"type": "message_start", "message": {"role": "assistant", "content": []}})),
+        start(0, "s1"),
+        piece(0, head),
+        piece(0, tail),
+        stop(0),
+        start(1, "s2"),
+        piece(1, "{\"file_path\": \"C:\\x"),
+        stop(1),
+        event(json!({"type": "message_stop"})),
+    ]
+    .concat();
+    let file = d.path().join("stream.sse");
+    std::fs::write(&file, sse).unwrap();
+    let lines = run_file(d.path(), &file);
+    assert_eq!(
+        lines[0],
+        json!({"type": "tool_result", "tool_use_id": "s1", "content": "1\thi\n2\t"})
+    );
+    let text = lines[1]["content"].as_str().unwrap();
+    assert!(
+        text.contains("Read was called with input that could not be parsed as JSON."),
+        "{text}"
+    );
+    assert_eq!(lines[1]["is_error"], true);
+}
+
 /// A project with a TOML policy, and a user config directory of its own.
 fn toml_project() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
