@@ -6,8 +6,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use tool_core::{
-    Approver, ContentBlock, InterruptBehavior, Lookup, PathPolicy, PermissionPolicy, ToolContext,
-    ToolDefinition, ToolInvocation, ToolOutcome, ToolRegistry, ToolUse, UserContent, UserMessage,
+    Approver, InterruptBehavior, Lookup, PathPolicy, PermissionPolicy, ToolContext, ToolDefinition,
+    ToolInvocation, ToolOutcome, ToolRegistry, ToolUse, UserMessage,
 };
 use tool_hooks::Hooks;
 use tool_permissions::Policy;
@@ -202,17 +202,13 @@ impl TurnOutcome {
     /// The user message to send back: every `tool_result` in block order, then the messages
     /// hooks and tools added, in call order.
     pub fn user_message(&self) -> UserMessage {
-        let mut content: Vec<UserContent> = self
-            .outcomes
-            .iter()
-            .map(|o| UserContent::ToolResult(o.tool_result()))
-            .collect();
-        for o in &self.outcomes {
-            let after: Vec<&ContentBlock> =
-                o.hook_messages.iter().chain(&o.extra_messages).collect();
-            content.extend(after.into_iter().cloned().map(UserContent::Block));
-        }
-        UserMessage::new(content)
+        UserMessage::with_tool_results(
+            self.outcomes.iter().map(ToolOutcome::tool_result),
+            self.outcomes
+                .iter()
+                .flat_map(|o| o.hook_messages.iter().chain(&o.extra_messages))
+                .cloned(),
+        )
     }
 
     /// The reason to stop the turn, when a hook asked for it.
