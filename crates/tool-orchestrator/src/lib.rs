@@ -45,6 +45,48 @@ pub use session::{Session, SessionBuilder, TurnOutcome};
 pub use turn::{InterruptHandle, TurnRun, TurnUpdate, max_concurrency};
 pub use validate::Validate;
 
+// The crates this one builds on, for hosts that need more than the prelude.
+#[cfg(feature = "builtin-tools")]
+pub use builtin_tools;
+pub use tool_core;
+pub use tool_hooks;
+pub use tool_permissions;
+
+pub mod prelude {
+    //! What an agent-loop host needs, in one `use tool_orchestrator::prelude::*;`: the session
+    //! and its builder, the tool contract, hooks, policies, and the Messages API types.
+    //!
+    //! ```
+    //! use tool_orchestrator::prelude::*;
+    //!
+    //! let dir = tempfile::tempdir().unwrap();
+    //! let ctx = ToolContext::new(dir.path(), dir.path(), dir.path().join(".results"));
+    //! let session = Session::builder(builtin_tools::registry().unwrap(), ctx)
+    //!     .hooks(Hooks::new())
+    //!     .build();
+    //! assert!(session.is_offered("Read"));
+    //! ```
+
+    #[cfg(feature = "builtin-tools")]
+    pub use crate::builtin_tools;
+    pub use crate::{Session, SessionBuilder, ToolService, TurnOutcome, TurnRun, TurnUpdate};
+    pub use tool_core::messages::{
+        AssistantBlock, AssistantMessage, MessageAssembler, StreamProgress, assistant_messages,
+        parse_sse,
+    };
+    pub use tool_core::schema::object_schema;
+    pub use tool_core::{
+        Approval, ApprovalRequest, Approver, ContentBlock, Decision, DecisionReason, HookOutcome,
+        PermissionMode, PermissionSubject, RuleList, Stage, Tool, ToolCallError, ToolContext,
+        ToolDefinition, ToolInvocation, ToolOutcome, ToolOutput, ToolRegistry, ToolResult,
+        ToolResultContent, ToolUse, UserMessage, Verdict, async_trait,
+    };
+    pub use tool_hooks::{
+        CommandSpec, HookEvent, Hooks, PostHookOutcome, PostToolUseInput, PreToolUseInput,
+    };
+    pub use tool_permissions::{Policy, PolicyBuilder, PolicySources};
+}
+
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
