@@ -1,13 +1,23 @@
-//! The call pipeline and sessions of toolgate.
+//! The call pipeline and sessions of toolgate: what turns a model's `tool_use` blocks into the
+//! `tool_result` blocks it reads next.
 //!
-//! A [`Session`] runs a turn's `tool_use` blocks through the [`Pipeline`]: lookup, input,
-//! then a tower stack of schema, validation, PreToolUse hooks, the permission decision, the
-//! result policy, PostToolUse hooks and the call itself. Every call ends in a `tool_result`
-//! with its id, on every path. Within a turn, consecutive concurrency-safe calls run together
-//! (at most `TOOLGATE_MAX_TOOL_USE_CONCURRENCY` at once) and every other call alone; context
-//! changes apply in block order ([`turn`]). [`Session::start_turn`] reports each call as it
-//! starts and finishes; [`Session::streaming`] takes blocks one at a time while the model
-//! streams.
+//! What it is for: an agent loop. A [`Session`] runs a turn's `tool_use` blocks through the
+//! [`Pipeline`]: lookup, input, then a tower stack of schema, validation, PreToolUse hooks, the
+//! permission decision, PostToolUse hooks, the result policy and the call itself
+//! ([`standard_stack`] lists the stages in order). Every call ends in a `tool_result` with its
+//! id, on every path. Within a turn, consecutive concurrency-safe calls run together (at most
+//! `TOOLGATE_MAX_TOOL_USE_CONCURRENCY` at once) and every other call alone; context changes
+//! apply in block order ([`turn`]). [`Session::start_turn`] reports each call as it starts and
+//! finishes; [`Session::streaming`] takes blocks one at a time while the model streams. The
+//! host's own middleware goes around the whole stack ([`SessionBuilder::layer`]) or around the
+//! tool call ([`SessionBuilder::layer_around_call`]); its own tools are registered in the
+//! [`ToolRegistry`](tool_core::ToolRegistry) and, when they need no prompt, named in
+//! [`SessionBuilder::allow_tools`]. [`prelude`] has what such a host uses, from this one
+//! dependency.
+//!
+//! What it is not for: a host that only decides (use `tool-permissions`' `decide`), or only
+//! runs hooks around its own executor (use `tool-hooks`' layers alone); neither needs this
+//! crate, nor its `jsonschema` dependency.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {

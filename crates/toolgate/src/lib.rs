@@ -1,5 +1,12 @@
-//! The `toolgate` program's library: running transcripts and oracle scenarios against a
-//! workspace (shared with `cargo xtask conformance`), and the built-in demo.
+//! The `toolgate` program's library.
+//!
+//! What it is for: what the program and `cargo xtask` share: running transcripts and oracle
+//! scenarios against a workspace ([`scenario`], [`transcript`]), the CLI's policy sources and
+//! checks ([`check`]), its terminal approver ([`prompt`]) and the built-in demo ([`demo`]).
+//!
+//! What it is not for: embedding. A host uses the library crates directly: `tool-permissions`
+//! to decide, `tool-hooks` to run hooks, `tool-orchestrator` for sessions; this crate adds
+//! only what a command-line program needs on top of them.
 
 pub mod check;
 pub mod demo;
