@@ -65,8 +65,9 @@ enum Task {
         #[arg(long, default_value_t = 4)]
         threads: usize,
     },
-    /// Exactly what .ci/run runs: format and lint checks, the tests, the conformance suite, the
-    /// security cases.
+    /// Exactly what .ci/run runs: format and lint checks (tool-core also without its default
+    /// features), the docs with warnings denied, the tests (the examples' included), the
+    /// conformance suite, the security cases and the mutation gate.
     Ci,
 }
 
@@ -176,26 +177,63 @@ const MUTATION_GATE: &[&str] = &[
 fn ci() -> anyhow::Result<()> {
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let steps: [&[&str]; 6] = [
-        &["fmt", "--all", "--", "--check"],
-        &[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--quiet",
-            "--",
-            "-D",
-            "warnings",
-        ],
-        &["test", "--workspace", "--no-fail-fast"],
-        &["run", "--quiet", "--package", "xtask", "--", "conformance"],
-        &["run", "--quiet", "--package", "xtask", "--", "security"],
-        MUTATION_GATE,
+    // (arguments, environment): each step's cargo command.
+    let steps: [(&[&str], &[(&str, &str)]); 9] = [
+        (&["fmt", "--all", "--", "--check"], &[]),
+        (
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--quiet",
+                "--",
+                "-D",
+                "warnings",
+            ],
+            &[],
+        ),
+        // tool-core without its default `jsonschema` feature, as a policy-only host builds it.
+        (
+            &[
+                "clippy",
+                "--package",
+                "tool-core",
+                "--no-default-features",
+                "--all-targets",
+                "--quiet",
+                "--",
+                "-D",
+                "warnings",
+            ],
+            &[],
+        ),
+        (
+            &["test", "--package", "tool-core", "--no-default-features"],
+            &[],
+        ),
+        // Every public item documented, every intra-doc link resolved.
+        (
+            &["doc", "--workspace", "--no-deps", "--quiet"],
+            &[("RUSTDOCFLAGS", "-D warnings")],
+        ),
+        // The tests, the examples' included (each runs its example and checks the output).
+        (&["test", "--workspace", "--no-fail-fast"], &[]),
+        (
+            &["run", "--quiet", "--package", "xtask", "--", "conformance"],
+            &[],
+        ),
+        (
+            &["run", "--quiet", "--package", "xtask", "--", "security"],
+            &[],
+        ),
+        (MUTATION_GATE, &[]),
     ];
-    for args in steps {
-        eprintln!("$ cargo {}", args.join(" "));
+    for (args, env) in steps {
+        let shown: Vec<String> = env.iter().map(|(k, v)| format!("{k}='{v}' ")).collect();
+        eprintln!("$ {}cargo {}", shown.concat(), args.join(" "));
         let status = Command::new(&cargo)
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(&root)
             .status()
             .with_context(|| format!("running cargo {}", args.join(" ")))?;
