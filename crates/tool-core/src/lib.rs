@@ -3,8 +3,11 @@
 //! Claude Code does, the decision types every crate shares, the per-call [`ToolContext`], the
 //! [`FileStateCache`] and the result-size policy.
 //!
-//! It spawns no processes, walks no directories and parses no shell: those belong to the
-//! crates that build on it.
+//! It walks no directories, parses no shell and decides no permissions: those belong to the
+//! crates that build on it. Without features it spawns no processes either; the `process`
+//! feature (off by default, `std`/`tokio`/`libc` only) adds [`process`], the process-group
+//! helper the crates that run commands share (Bash, command hooks), so a host that only
+//! decides permissions builds no process code.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -43,6 +46,8 @@ mod decision;
 mod error;
 mod file_state;
 mod invocation;
+#[cfg(feature = "process")]
+pub mod process;
 mod registry;
 pub mod result;
 pub mod schema;
