@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tool_core::Stage;
 use tool_hooks::{CommandSpec, HookEvent, Hooks};
-use toolgate_tests::{Sandbox, call};
+use toolgate_tests::{Sandbox, call, gone_within};
 
 fn script(sb: &Sandbox, name: &str, body: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
@@ -16,11 +16,6 @@ fn script(sb: &Sandbox, name: &str, body: &str) -> String {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))
         .unwrap_or_else(|e| panic!("{e}"));
     p.display().to_string()
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
 }
 
 fn pre(hooks: &mut Hooks, matcher: &str, sequential: bool, specs: Vec<CommandSpec>) {
@@ -66,16 +61,15 @@ async fn a_hook_past_its_timeout_is_killed_with_its_children_and_the_call_goes_o
         "{:?}",
         o.user_notes
     );
-    let pid: i32 = std::fs::read_to_string(sb.path("child.pid"))
+    let pid: u32 = std::fs::read_to_string(sb.path("child.pid"))
         .unwrap_or_else(|e| panic!("{e}"))
         .trim()
         .parse()
         .unwrap_or_else(|e| panic!("{e}"));
-    let gone = Instant::now();
-    while alive(pid) && gone.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(!alive(pid), "the hook's child {pid} survived its timeout");
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "the hook's child {pid} survived its timeout"
+    );
 }
 
 #[tokio::test]
