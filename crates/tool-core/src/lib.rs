@@ -3,11 +3,13 @@
 //! Claude Code does, the decision types every crate shares, the per-call [`ToolContext`], the
 //! [`FileStateCache`] and the result-size policy.
 //!
+//! It is for every crate and host of toolgate: a tool implements [`Tool`], a policy
+//! implements [`PermissionPolicy`], a host builds a [`ToolRegistry`] and a [`ToolContext`].
 //! It walks no directories, parses no shell and decides no permissions: those belong to the
 //! crates that build on it. Without features it spawns no processes either; the `process`
-//! feature (off by default, `std`/`tokio`/`libc` only) adds [`process`], the process-group
-//! helper the crates that run commands share (Bash, command hooks), so a host that only
-//! decides permissions builds no process code.
+//! feature (off by default, `std`/`tokio`/`libc` only) adds the `process` module, the
+//! process-group helper the crates that run commands share (Bash, command hooks), so a host
+//! that only decides permissions builds no process code.
 //!
 //! ```
 //! use std::sync::Arc;
