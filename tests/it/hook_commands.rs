@@ -279,3 +279,43 @@ async fn hooks_load_from_policy_files_and_project_hooks_need_trust() {
     let err = tool_hooks::load_hooks(&sources).map(|_| ()).unwrap_err();
     assert!(err.to_string().contains("policy.toml"), "{err}");
 }
+
+#[tokio::test]
+async fn dropping_a_running_hook_kills_its_whole_process_group() {
+    let sb = Sandbox::new();
+    let session = tool_hooks::HookSession::from_context(&sb.ctx());
+    let cancel = tool_core::CancellationToken::new();
+    // The hook backgrounds a child with its output redirected (so no pipe keeps it tied to
+    // the hook), records its pid, and waits; the caller gives up on it by dropping the future.
+    let command = "sleep 300 >/dev/null 2>&1 & echo $! > child.pid; sleep 300";
+    let run = tool_hooks::run_command(command, "{}", &session, Duration::from_secs(600), &cancel);
+    let pid_file = sb.path("child.pid");
+    let written = |f: &std::path::Path| {
+        std::fs::read_to_string(f).is_ok_and(|s| s.trim().parse::<u32>().is_ok())
+    };
+    let dropped = tokio::time::timeout(Duration::from_secs(30), async {
+        tokio::pin!(run);
+        let start = Instant::now();
+        loop {
+            tokio::select! {
+                raw = &mut run => panic!("the hook ended on its own: {raw:?}"),
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+            if written(&pid_file) || start.elapsed() > Duration::from_secs(10) {
+                break;
+            }
+        }
+        // `run` is dropped here, mid-run.
+    })
+    .await;
+    assert!(dropped.is_ok());
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "the dropped hook's child {pid} survived"
+    );
+}
