@@ -4,7 +4,9 @@
 //!
 //! This is the one place toolgate's crates start and kill such groups (Bash in
 //! `builtin-tools`, command hooks in `tool-hooks`). It uses only `std`, `tokio` and `libc`, and
-//! is Unix-only, like the process groups it manages.
+//! is Unix-only, like the process groups it manages. Its tests run with
+//! `cargo test -p tool-core --features process` (or in any run that also builds
+//! `builtin-tools` or `tool-hooks`, which turn the feature on).
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread")]
@@ -234,7 +236,8 @@ mod tests {
     use super::*;
     use std::process::Stdio;
 
-    /// Is `pid` running (not gone, not a zombie)? Asked with `kill -0` and `ps`-free /proc.
+    /// Is `pid` running? Asked with `kill -0`; a killed process not yet reaped answers that
+    /// too, so its state in /proc must not be zombie.
     fn alive(pid: u32) -> bool {
         let signalable = std::process::Command::new("kill")
             .args(["-0", &pid.to_string()])
