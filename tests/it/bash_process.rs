@@ -1,35 +1,14 @@
 //! Bash runs each command in its own process group and takes the whole group down on a
 //! timeout, on cancellation, and when a backgrounded command outlives its limit.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tool_core::Stage;
-use toolgate_tests::{Sandbox, call};
-
-/// Is the process alive (not gone, not a zombie)?
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .and_then(|rest| rest.split_whitespace().next())
-            .is_some_and(|s| s != "Z" && s != "X"),
-        Err(_) => false,
-    }
-}
+use toolgate_tests::{Sandbox, add_env, alive, call, gone_within};
 
 fn wait_gone(pid: u32) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(10) {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
+    gone_within(pid, Duration::from_secs(10))
 }
 
 fn grandchild_pid(sb: &Sandbox) -> u32 {
@@ -50,11 +29,8 @@ fn grandchild_pid(sb: &Sandbox) -> u32 {
 
 fn session_with_env(sb: &Sandbox, env: &[(&str, &str)]) -> tool_orchestrator::Session {
     let mut s = sb.session(&["Bash"]);
-    let mut vars: BTreeMap<String, String> = std::env::vars().collect();
-    for (k, v) in env {
-        vars.insert((*k).into(), (*v).into());
-    }
-    s.context_mut().env = Arc::new(vars);
+    add_env(&mut s, std::env::vars());
+    add_env(&mut s, env.iter().copied());
     s
 }
 

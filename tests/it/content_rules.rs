@@ -6,15 +6,10 @@ use std::sync::Arc;
 use serde_json::json;
 use tool_core::{RuleList, Stage};
 use tool_permissions::{Layer, PolicyBuilder};
-use toolgate_tests::{Sandbox, call};
+use toolgate_tests::{Sandbox, call, decide_builtin, policy_of};
 
 fn policy(rules: &[(RuleList, &str)]) -> Arc<tool_permissions::Policy> {
-    let mut b = PolicyBuilder::new();
-    for (list, r) in rules {
-        b.rule(*list, r, Layer::User, None)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
-    Arc::new(b.build())
+    Arc::new(policy_of(rules))
 }
 
 const DENIED: &str = "<tool_use_error>File is in a directory that is denied by your permission settings.</tool_use_error>";
@@ -255,23 +250,9 @@ async fn bash_allow_rules_need_every_unit() {
         (RuleList::Allow, "Bash(npm run test:*)"),
         (RuleList::Deny, "Read(./.env)"),
     ]);
-    let decide = |cmd: &str| {
-        let input = json!({"command": cmd});
-        let subject = tool_core::PermissionSubject::ShellCommand(cmd.to_owned());
-        let ctx = sb.ctx();
-        tool_core::PermissionPolicy::decide(
-            p.as_ref(),
-            &tool_core::PermissionRequest {
-                tool_name: "Bash",
-                input: &input,
-                subject: &subject,
-                read_only: false,
-                requires_user_interaction: false,
-                ctx: &ctx,
-            },
-        )
-        .verdict
-    };
+    let ctx = sb.ctx();
+    let decide =
+        |cmd: &str| decide_builtin(p.as_ref(), &ctx, "Bash", &json!({"command": cmd})).verdict;
     use tool_core::Verdict::*;
     let cases = [
         ("git diff HEAD", Allow),

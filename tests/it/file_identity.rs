@@ -7,28 +7,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tool_core::{
-    Lookup, PathPolicy, PermissionMode, PermissionPolicy, PermissionRequest, ToolContext, Verdict,
-};
+use tool_core::{PathPolicy, PermissionMode, ToolContext, Verdict};
 use tool_permissions::Policy;
-use toolgate_tests::{Sandbox, call, grep_every_mode, policy};
+use toolgate_tests::{Sandbox, call, decide_builtin, grep_every_mode, policy};
 
 /// The decision for a built-in tool's call, from its own permission subject.
 fn decide(p: &Policy, ctx: &ToolContext, tool: &str, input: Value) -> Verdict {
-    let registry = builtin_tools::registry().unwrap_or_else(|e| panic!("{e}"));
-    let Lookup::Found(t) = registry.lookup(tool, &|_| true) else {
-        panic!("no tool {tool}")
-    };
-    let subject = t.tool.permission_subject(&input, ctx);
-    p.decide(&PermissionRequest {
-        tool_name: tool,
-        input: &input,
-        subject: &subject,
-        read_only: t.tool.is_read_only(&input),
-        requires_user_interaction: false,
-        ctx,
-    })
-    .verdict
+    decide_builtin(p, ctx, tool, &input).verdict
 }
 
 fn read(path: &Path) -> Value {

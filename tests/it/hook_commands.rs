@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tool_core::Stage;
 use tool_hooks::{CommandSpec, HookEvent, Hooks};
-use toolgate_tests::{Sandbox, call};
+use toolgate_tests::{Sandbox, call, gone_within};
 
 fn script(sb: &Sandbox, name: &str, body: &str) -> String {
     use std::os::unix::fs::PermissionsExt;
@@ -16,11 +16,6 @@ fn script(sb: &Sandbox, name: &str, body: &str) -> String {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))
         .unwrap_or_else(|e| panic!("{e}"));
     p.display().to_string()
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
 }
 
 fn pre(hooks: &mut Hooks, matcher: &str, sequential: bool, specs: Vec<CommandSpec>) {
@@ -66,16 +61,15 @@ async fn a_hook_past_its_timeout_is_killed_with_its_children_and_the_call_goes_o
         "{:?}",
         o.user_notes
     );
-    let pid: i32 = std::fs::read_to_string(sb.path("child.pid"))
+    let pid: u32 = std::fs::read_to_string(sb.path("child.pid"))
         .unwrap_or_else(|e| panic!("{e}"))
         .trim()
         .parse()
         .unwrap_or_else(|e| panic!("{e}"));
-    let gone = Instant::now();
-    while alive(pid) && gone.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(!alive(pid), "the hook's child {pid} survived its timeout");
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "the hook's child {pid} survived its timeout"
+    );
 }
 
 #[tokio::test]
@@ -284,4 +278,44 @@ async fn hooks_load_from_policy_files_and_project_hooks_need_trust() {
     );
     let err = tool_hooks::load_hooks(&sources).map(|_| ()).unwrap_err();
     assert!(err.to_string().contains("policy.toml"), "{err}");
+}
+
+#[tokio::test]
+async fn dropping_a_running_hook_kills_its_whole_process_group() {
+    let sb = Sandbox::new();
+    let session = tool_hooks::HookSession::from_context(&sb.ctx());
+    let cancel = tool_core::CancellationToken::new();
+    // The hook backgrounds a child with its output redirected (so no pipe keeps it tied to
+    // the hook), records its pid, and waits; the caller gives up on it by dropping the future.
+    let command = "sleep 300 >/dev/null 2>&1 & echo $! > child.pid; sleep 300";
+    let run = tool_hooks::run_command(command, "{}", &session, Duration::from_secs(600), &cancel);
+    let pid_file = sb.path("child.pid");
+    let written = |f: &std::path::Path| {
+        std::fs::read_to_string(f).is_ok_and(|s| s.trim().parse::<u32>().is_ok())
+    };
+    let dropped = tokio::time::timeout(Duration::from_secs(30), async {
+        tokio::pin!(run);
+        let start = Instant::now();
+        loop {
+            tokio::select! {
+                raw = &mut run => panic!("the hook ended on its own: {raw:?}"),
+                () = tokio::time::sleep(Duration::from_millis(20)) => {}
+            }
+            if written(&pid_file) || start.elapsed() > Duration::from_secs(10) {
+                break;
+            }
+        }
+        // `run` is dropped here, mid-run.
+    })
+    .await;
+    assert!(dropped.is_ok());
+    let pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        gone_within(pid, Duration::from_secs(10)),
+        "the dropped hook's child {pid} survived"
+    );
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use serde_json::json;
 use tool_core::{
-    Approval, ApprovalRequest, DecisionReason, PermissionMode, PermissionPolicy, PermissionRequest,
-    PermissionSubject, Stage, ToolContext, Verdict,
+    Approval, ApprovalRequest, DecisionReason, PermissionMode, PermissionPolicy, PermissionSubject,
+    Stage, ToolContext, Verdict,
 };
 use tool_permissions::{Error, Layer, PolicyBuilder};
 use toolgate_tests::{Sandbox, call, policy};
@@ -18,15 +18,7 @@ fn decide(
     subject: PermissionSubject,
     read_only: bool,
 ) -> (Verdict, String) {
-    let input = json!({});
-    let d = p.decide(&PermissionRequest {
-        tool_name: tool,
-        input: &input,
-        subject: &subject,
-        read_only,
-        requires_user_interaction: false,
-        ctx,
-    });
+    let d = toolgate_tests::decide(p, ctx, tool, &subject, read_only);
     (d.verdict, d.message)
 }
 
@@ -248,17 +240,8 @@ fn decisions_explain_the_rule_and_its_file() {
         .claude_settings_file(&file, Layer::Project, &sb.ws())
         .unwrap();
     let p = b.build();
-    let input = json!({});
     let subject = PermissionSubject::WritePaths(vec![sb.path("a")]);
-    let ctx = sb.ctx();
-    let d = p.decide(&PermissionRequest {
-        tool_name: "Edit",
-        input: &input,
-        subject: &subject,
-        read_only: false,
-        requires_user_interaction: false,
-        ctx: &ctx,
-    });
+    let d = toolgate_tests::decide(&p, &sb.ctx(), "Edit", &subject, false);
     assert_eq!(d.verdict, Verdict::Allow);
     assert_eq!(
         d.reason.to_string(),
@@ -283,17 +266,8 @@ fn untrusted_projects_lose_their_allow_rules_but_keep_denies() {
     let p = b.build();
     assert_eq!(p.ignored_rules().len(), 1);
     assert!(p.removes_tool("Write"));
-    let input = json!({});
     let subject = PermissionSubject::WritePaths(vec![sb.path("a")]);
-    let ctx = sb.ctx();
-    let d = p.decide(&PermissionRequest {
-        tool_name: "Edit",
-        input: &input,
-        subject: &subject,
-        read_only: false,
-        requires_user_interaction: false,
-        ctx: &ctx,
-    });
+    let d = toolgate_tests::decide(&p, &sb.ctx(), "Edit", &subject, false);
     assert_eq!(d.verdict, Verdict::Ask);
 }
 

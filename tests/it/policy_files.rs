@@ -4,9 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use tool_core::{
-    PermissionMode, PermissionPolicy, PermissionRequest, PermissionSubject, ToolContext, Verdict,
-};
+use tool_core::{PermissionMode, PermissionPolicy, PermissionSubject, ToolContext, Verdict};
 use tool_permissions::{
     Error, Layer, Policy, PolicyBuilder, PolicySources, Trust, TrustStore, project_hash,
 };
@@ -37,24 +35,11 @@ fn user(s: &PolicySources) -> PathBuf {
 }
 
 fn decide(p: &Policy, ctx: &ToolContext, tool: &str, subject: PermissionSubject) -> Verdict {
-    let input = json!({});
-    p.decide(&PermissionRequest {
-        tool_name: tool,
-        input: &input,
-        subject: &subject,
-        read_only: false,
-        requires_user_interaction: false,
-        ctx,
-    })
-    .verdict
+    toolgate_tests::decide(p, ctx, tool, &subject, false).verdict
 }
 
 fn bash(cmd: &str) -> PermissionSubject {
     PermissionSubject::ShellCommand(cmd.to_owned())
-}
-
-fn ctx(sb: &Sandbox) -> ToolContext {
-    ToolContext::new(sb.ws(), sb.ws().join("../home"), sb.ws().join("../results"))
 }
 
 #[test]
@@ -71,7 +56,7 @@ fn a_deny_in_any_layer_beats_an_allow_in_any_other() {
         "[permissions]\ndeny = [\"Bash(make deploy:*)\"]\n",
     );
     let p = s.load().unwrap();
-    let c = ctx(&sb);
+    let c = sb.ctx();
     assert_eq!(
         decide(&p, &c, "Bash", bash("curl https://x")),
         Verdict::Deny
@@ -90,7 +75,7 @@ fn project_allows_apply_only_while_the_trusted_content_is_unchanged() {
     let mut s = sources(&sb);
     let project = sb.path(".toolgate/policy.toml");
     write(&project, "[permissions]\nallow = [\"Bash(make:*)\"]\n");
-    let c = ctx(&sb);
+    let c = sb.ctx();
     assert_eq!(
         decide(&s.load().unwrap(), &c, "Bash", bash("make")),
         Verdict::Ask
@@ -144,7 +129,7 @@ fn managed_rules_only_drops_other_allows_but_keeps_their_denies() {
         "[permissions]\nallow = [\"Bash(cargo:*)\"]\n",
     );
     let p = s.load().unwrap();
-    let c = ctx(&sb);
+    let c = sb.ctx();
     assert_eq!(decide(&p, &c, "Bash", bash("make")), Verdict::Ask);
     assert_eq!(decide(&p, &c, "Bash", bash("cargo build")), Verdict::Ask);
     assert_eq!(decide(&p, &c, "Bash", bash("git status")), Verdict::Deny);
@@ -175,7 +160,7 @@ fn a_managed_policy_can_disable_bypass_mode() {
     // From a settings default: the session starts in default mode instead.
     assert_eq!(p.effective_mode(None).unwrap(), PermissionMode::Default);
     // A context that still says bypass gets no allow from it.
-    let mut c = ctx(&sb);
+    let mut c = sb.ctx();
     c.permission_mode = PermissionMode::BypassPermissions;
     assert_eq!(decide(&p, &c, "Bash", bash("make")), Verdict::Ask);
     // Without the managed setting, bypass allows.
@@ -202,7 +187,7 @@ fn the_claude_code_managed_settings_keys_work_too() {
     write(&user(&s), "[permissions]\nallow = [\"Bash(make:*)\"]\n");
     let p = s.load().unwrap();
     assert!(p.bypass_disabled().is_some());
-    assert_eq!(decide(&p, &ctx(&sb), "Bash", bash("make")), Verdict::Ask);
+    assert_eq!(decide(&p, &sb.ctx(), "Bash", bash("make")), Verdict::Ask);
     // In a user settings file they are lint warnings with no effect.
     let home_settings = s.home.join(".claude/settings.json");
     write(

@@ -3,12 +3,12 @@
 //! layers never changes a decision.
 
 use proptest::prelude::*;
-use serde_json::json;
 use tool_core::{
-    DecisionReason, HookDecision, PermissionPolicy, PermissionRequest, PermissionSubject, RuleList,
-    ToolContext, Verdict,
+    DecisionReason, HookDecision, PermissionPolicy, PermissionSubject, RuleList, ToolContext,
+    Verdict,
 };
 use tool_permissions::{Layer, PolicyBuilder};
+use toolgate_tests::request;
 
 const RULES: &[&str] = &[
     "Bash",
@@ -124,9 +124,8 @@ proptest! {
     fn a_hook_allow_never_lifts_a_rule(rules in rule_strategy(), hook in 0..3usize) {
         let policy = build(&rules);
         let ctx = ctx();
-        let input = json!({});
         for (tool, subject, read_only) in calls() {
-            let req = PermissionRequest { tool_name: tool, input: &input, subject: &subject, read_only, requires_user_interaction: false, ctx: &ctx };
+            let req = request(tool, &subject, read_only, &ctx);
             let base = policy.decide(&req);
             let verdict = [Verdict::Allow, Verdict::Ask, Verdict::Deny][hook];
             let with_hook = policy.resolve_with_hook(&req, Some(&HookDecision { verdict, reason: None, hook: "h".into() }));
@@ -157,9 +156,8 @@ proptest! {
         }
         let other = build(&shuffled);
         let ctx = ctx();
-        let input = json!({});
         for (tool, subject, read_only) in calls() {
-            let req = PermissionRequest { tool_name: tool, input: &input, subject: &subject, read_only, requires_user_interaction: false, ctx: &ctx };
+            let req = request(tool, &subject, read_only, &ctx);
             prop_assert_eq!(policy.decide(&req).verdict, other.decide(&req).verdict, "{} {:?}", tool, subject);
             prop_assert_eq!(policy.removes_tool(tool), other.removes_tool(tool));
         }

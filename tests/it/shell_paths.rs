@@ -3,43 +3,13 @@
 //! and for compound lines, as recorded from Claude Code.
 
 use serde_json::json;
-use tool_core::{
-    PermissionMode, PermissionPolicy, PermissionRequest, PermissionSubject, ToolContext, Verdict,
-};
-use tool_permissions::{Layer, Policy, PolicyBuilder};
-use toolgate_tests::Sandbox;
+use tool_core::{PermissionMode, ToolContext, Verdict};
+use tool_permissions::Policy;
+use toolgate_tests::{Sandbox, decide_builtin, policy_of};
 
-fn build(rules: &[(tool_core::RuleList, &str)]) -> Policy {
-    let mut b = PolicyBuilder::new();
-    for (list, r) in rules {
-        b.rule(*list, r, Layer::User, None)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }
-    b.build()
-}
-
-fn ctx(sb: &Sandbox, mode: PermissionMode) -> ToolContext {
-    let home = sb.ws().join("../home");
-    let mut c = ToolContext::new(
-        sb.ws(),
-        tool_core::normalize(&home),
-        sb.ws().join("../results"),
-    );
-    c.permission_mode = mode;
-    c
-}
-
+/// The decision on a Bash call of `command`, as the pipeline asks it.
 fn bash(p: &Policy, c: &ToolContext, command: &str) -> (Verdict, String) {
-    let input = json!({"command": command});
-    let subject = PermissionSubject::ShellCommand(command.to_owned());
-    let d = p.decide(&PermissionRequest {
-        tool_name: "Bash",
-        input: &input,
-        subject: &subject,
-        read_only: false,
-        requires_user_interaction: false,
-        ctx: c,
-    });
+    let d = decide_builtin(p, c, "Bash", &json!({"command": command}));
     (d.verdict, d.message)
 }
 
@@ -48,8 +18,8 @@ fn edit_denies_cover_the_files_shell_commands_create_change_or_remove() {
     use tool_core::RuleList::{Allow, Deny};
     let sb = Sandbox::new();
     sb.write("a.txt", "a\n");
-    let p = build(&[(Deny, "Edit(./x.txt)"), (Allow, "Bash")]);
-    let c = ctx(&sb, PermissionMode::Default);
+    let p = policy_of(&[(Deny, "Edit(./x.txt)"), (Allow, "Bash")]);
+    let c = sb.ctx_in(PermissionMode::Default);
     for command in [
         "touch x.txt",
         "rm -f x.txt",
@@ -73,8 +43,8 @@ fn edit_denies_cover_the_files_shell_commands_create_change_or_remove() {
 fn accept_edits_allows_file_commands_inside_the_working_directories_only() {
     let sb = Sandbox::new();
     sb.write("a.txt", "alpha\n");
-    let p = build(&[]);
-    let c = ctx(&sb, PermissionMode::AcceptEdits);
+    let p = policy_of(&[]);
+    let c = sb.ctx_in(PermissionMode::AcceptEdits);
     for command in [
         "mkdir d",
         "touch d/t.txt",
@@ -104,7 +74,7 @@ fn accept_edits_allows_file_commands_inside_the_working_directories_only() {
         assert_eq!(bash(&p, &c, &command).0, Verdict::Ask, "{command}");
     }
     // Bypass mode runs a write outside; a protected path still asks.
-    let b = ctx(&sb, PermissionMode::BypassPermissions);
+    let b = sb.ctx_in(PermissionMode::BypassPermissions);
     assert_eq!(
         bash(&p, &b, &format!("touch {home}/x.txt")).0,
         Verdict::Allow
@@ -114,7 +84,7 @@ fn accept_edits_allows_file_commands_inside_the_working_directories_only() {
         Verdict::Ask
     );
     // Default mode asks, with the recorded text for a write inside.
-    let d = ctx(&sb, PermissionMode::Default);
+    let d = sb.ctx_in(PermissionMode::Default);
     let (v, m) = bash(&p, &d, "touch n.txt");
     assert_eq!(v, Verdict::Ask);
     assert_eq!(
@@ -130,8 +100,8 @@ fn accept_edits_allows_file_commands_inside_the_working_directories_only() {
 #[test]
 fn paths_outside_the_working_directories_get_claude_codes_texts() {
     let sb = Sandbox::new();
-    let p = build(&[(tool_core::RuleList::Allow, "Bash(echo:*)")]);
-    let c = ctx(&sb, PermissionMode::Default);
+    let p = policy_of(&[(tool_core::RuleList::Allow, "Bash(echo:*)")]);
+    let c = sb.ctx_in(PermissionMode::Default);
     let home = c.home.display().to_string();
     let ws = sb.ws().display().to_string();
     let blocked = |cmd: &str, path: &str, verb: &str| {
@@ -170,22 +140,15 @@ fn paths_outside_the_working_directories_get_claude_codes_texts() {
         assert_eq!(bash(&p, &c, &command), (Verdict::Ask, want), "{command}");
     }
     // A Read allow rule covering the path lifts the block for a read-only command.
-    let mut b = PolicyBuilder::new();
-    b.rule(
-        tool_core::RuleList::Allow,
-        &format!("Read(/{h})"),
-        Layer::User,
-        None,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(bash(&b.build(), &c, &format!("cat {h}")).0, Verdict::Allow);
+    let p = policy_of(&[(tool_core::RuleList::Allow, &format!("Read(/{h})"))]);
+    assert_eq!(bash(&p, &c, &format!("cat {h}")).0, Verdict::Allow);
 }
 
 #[test]
 fn a_redirection_an_edit_allow_rule_covers_runs() {
     let sb = Sandbox::new();
-    let p = build(&[(tool_core::RuleList::Allow, "Edit(src/**)")]);
-    let c = ctx(&sb, PermissionMode::Default);
+    let p = policy_of(&[(tool_core::RuleList::Allow, "Edit(src/**)")]);
+    let c = sb.ctx_in(PermissionMode::Default);
     assert_eq!(bash(&p, &c, "echo y > src/by-shell.txt").0, Verdict::Allow);
     assert_eq!(bash(&p, &c, "echo y > other.txt").0, Verdict::Ask);
     assert_eq!(bash(&p, &c, "echo y > src/$NAME").0, Verdict::Ask);

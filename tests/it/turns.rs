@@ -9,14 +9,15 @@ use serde_json::json;
 use tool_core::texts::REJECT_MESSAGE;
 use tool_core::{ToolContext, ToolUse};
 use tool_orchestrator::{Session, TurnUpdate, max_concurrency};
-use toolgate_tests::{Sandbox, prop_peak};
+use toolgate_tests::{Sandbox, add_env, prop_peak};
 
 fn session(sb: &Sandbox, cap: Option<usize>) -> Session {
     let mut s = sb.session(&["Prop", "PropBlock", "Read", "Grep", "Bash"]);
     if let Some(cap) = cap {
-        let mut env = (*s.context().env).clone();
-        env.insert("TOOLGATE_MAX_TOOL_USE_CONCURRENCY".into(), cap.to_string());
-        s.context_mut().env = Arc::new(env);
+        add_env(
+            &mut s,
+            [("TOOLGATE_MAX_TOOL_USE_CONCURRENCY", cap.to_string())],
+        );
     }
     s
 }

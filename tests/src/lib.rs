@@ -1,20 +1,25 @@
-//! Helpers for toolgate's cross-crate tests: a session in a temporary workspace, and small
+//! Helpers for toolgate's cross-crate tests: a session in a temporary workspace ([`Sandbox`]),
+//! policies from rule lists ([`policy`], [`policy_of`]), permission requests and decisions
+//! ([`request`] by hand, [`decide_builtin`] as the pipeline asks a built-in tool), the
+//! session's environment ([`add_env`]), process checks ([`alive`], [`gone_within`]), and small
 //! tools that exercise each pipeline exit (failing, panicking, empty, large, slow).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use tool_core::{
-    PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutcome, ToolOutput, ToolRegistry,
-    ToolUse, ValidationFailure,
+    Decision, Lookup, PermissionMode, PermissionPolicy, PermissionRequest, PermissionSubject,
+    RuleList, Tool, ToolCallError, ToolContext, ToolOutcome, ToolOutput, ToolRegistry, ToolUse,
+    ValidationFailure,
 };
 use tool_orchestrator::{Session, SessionBuilder};
 use tool_permissions::{Layer, Policy, PolicyBuilder};
 
 /// A temporary workspace with a home beside it.
+#[derive(Debug)]
 pub struct Sandbox {
     dir: tempfile::TempDir,
 }
@@ -67,6 +72,13 @@ impl Sandbox {
         ToolContext::new(self.ws(), self.dir.path().join("home"), self.results_dir())
     }
 
+    /// A context rooted at the workspace, in permission `mode`.
+    pub fn ctx_in(&self, mode: PermissionMode) -> ToolContext {
+        let mut c = self.ctx();
+        c.permission_mode = mode;
+        c
+    }
+
     /// A session builder with the built-in tools and the test tools, and `allow` rules.
     pub fn builder(&self, allow: &[&str]) -> SessionBuilder {
         let mut registry = builtin_tools::registry().unwrap_or_else(|e| panic!("{e}"));
@@ -98,18 +110,117 @@ impl Default for Sandbox {
 
 /// A policy from whole-tool rules (user layer).
 pub fn policy(deny: &[&str], allow: &[&str], ask: &[&str]) -> Policy {
+    let rules: Vec<(RuleList, &str)> = [
+        (RuleList::Deny, deny),
+        (RuleList::Allow, allow),
+        (RuleList::Ask, ask),
+    ]
+    .into_iter()
+    .flat_map(|(list, rules)| rules.iter().map(move |r| (list, *r)))
+    .collect();
+    policy_of(&rules)
+}
+
+/// A policy from `(list, rule)` pairs, all in the user layer.
+pub fn policy_of(rules: &[(RuleList, &str)]) -> Policy {
     let mut b = PolicyBuilder::new();
-    for (list, rules) in [
-        (tool_core::RuleList::Deny, deny),
-        (tool_core::RuleList::Allow, allow),
-        (tool_core::RuleList::Ask, ask),
-    ] {
-        for r in rules {
-            b.rule(list, r, Layer::User, None)
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
+    for (list, r) in rules {
+        b.rule(*list, r, Layer::User, None)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
     b.build()
+}
+
+/// The input of a hand-built request: `{}`.
+static EMPTY_INPUT: LazyLock<Value> = LazyLock::new(|| json!({}));
+
+/// A request built by hand, for a decision about a subject the test chooses: `tool` need not
+/// be a real tool, the input is `{}`, and the read-only flag is `read_only`. For a call of a
+/// built-in tool use [`decide_builtin`], which asks the tool as the pipeline does.
+pub fn request<'a>(
+    tool: &'a str,
+    subject: &'a PermissionSubject,
+    read_only: bool,
+    ctx: &'a ToolContext,
+) -> PermissionRequest<'a> {
+    PermissionRequest {
+        tool_name: tool,
+        input: &EMPTY_INPUT,
+        subject,
+        read_only,
+        requires_user_interaction: false,
+        ctx,
+    }
+}
+
+/// The policy's decision on a hand-built [`request`].
+pub fn decide(
+    policy: &dyn PermissionPolicy,
+    ctx: &ToolContext,
+    tool: &str,
+    subject: &PermissionSubject,
+    read_only: bool,
+) -> Decision {
+    policy.decide(&request(tool, subject, read_only, ctx))
+}
+
+/// The policy's decision on a call of the built-in tool `tool` with `input`, asked as the
+/// pipeline asks it: the subject is the tool's own `permission_subject`, the request
+/// [`PermissionRequest::for_tool`]. Panics when there is no such built-in tool.
+pub fn decide_builtin(
+    policy: &dyn PermissionPolicy,
+    ctx: &ToolContext,
+    tool: &str,
+    input: &Value,
+) -> Decision {
+    let registry = builtin_tools::registry().unwrap_or_else(|e| panic!("{e}"));
+    let Lookup::Found(t) = registry.lookup(tool, &|_| true) else {
+        panic!("no built-in tool {tool}")
+    };
+    let subject = t.tool.permission_subject(input, ctx);
+    policy.decide(&PermissionRequest::for_tool(
+        t.tool.as_ref(),
+        input,
+        &subject,
+        ctx,
+    ))
+}
+
+/// Add `vars` to the environment the session's tools see (a name already there is replaced).
+pub fn add_env<K: Into<String>, V: Into<String>>(
+    session: &mut Session,
+    vars: impl IntoIterator<Item = (K, V)>,
+) {
+    let mut env = (*session.context().env).clone();
+    env.extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+    session.context_mut().env = Arc::new(env);
+}
+
+/// Is process `pid` running (neither gone nor a zombie)? Read from `/proc`.
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses and may hold spaces.
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|s| s != "Z" && s != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Wait up to `limit` for process `pid` to be gone; true when it went.
+pub fn gone_within(pid: u32, limit: Duration) -> bool {
+    let start = Instant::now();
+    loop {
+        if !alive(pid) {
+            return true;
+        }
+        if start.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// A registry with only the test tools.
@@ -283,6 +394,7 @@ fn prop_enter(group: &str, delta: isize) {
 /// answers `<id> saw [<log>]` with the session's `log` variable as it found it, and emits
 /// `mods` context changes, each appending `<id>.<k>` to `log`. `Prop` cancels on interrupt,
 /// `PropBlock` does not.
+#[derive(Debug)]
 pub struct Prop {
     /// Its name.
     pub name: &'static str,

@@ -2,13 +2,14 @@
 //! into one output file; Claude Code's exit-code semantics, texts, working-directory tracking,
 //! timeouts (moved to the background, or stopped) and background runs.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tool_core::process::{ProcessGroup, Stopped, exit_code, read_file_capped, within};
 use tool_core::{ContextModifier, PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput};
 
 /// Default timeout.
@@ -16,9 +17,9 @@ pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 /// Largest timeout honoured; larger requests are reduced to it.
 pub const MAX_TIMEOUT_MS: u64 = 600_000;
 /// How long a command moved to the background may keep running before it is stopped.
-pub const BACKGROUND_LIMIT: Duration = Duration::from_secs(600);
+pub(crate) const BACKGROUND_LIMIT: Duration = Duration::from_secs(600);
 /// How much of a failing command's output the model is shown.
-pub const MAX_OUTPUT_CHARS: usize = 30_000;
+pub(crate) const MAX_OUTPUT_CHARS: usize = 30_000;
 /// How much output is kept at most (the rest stays in the output file).
 const MAX_KEPT_BYTES: u64 = 64 * 1024 * 1024;
 
@@ -89,10 +90,6 @@ impl Tool for BashTool {
             .is_some_and(tool_shell::is_read_only)
     }
 
-    fn is_destructive(&self, input: &Value) -> bool {
-        !self.is_read_only(input)
-    }
-
     fn max_result_size_chars(&self) -> Option<usize> {
         Some(30_000)
     }
@@ -145,22 +142,6 @@ fn truthy(v: Option<&str>) -> bool {
     })
 }
 
-/// Kill every process in `pgid`'s group.
-#[allow(unsafe_code)]
-pub(crate) fn kill_group(pgid: u32) {
-    let Ok(pgid) = i32::try_from(pgid) else {
-        return;
-    };
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: killpg is a plain system call on a process group we created (the child was
-    // spawned as the leader of its own group); it touches no memory of ours.
-    unsafe {
-        libc::killpg(pgid, libc::SIGKILL);
-    }
-}
-
 /// Exit codes that are not errors for the command that ends the line.
 fn exit_is_error(command: &str, code: i32) -> bool {
     if code == 0 {
@@ -184,42 +165,44 @@ fn tidy(output: &str) -> String {
     output[start..].trim_end().to_owned()
 }
 
-fn read_output(path: &Path, max: u64) -> String {
-    use std::io::Read;
-    let mut buf = Vec::new();
-    if let Ok(f) = std::fs::File::open(path) {
-        let _ = f.take(max).read_to_end(&mut buf);
-    }
-    String::from_utf8_lossy(&buf).into_owned()
+/// A running shell with its output files. Dropping it mid-run kills the shell's whole process
+/// group (the pipeline drops a call's future when the call is cancelled) and removes the files,
+/// unless the command was handed to the background with [`Running::detach`].
+struct Running {
+    group: ProcessGroup,
+    files: OutputFiles,
+    id: String,
 }
 
-/// A running child with its output file. Dropping it kills the child's whole process group
-/// (the pipeline drops a call's future when the call is cancelled), unless the command was
-/// handed to the background with [`Running::detach`].
-struct Running {
-    child: tokio::process::Child,
-    pgid: u32,
+/// A command's output file and the file its shell writes its last working directory to;
+/// removed on drop unless kept.
+struct OutputFiles {
     output: PathBuf,
     cwd_file: PathBuf,
-    id: String,
-    attached: bool,
+    keep: bool,
+}
+
+impl OutputFiles {
+    fn remove(&self) {
+        let _ = std::fs::remove_file(&self.output);
+        let _ = std::fs::remove_file(&self.cwd_file);
+    }
+}
+
+impl Drop for OutputFiles {
+    fn drop(&mut self) {
+        if !self.keep {
+            self.remove();
+        }
+    }
 }
 
 impl Running {
-    /// Hand the process group over to a background supervisor.
+    /// Hand the process group and its output file over to the background.
     fn detach(mut self) -> Self {
-        self.attached = false;
+        self.group.detach();
+        self.files.keep = true;
         self
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if self.attached {
-            kill_group(self.pgid);
-            let _ = std::fs::remove_file(&self.output);
-            let _ = std::fs::remove_file(&self.cwd_file);
-        }
     }
 }
 
@@ -258,44 +241,29 @@ fn spawn(input: &BashInput, ctx: &ToolContext) -> Result<Running, ToolCallError>
         .env("GIT_EDITOR", "true")
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err))
-        .process_group(0)
-        .kill_on_drop(false);
-    let child = cmd
-        .spawn()
+        .stderr(Stdio::from(err));
+    let group = ProcessGroup::spawn(&mut cmd)
         .map_err(|e| ToolCallError::new(format!("Cannot start the shell: {e}")))?;
-    let pgid = child.id().unwrap_or(0);
     Ok(Running {
-        child,
-        pgid,
-        output,
-        cwd_file,
+        group,
+        files: OutputFiles {
+            output,
+            cwd_file,
+            keep: false,
+        },
         id,
-        attached: true,
     })
 }
 
 /// Keep a background task's group alive until it ends or `limit` passes, then stop it. The
 /// supervisor is a thread of its own, so it works whatever happens to the caller's runtime.
 fn supervise(running: Running, limit: Duration) {
-    let mut running = running.detach();
-    let spawned = std::thread::Builder::new()
-        .name(format!("toolgate-bash-{}", running.id))
-        .spawn(move || {
-            let deadline = std::time::Instant::now() + limit;
-            loop {
-                match running.child.try_wait() {
-                    Ok(Some(_)) | Err(_) => break,
-                    Ok(None) if std::time::Instant::now() >= deadline => {
-                        kill_group(running.pgid);
-                        break;
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(100)),
-                }
-            }
-            let _ = std::fs::remove_file(&running.cwd_file);
-        });
-    if let Err(e) = spawned {
+    let Running { group, files, id } = running.detach();
+    let cwd_file = files.cwd_file.clone();
+    let supervised = group.limit_in_background(limit, format!("toolgate-bash-{id}"), move || {
+        let _ = std::fs::remove_file(&cwd_file);
+    });
+    if let Err(e) = supervised {
         tracing::error!(error = %e, "cannot supervise a background command; it runs without a limit");
     }
 }
@@ -308,7 +276,7 @@ fn background_limit(ctx: &ToolContext) -> Duration {
 
 async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let mut running = spawn(input, ctx)?;
-    let output_path = running.output.display().to_string();
+    let output_path = running.files.output.display().to_string();
     if input.run_in_background.unwrap_or(false) {
         let text = format!(
             "Command running in background with ID: {}. Output is being written to: {output_path}. You will be notified when it completes. To check interim output, use Read on that file path.",
@@ -323,28 +291,23 @@ async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCal
         .filter(|t| t.is_finite() && *t > 0.0)
         .map_or(DEFAULT_TIMEOUT_MS, |t| t as u64);
     let timeout = Duration::from_millis(requested.min(MAX_TIMEOUT_MS));
-    let status = tokio::select! {
-        s = running.child.wait() => Some(s.map_err(|e| ToolCallError::new(format!("Waiting for the shell failed: {e}")))?),
-        () = tokio::time::sleep(timeout) => None,
-        () = ctx.cancel.cancelled() => {
-            kill_group(running.pgid);
-            let _ = running.child.wait().await;
-            cleanup(&running);
+    let status = match within(timeout, &ctx.cancel, running.group.wait()).await {
+        Ok(s) => s.map_err(|e| ToolCallError::new(format!("Waiting for the shell failed: {e}")))?,
+        Err(Stopped::TimedOut) => return timed_out(input, ctx, running, timeout).await,
+        Err(Stopped::Cancelled) => {
+            running.group.kill_and_reap().await;
+            running.files.remove();
             return Err(ToolCallError::interrupted());
         }
     };
-    let Some(status) = status else {
-        return timed_out(input, ctx, running, timeout).await;
-    };
-    let running = finished(running);
-    let code = status.code().unwrap_or_else(|| {
-        128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0)
-    });
-    let full = read_output(&running.output, MAX_KEPT_BYTES);
-    let new_cwd = std::fs::read_to_string(&running.cwd_file)
+    // The shell has exited: what it started in the background (the user asked for it with
+    // `&`) is left alone, as a terminal would; the group is not killed on drop once reaped.
+    let code = exit_code(status);
+    let full = read_file_capped(&running.files.output, MAX_KEPT_BYTES);
+    let new_cwd = std::fs::read_to_string(&running.files.cwd_file)
         .ok()
         .map(|s| PathBuf::from(s.trim_end_matches('\n')));
-    cleanup(&running);
+    running.files.remove();
     if exit_is_error(&input.command, code) {
         let shown: String = full.chars().take(MAX_OUTPUT_CHARS).collect();
         let shown = tidy(&shown);
@@ -401,17 +364,6 @@ fn join_nonempty(a: &str, b: &str) -> String {
     }
 }
 
-fn cleanup(running: &Running) {
-    let _ = std::fs::remove_file(&running.output);
-    let _ = std::fs::remove_file(&running.cwd_file);
-}
-
-/// The shell has exited: leave what it started in the background alone (the user asked for
-/// it with `&`), as a terminal would.
-fn finished(running: Running) -> Running {
-    running.detach()
-}
-
 /// A command that outlived its timeout: moved to the background, as Claude Code does, unless
 /// background tasks are disabled or the command starts with `sleep`; then it is stopped.
 async fn timed_out(
@@ -424,18 +376,20 @@ async fn timed_out(
         line_programs(&input.command).first().map(String::as_str) == Some("sleep");
     let disabled = truthy(ctx.env_var("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS"))
         || truthy(ctx.env_var("TOOLGATE_DISABLE_BACKGROUND_TASKS"));
-    let so_far = tidy(&read_output(&running.output, MAX_OUTPUT_CHARS as u64));
+    let so_far = tidy(&read_file_capped(
+        &running.files.output,
+        MAX_OUTPUT_CHARS as u64,
+    ));
     let took = format_duration(timeout);
     if disabled || starts_with_sleep {
-        kill_group(running.pgid);
-        let _ = running.child.wait().await;
-        cleanup(&running);
+        running.group.kill_and_reap().await;
+        running.files.remove();
         return Err(ToolCallError::new(join_nonempty(
             &format!("Exit code 143\nCommand timed out after {took}"),
             &so_far,
         )));
     }
-    let path = running.output.display().to_string();
+    let path = running.files.output.display().to_string();
     let note = format!(
         "Command did not complete within its {took} timeout and was moved to the background (ID: {}). Output is being written to: {path}. You will be notified when it completes. If it is still running after {} in the background, it will be stopped and you will be notified. It is running now: do not start a second copy while it runs. If it is no longer needed, stop it with TaskStop. To check interim output, use Read on that file path.",
         running.id,

@@ -308,10 +308,6 @@ impl Tool for EditTool {
         text_file::file_path_subject(input, ctx, PermissionSubject::WritePaths)
     }
 
-    fn is_destructive(&self, _input: &Value) -> bool {
-        true
-    }
-
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
         let input: EditInput = tool_core::parse_input(input)?;
         let ctx = ctx.clone();

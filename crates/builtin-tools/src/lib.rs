@@ -1,17 +1,38 @@
-//! Claude Code's built-in file tools for toolgate: [`ReadTool`], [`EditTool`] and
-//! [`WriteTool`], with Claude Code's inputs, validation order and model-visible texts
-//! (as recorded from the current CLI), streaming reads, and atomic writes that keep a file's
-//! encoding, line endings and permissions.
+//! Claude Code's built-in tools for toolgate, as [`tool_core::Tool`]s: [`ReadTool`],
+//! [`EditTool`] and [`WriteTool`] with Claude Code's inputs, validation order and model-visible
+//! texts (as recorded from the current CLI), streaming reads, and atomic writes that keep a
+//! file's encoding, line endings and permissions; [`GrepTool`] and [`GlobTool`], which search
+//! in-process with ripgrep's library crates and return the texts Claude Code builds from `rg`'s
+//! output; and [`BashTool`], which runs each command line in its own process group
+//! ([`tool_core::process`]) and is read-only (and so concurrency-safe) only when `tool-shell`'s
+//! fail-closed classifier says so.
 //!
-//! [`GrepTool`] and [`GlobTool`] search in-process with ripgrep's library crates, returning the
-//! texts Claude Code builds from `rg`'s output. [`BashTool`] runs each command line in its own
-//! process group, classified read-only (and so concurrency-safe) only by `tool-shell`'s
-//! fail-closed classifier.
+//! It is for a host that wants these tools in a [`tool_core::ToolRegistry`] ([`registry`],
+//! [`all`]) or one by one. It is not a permission layer: a tool checks its own input
+//! ([`Tool::validate_input`](tool_core::Tool::validate_input)) and reports what a policy must
+//! look at ([`Tool::permission_subject`](tool_core::Tool::permission_subject)), but deciding
+//! allow / ask / deny, running hooks and spilling large results belong to `tool-permissions`,
+//! `tool-hooks` and `tool-orchestrator`. Calling [`Tool::call`](tool_core::Tool::call)
+//! directly runs the tool unchecked.
 //!
 //! ```
+//! use serde_json::json;
+//! use tool_core::{Tool, ToolContext};
+//!
 //! let registry = builtin_tools::registry().unwrap();
 //! let names: Vec<_> = registry.tools().map(|t| t.name().to_owned()).collect();
 //! assert_eq!(names, ["Read", "Edit", "Write", "Grep", "Glob", "Bash"]);
+//!
+//! // One tool on its own, outside any pipeline: write a file, then read it back.
+//! let dir = tempfile::tempdir().unwrap();
+//! let ctx = ToolContext::new(dir.path(), dir.path().join("home"), dir.path().join("results"));
+//! let file = dir.path().join("notes.txt").display().to_string();
+//! tokio::runtime::Runtime::new().unwrap().block_on(async {
+//!     let write = json!({"file_path": file, "content": "first\nsecond"});
+//!     builtin_tools::WriteTool.call(write, &ctx).await.unwrap();
+//!     let read = builtin_tools::ReadTool.call(json!({"file_path": file}), &ctx).await.unwrap();
+//!     assert_eq!(read.content.to_text(), "1\tfirst\n2\tsecond");
+//! });
 //! ```
 
 mod bash;

@@ -2,10 +2,19 @@
 //! assistant messages parsed and assembled from a stream), the [`Tool`] trait, the
 //! [`ToolRegistry`], the schema layer that checks inputs and renders failures exactly as
 //! Claude Code does, the decision types every crate shares, the per-call [`ToolContext`], the
-//! [`FileStateCache`] and the result-size policy.
+//! [`FileStateCache`], the result-size policy, and [`stage`]: a pipeline stage written once as
+//! a tower service and layer.
 //!
-//! It spawns no processes, walks no directories and parses no shell: those belong to the
-//! crates that build on it.
+//! It is for every crate and host of toolgate: a tool implements [`Tool`], a policy
+//! implements [`PermissionPolicy`], a host builds a [`ToolRegistry`] and a [`ToolContext`].
+//! It walks no directories, parses no shell and decides no permissions: those belong to the
+//! crates that build on it. Without features it spawns no processes either; the `process`
+//! feature (off by default, `std`/`tokio`/`libc` only) adds the `process` module, the
+//! process-group helper the crates that run commands share (Bash, command hooks), so a host
+//! that only decides permissions builds no process code. The default `jsonschema` feature
+//! validates inputs with the `jsonschema` crate; without it, the [`schema`] module's structural
+//! validator checks the keywords tool schemas use, with the same failures, and refuses a
+//! schema with any other keyword.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -45,6 +54,8 @@ mod error;
 mod file_state;
 mod invocation;
 pub mod messages;
+#[cfg(feature = "process")]
+pub mod process;
 mod registry;
 pub mod result;
 pub mod schema;

@@ -206,11 +206,6 @@ pub trait Tool: Send + Sync {
         false
     }
 
-    /// Can this call destroy data? Default: no.
-    fn is_destructive(&self, _input: &Value) -> bool {
-        false
-    }
-
     /// What an interrupt does to this tool. Default: let it finish.
     fn interrupt_behavior(&self) -> InterruptBehavior {
         InterruptBehavior::Block

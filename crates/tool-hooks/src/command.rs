@@ -1,8 +1,9 @@
 //! Command hooks: a shell command run with `sh -c` in the session's working directory, given
 //! the event's JSON on stdin, answering with its exit code and output (Claude Code's protocol).
 //!
-//! The command runs in its own process group; at its timeout (600 s unless configured) or
-//! when the call is cancelled, the whole group is killed. Output past [`MAX_OUTPUT_BYTES`] on
+//! The command runs in its own process group ([`tool_core::process`]); at its timeout (600 s
+//! unless configured), when the call is cancelled, or when the running hook's future is
+//! dropped, the whole group is killed. Output past [`MAX_OUTPUT_BYTES`] on
 //! either stream is read and dropped, never buffered. A hook that cannot run, crashes, times
 //! out or prints something unusable gives no decision and leaves a note for the user; marked
 //! `fail_closed`, it denies the call instead.
@@ -12,7 +13,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
+use tool_core::process::{ProcessGroup, Stopped, exit_code, read_capped, within};
 use tool_core::{CancellationToken, HookDecision, HookOutcome, Verdict};
 
 use crate::hooks::{
@@ -184,11 +186,9 @@ pub async fn run_command(
         .env("TOOLGATE_PROJECT_DIR", &session.project_dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
+        .stderr(Stdio::piped());
+    let mut group = match ProcessGroup::spawn(&mut cmd) {
+        Ok(g) => g,
         Err(e) => {
             return RawRun {
                 exit: Exit::SpawnFailed(e.to_string()),
@@ -198,10 +198,9 @@ pub async fn run_command(
             };
         }
     };
-    let pgid = child.id();
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
+    let stdin = group.take_stdin();
+    let stdout = group.take_stdout();
+    let stderr = group.take_stderr();
     let payload = format!("{input}\n");
     let feed = async move {
         let mut stdin = stdin?;
@@ -218,76 +217,38 @@ pub async fn run_command(
         }
     };
     let work = async {
-        let (stdin_note, out, err, status) =
-            tokio::join!(feed, read_capped(stdout), read_capped(stderr), child.wait());
-        (stdin_note, out, err, status)
+        tokio::join!(
+            feed,
+            read_capped(stdout, MAX_OUTPUT_BYTES),
+            read_capped(stderr, MAX_OUTPUT_BYTES),
+            group.wait()
+        )
     };
-    let ended = tokio::select! {
-        r = tokio::time::timeout(timeout, work) => match r {
-            Ok(done) => Ok(done),
-            Err(_) => Err(Exit::TimedOut),
-        },
-        () = cancel.cancelled() => Err(Exit::Cancelled),
-    };
-    match ended {
+    // The timeout covers the output too: a child holding stdout open keeps the hook running.
+    match within(timeout, cancel, work).await {
         Ok((stdin_note, stdout, stderr, status)) => {
             let exit = match status {
-                Ok(s) => Exit::Code(s.code().unwrap_or_else(|| {
-                    128 + std::os::unix::process::ExitStatusExt::signal(&s).unwrap_or(0)
-                })),
+                Ok(s) => Exit::Code(exit_code(s)),
                 Err(e) => Exit::SpawnFailed(e.to_string()),
             };
             RawRun {
                 exit,
-                stdout,
-                stderr,
+                stdout: String::from_utf8_lossy(&stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&stderr).into_owned(),
                 stdin_note,
             }
         }
-        Err(exit) => {
-            kill_group(pgid);
-            let _ = child.wait().await;
+        Err(stopped) => {
+            group.kill_and_reap().await;
             RawRun {
-                exit,
+                exit: match stopped {
+                    Stopped::TimedOut => Exit::TimedOut,
+                    Stopped::Cancelled => Exit::Cancelled,
+                },
                 stdout: String::new(),
                 stderr: String::new(),
                 stdin_note: None,
             }
         }
-    }
-}
-
-/// Read a stream to its end, keeping the first [`MAX_OUTPUT_BYTES`].
-async fn read_capped(stream: Option<impl AsyncRead + Unpin>) -> String {
-    let Some(mut s) = stream else {
-        return String::new();
-    };
-    let mut kept = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match s.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = MAX_OUTPUT_BYTES.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-            }
-        }
-    }
-    String::from_utf8_lossy(&kept).into_owned()
-}
-
-/// Kill every process of the group the hook's shell leads.
-#[allow(unsafe_code)]
-fn kill_group(pgid: Option<u32>) {
-    let Some(pgid) = pgid.and_then(|p| libc::pid_t::try_from(p).ok()) else {
-        return;
-    };
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: killpg is a plain system call on the process group this module created for the
-    // hook (process_group(0) makes the shell its leader); no memory is shared.
-    unsafe {
-        libc::killpg(pgid, libc::SIGKILL);
     }
 }

@@ -100,7 +100,7 @@ pub const BASH_BUILTINS: &[&str] = &[
 ];
 
 /// Is `name` run by bash itself (a builtin this runner leaves enabled)?
-pub fn runs_in_bash(name: &str) -> bool {
+pub(crate) fn runs_in_bash(name: &str) -> bool {
     BASH_BUILTINS.contains(&name) && !DISABLED_BUILTINS.contains(&name)
 }
 

@@ -25,6 +25,7 @@ use super::oracle::{FILES, World};
 use super::{DISABLED_BUILTINS, FAILING, PROGRAMS, Unit};
 
 /// The shim directory, shared by every line of a run.
+#[derive(Debug)]
 pub struct Shims {
     dir: tempfile::TempDir,
 }
