@@ -178,7 +178,7 @@ async fn main() -> anyhow::Result<()> {
             let loaded = policy.sources(&ws, &home).load()?;
             let ctx = decision_context(&ws, &home, &loaded, mode.as_deref())?;
             let registry = builtin_tools::registry()?;
-            let d = toolgate::check::decide(&registry, &loaded, &tool, &input, &ctx)?;
+            let d = tool_permissions::decide(&loaded, &registry, &tool, &input, &ctx)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&d)?);
             } else {
@@ -297,7 +297,7 @@ async fn main() -> anyhow::Result<()> {
             let loaded = policy.sources(&ws, &home).load()?;
             let ctx = decision_context(&ws, &home, &loaded, None)?;
             let registry = builtin_tools::registry()?;
-            let report = toolgate::check::run_tests(&registry, &loaded, &ctx);
+            let report = tool_permissions::run_tests(&loaded, &registry, &ctx);
             for l in &report.lines {
                 println!("{l}");
             }
