@@ -96,8 +96,10 @@ mod domain;
 mod file;
 mod identity;
 mod lint;
+mod path_policy;
 mod path_rule;
 mod policy;
+mod protected;
 mod rule;
 mod shell_policy;
 mod shell_rule;
@@ -114,10 +116,8 @@ pub use lint::LintWarning;
 pub use path_rule::{
     Anchor, PathPattern, candidates, case_folding_volume, has_short_name, inside_working_dirs,
 };
-pub use policy::{
-    IgnoredRule, Layer, PathFamily, Policy, PolicyBuilder, Protection, RuleEntry, RuleMatcher,
-    protected,
-};
+pub use policy::{IgnoredRule, Layer, PathFamily, Policy, PolicyBuilder, RuleEntry, RuleMatcher};
+pub use protected::{Protection, protected};
 pub use rule::PermissionRule;
 pub use shell_rule::{ShellPattern, units};
 pub use sources::{PolicySources, Trust};
