@@ -35,6 +35,64 @@ use shell::ShellLine;
 use crate::protected::{Protection, protected};
 
 /// A built policy: the decision for each call, and the path checks tools ask for.
+///
+/// Build one with [`PolicyBuilder`] (or [`PolicySources`](crate::PolicySources)), then ask it
+/// through [`PermissionPolicy::decide`] (or [`decide`](crate::decide), which makes the
+/// request from a tool call). A decision is made in this order; the first step that settles it
+/// wins, and its [`DecisionReason`] names the rule (list, file and line) or the check:
+///
+/// 1. **Whole-tool deny.** A deny rule naming the tool (`Bash`, `WebFetch`), or a deny rule
+///    whose content this engine widens to the whole tool (`Agent(Explore)`, MCP tools):
+///    deny.
+/// 2. **Bash denies.** A Bash line is analysed once, into the commands it runs (its units)
+///    and the paths they read and write; its deny rules, matched against the line and every
+///    unit, and the Read/Edit deny rules, matched against every path a unit touches: deny.
+///    (The rest of the Bash checks run here too, in the order listed on step 6, but only a
+///    deny is taken now, so any deny beats any ask.)
+/// 3. **Content denies.** A Read deny rule covering a path the call reads; an Edit or Read
+///    deny rule covering a path it writes; a `WebFetch(domain:...)` deny rule covering the
+///    URL's host: deny. Paths are matched under every spelling (canonical, through symlinks,
+///    case-folded on Windows volumes, 8.3 short names expanded) and by file identity (hard
+///    links, symlink targets in a denied tree).
+/// 4. **Whole-tool ask.** An ask rule naming the tool: ask.
+/// 5. **Paths no rule can vouch for.** A UNC or device path, a path with an 8.3 short name,
+///    or a file with several links whose identity the deny rules' walk could not settle: ask,
+///    in every mode.
+/// 6. **Content asks and the tool's safety checks.**
+///    - reads: a Read ask rule covering a path: ask;
+///    - writes: a protected path ([`protected`](crate::protected): `.git/`, `.claude/`,
+///      shell start-up files...) asks whatever allows it, then an Edit ask rule covering a
+///      path: ask;
+///    - Bash, the rest of the line's checks in order: (a) a Bash ask rule matching the line or
+///      a unit: ask; (b) a recursive search (`rg`, `grep -r`, `find`...) whose root holds a
+///      denied tree: ask; (c) a line that does not parse: ask; (d) a line over the analysis
+///      budget or that cannot be analysed fully (unknown words, functions, raw CR/NUL): ask;
+///      (e) a removal of the root, home or project directory: ask; (f) a write to a protected
+///      path: ask, and a write outside the working directories that no Edit allow rule covers:
+///      ask (not in bypass mode); (g) every read inside the working directories or allowed,
+///      every path argument inside them or allowed, and every unit allowed by a Bash allow
+///      rule or known read-only: allow. Otherwise the line goes on (step 7 has nothing for
+///      Bash) to step 8;
+///    - URLs: a `WebFetch(domain:...)` ask rule covering the host: ask.
+/// 7. **Allows from the call's content.**
+///    - read-only reads: every path inside the working directories (or the spilled tool
+///      results): allow; else a whole-tool `Edit` allow rule: allow; else every path covered
+///      by a Read or Edit allow rule: allow;
+///    - writes in acceptEdits mode, every path inside the working directories: allow;
+///    - URLs: a `WebFetch(domain:...)` allow rule covering the host: allow;
+///    - other writes: every path covered by an Edit allow rule: allow.
+/// 8. **A tool that needs the user** (it asks questions itself): ask.
+/// 9. **Bypass mode** (`bypassPermissions`, unless the managed layer disabled it): allow.
+/// 10. **Whole-tool allow.** An allow rule naming the tool: allow.
+/// 11. **Not granted:** ask, with the text Claude Code shows (for Bash, which part of the line
+///     needs approval).
+///
+/// Then the mode has the last word on an ask: in plan mode an ask about a write becomes a
+/// deny; in dontAsk mode every ask becomes a deny.
+///
+/// Allow rules that do not apply (an untrusted project's, a non-managed layer's under
+/// `allow_managed_rules_only`, content this engine cannot match) are left out when the policy
+/// is built and listed by [`ignored_rules`](Self::ignored_rules).
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     entries: Vec<RuleEntry>,
@@ -227,6 +285,8 @@ impl Policy {
 }
 
 impl PermissionPolicy for Policy {
+    /// The decision for one call, in the order written down on [`Policy`]: steps 1 to 11, then
+    /// the mode's last word on an ask.
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
         let decision = self.decide_before_mode_post(request);
         if decision.verdict == tool_core::Verdict::Ask
@@ -270,13 +330,16 @@ impl PermissionPolicy for Policy {
 }
 
 impl Policy {
+    /// Steps 1 to 11 of the decision (see [`Policy`]), before the mode's last word on an ask.
     fn decide_before_mode_post(&self, request: &PermissionRequest<'_>) -> Decision {
         let tool = request.tool_name;
         let ctx = request.ctx;
+        // The steps are numbered as in the doc of `Policy`.
+        // 1. Whole-tool deny.
         if let Some(e) = self.find(RuleList::Deny, tool) {
             return Decision::deny(permission_denied(tool), e.reason());
         }
-        // Any deny beats any ask: content denies are checked before a whole-tool ask. A Bash
+        // 2. Bash denies. Any deny beats any ask: content denies are checked before a whole-tool ask. A Bash
         // line is analysed once; a deny from it returns here, anything else is used below.
         let line = match request.subject {
             PermissionSubject::ShellCommand(command) => {
@@ -293,16 +356,20 @@ impl Policy {
         {
             return d.clone();
         }
+        // 3. Content denies.
         if let Some(d) = self.content_deny(request) {
             return d;
         }
+        // 4. Whole-tool ask.
         if let Some(e) = self.find(RuleList::Ask, tool) {
             return Decision::ask(Self::ask_message(request), e.reason());
         }
+        // 5. Paths no rule can vouch for.
         if let Some(d) = self.path_identity_ask(request) {
             return d;
         }
-        // Content rules: ask (denies were settled above), for what this call touches.
+        // 6. Content rules: ask (denies were settled above), for what this call touches, and
+        // the tool's safety checks (protected paths; for Bash, the rest of `decide_shell`).
         match request.subject {
             PermissionSubject::ReadPaths(paths) => {
                 for p in paths {
@@ -354,7 +421,7 @@ impl Policy {
             }
             _ => {}
         }
-        // The tool's own check: reads inside the working directories (and of spilled tool
+        // 7. Allows from the call's content. The tool's own check: reads inside the working directories (and of spilled tool
         // results) are allowed; in acceptEdits mode, so are writes inside them.
         match request.subject {
             PermissionSubject::ReadPaths(paths) if request.read_only && !paths.is_empty() => {
@@ -408,6 +475,7 @@ impl Policy {
             }
             _ => {}
         }
+        // 8. A tool that needs the user.
         if request.requires_user_interaction {
             return Decision::ask(
                 Self::ask_message(request),
@@ -416,6 +484,7 @@ impl Policy {
                 },
             );
         }
+        // 9. Bypass mode.
         if ctx.permission_mode == PermissionMode::BypassPermissions
             && self.bypass_disabled.is_none()
         {
@@ -423,9 +492,11 @@ impl Policy {
                 mode: PermissionMode::BypassPermissions,
             });
         }
+        // 10. Whole-tool allow.
         if let Some(e) = self.find(RuleList::Allow, tool) {
             return Decision::allow(e.reason());
         }
+        // 11. Not granted.
         let message = match &line {
             Some((_, l)) if l.analysis.parsed => {
                 self.shell_ask_message(&l.analysis, &l.touched, ctx)

@@ -45,13 +45,17 @@ impl Policy {
     /// The Bash-specific part of a decision: `Some` when the rules or the safety checks settle
     /// it, `None` to continue with the mode and whole-tool rules.
     ///
-    /// The steps, in order: (1) deny rules against the line and every unit it runs (carried
-    /// commands and substitutions included); (2) deny rules against every path an effect reads
-    /// or writes; (3) ask rules likewise; (4) a line that cannot be analysed completely
-    /// (parse errors, budgets, raw CR/NUL, functions) asks; (5) removals of the root, home or
-    /// project (or of paths that cannot be known) ask in every mode; (6) writes to protected
-    /// paths ask, writes outside the working directories ask unless bypassed; (7) an allow
-    /// needs every unit allowed and every read inside the working directories or allowed.
+    /// The steps, in order (steps 2 and 6 of the decision, see [`Policy`]): (1) deny rules
+    /// against the line and every unit it runs (carried commands and substitutions included);
+    /// (2) deny rules against every path an effect reads or writes; (3) ask rules against the
+    /// line and every unit; (4) a recursive search whose root holds a denied tree asks; (5) a
+    /// line that does not parse asks; (6) a line over the budget ([`MAX_COMMAND_BYTES`],
+    /// [`MAX_UNITS`]) or that cannot be analysed completely (unknown words, functions, raw
+    /// CR/NUL) asks; (7) removals of the root, home or project (or of paths that cannot be
+    /// known) ask in every mode; (8) for each write: a protected path asks, and a path outside
+    /// the working directories that no Edit allow rule covers asks unless bypassed; (9) an
+    /// allow needs every read inside the working directories or allowed, every path argument
+    /// inside them or allowed, and every unit allowed.
     pub(super) fn decide_shell(
         &self,
         request: &PermissionRequest<'_>,
@@ -66,19 +70,22 @@ impl Policy {
                 e.reason(),
             )
         };
+        // (1)
         let forms = Self::shell_forms(command, analysis);
         if let Some(e) = self.shell_match(RuleList::Deny, &forms) {
             return Some(denied(e));
         }
+        // (2)
         let find = |family: PathFamily, p: &Path| self.path_rule(RuleList::Deny, family, p, ctx);
         let names = |family: PathFamily| self.denied_names(family);
         if let Some((e, _)) = crate::shell_policy::denied_path(touched, &find, &names) {
             return Some(denied(e));
         }
+        // (3)
         if let Some(e) = self.shell_match(RuleList::Ask, &forms) {
             return Some(Decision::ask(Self::ask_message(request), e.reason()));
         }
-        // A recursive search whose root holds a denied tree would print what it may not read.
+        // (4) A recursive search whose root holds a denied tree would print what it may not read.
         for root in crate::shell_policy::search_roots(analysis, touched) {
             if let Some(e) = self.denied_below(&root, ctx) {
                 return Some(Decision::ask(
@@ -93,6 +100,7 @@ impl Policy {
                 ));
             }
         }
+        // (5)
         if !analysis.parsed {
             return Some(Decision::ask(
                 Self::ask_message(request),
@@ -101,6 +109,7 @@ impl Policy {
                 },
             ));
         }
+        // (6)
         if command.len() > MAX_COMMAND_BYTES
             || analysis.units.len() > MAX_UNITS
             || !analysis.problems.is_empty()
@@ -115,6 +124,7 @@ impl Policy {
                 },
             ));
         }
+        // (7)
         if let Some(what) = crate::shell_policy::catastrophic_removal(analysis, ctx) {
             return Some(Decision::ask(
                 Self::ask_message(request),
@@ -123,6 +133,7 @@ impl Policy {
                 },
             ));
         }
+        // (8)
         for w in touched.writes() {
             let w = &w.path;
             if candidates(w, ctx).iter().any(|c| protected(c).is_some()) {
@@ -146,6 +157,7 @@ impl Policy {
                 ));
             }
         }
+        // (9)
         let reads_inside = touched.reads().all(|p| {
             crate::path_rule::inside_working_dirs(ctx, p)
                 || self.path_allowed(PathFamily::Read, p, ctx).is_some()
