@@ -18,7 +18,7 @@
 //!
 //! What it is not for: it runs no tool, asks no user and runs no hook. An ask is a verdict the
 //! host settles (tool-orchestrator's approver); hooks are tool-hooks', which reads its
-//! `hooks` tables from the same files ([`PolicySources`]). It parses shell only through
+//! `hooks` tables from the same files, read once ([`PolicyFiles`]). It parses shell only through
 //! tool-shell's analysis, and never executes it.
 //!
 //! A decision in one call: a tool (here a tiny one that reads a file), a policy with one deny
@@ -120,7 +120,7 @@ pub use policy::{IgnoredRule, Layer, PathFamily, Policy, PolicyBuilder, RuleEntr
 pub use protected::{Protection, protected};
 pub use rule::PermissionRule;
 pub use shell_rule::{ShellPattern, units};
-pub use sources::{PolicySources, Trust};
+pub use sources::{PolicyFile, PolicyFiles, PolicySources, Trust};
 pub use trust::{TRUSTED_FILES, TrustEntry, TrustStore, project_hash};
 
 /// The text of `path`, or `None` when it does not exist (a missing policy file adds nothing).

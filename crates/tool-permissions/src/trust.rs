@@ -21,17 +21,12 @@ pub const TRUSTED_FILES: &[&str] = &[
 /// The hash of a project's policy content: every file of [`TRUSTED_FILES`], present or not,
 /// by name and bytes. `sha256:` followed by 64 hex digits.
 pub fn project_hash(root: &Path) -> Result<String, Error> {
-    let mut h = Sha256::new();
+    let mut contents = Vec::with_capacity(TRUSTED_FILES.len());
     for name in TRUSTED_FILES {
         let path = root.join(name);
-        h.update(name.as_bytes());
-        h.update([0]);
         match std::fs::read(&path) {
-            Ok(bytes) => {
-                h.update((bytes.len() as u64).to_le_bytes());
-                h.update(&bytes);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => h.update(b"absent"),
+            Ok(bytes) => contents.push(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => contents.push(None),
             Err(e) => {
                 return Err(Error::Io {
                     file: path,
@@ -39,11 +34,29 @@ pub fn project_hash(root: &Path) -> Result<String, Error> {
                 });
             }
         }
+    }
+    Ok(hash_contents(&contents))
+}
+
+/// The hash [`project_hash`] gives for these contents of [`TRUSTED_FILES`], in that order
+/// (`None` for a file that is absent).
+pub(crate) fn hash_contents(contents: &[Option<Vec<u8>>]) -> String {
+    let mut h = Sha256::new();
+    for (name, content) in TRUSTED_FILES.iter().zip(contents) {
+        h.update(name.as_bytes());
+        h.update([0]);
+        match content {
+            Some(bytes) => {
+                h.update((bytes.len() as u64).to_le_bytes());
+                h.update(bytes);
+            }
+            None => h.update(b"absent"),
+        }
         h.update([0]);
     }
     let digest = h.finalize();
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("sha256:{hex}"))
+    format!("sha256:{hex}")
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -259,8 +259,14 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Policy(PolicyCommand::Lint { policy })) => {
             let ws = policy.workspace()?;
             let home = home_dir(&ws);
-            let sources = policy.sources(&ws, &home);
-            let loaded = match sources.load() {
+            let files = match policy.sources(&ws, &home).read() {
+                Ok(f) => f,
+                Err(e) => {
+                    println!("error: {e}");
+                    exit_failure();
+                }
+            };
+            let loaded = match files.policy() {
                 Ok(p) => p,
                 Err(e) => {
                     println!("error: {e}");
@@ -270,7 +276,7 @@ async fn main() -> anyhow::Result<()> {
             for (layer, file) in loaded.files() {
                 println!("loaded {layer} {}", file.display());
             }
-            let (hooks, notes) = match tool_hooks::load_hooks(&sources) {
+            let (hooks, notes) = match tool_hooks::load_hooks(&files) {
                 Ok(h) => h,
                 Err(e) => {
                     println!("error: {e}");
@@ -327,9 +333,9 @@ async fn main() -> anyhow::Result<()> {
                 .with_context(|| file.display().to_string())?;
             let ws = policy.workspace()?;
             let home = home_dir(&ws);
-            let sources = policy.sources(&ws, &home);
-            let loaded = sources.load()?;
-            let (hooks, notes) = tool_hooks::load_hooks(&sources)?;
+            let files = policy.sources(&ws, &home).read()?;
+            let loaded = files.policy()?;
+            let (hooks, notes) = tool_hooks::load_hooks(&files)?;
             for n in notes {
                 eprintln!("toolgate: {n}");
             }

@@ -23,14 +23,27 @@ impl PolicyBuilder {
         let Some(text) = crate::read_optional(path)? else {
             return Ok(self);
         };
-        let value: Value = serde_json::from_str(&text).map_err(|e| Error::Json {
+        self.claude_settings_str(&text, layer, path, base)
+    }
+
+    /// Load the `permissions` of Claude Code settings text as if read from `path` (errors and
+    /// rules point at its lines). Relative additional directories are taken relative to
+    /// `base`.
+    pub fn claude_settings_str(
+        &mut self,
+        text: &str,
+        layer: Layer,
+        path: &Path,
+        base: &Path,
+    ) -> Result<&mut Self, Error> {
+        let value: Value = serde_json::from_str(text).map_err(|e| Error::Json {
             file: path.to_path_buf(),
             line: e.line(),
             column: e.column(),
             message: e.to_string(),
         })?;
         self.files.push((layer, path.to_path_buf()));
-        self.claude_settings_inner(&value, layer, Some(path), base, Some(&text))
+        self.claude_settings_inner(&value, layer, Some(path), base, Some(text))
     }
 
     /// Load the `permissions` object of Claude Code settings given as a value.
