@@ -255,6 +255,7 @@ async fn hooks_load_from_policy_files_and_project_hooks_need_trust() {
         &sb.ws(),
         &base.join("home"),
         Some(&base.join("config")),
+        tool_permissions::Trust::Store,
     );
     sources.managed.clear();
     let read = |s: &tool_permissions::PolicySources| s.read().unwrap_or_else(|e| panic!("{e}"));

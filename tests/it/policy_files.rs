@@ -16,7 +16,12 @@ use toolgate_tests::Sandbox;
 /// `<base>/config/toolgate`, no Claude Code files unless the test writes them.
 fn sources(sb: &Sandbox) -> PolicySources {
     let base = sb.ws().parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut s = PolicySources::standard(&sb.ws(), &base.join("home"), Some(&base.join("config")));
+    let mut s = PolicySources::standard(
+        &sb.ws(),
+        &base.join("home"),
+        Some(&base.join("config")),
+        Trust::Store,
+    );
     s.managed = vec![base.join("etc/policy.toml")];
     s
 }
@@ -111,7 +116,7 @@ fn project_allows_apply_only_while_the_trusted_content_is_unchanged() {
     let p = s.load().unwrap();
     assert_eq!(decide(&p, &c, "Bash", bash("make")), Verdict::Ask);
     assert_eq!(p.ignored_rules().len(), 2);
-    assert!(p.ignored_rules()[0].why.contains("toolgate trust"));
+    assert!(p.ignored_rules()[0].why.contains("not trusted"));
     // A host that asked the user itself can say so.
     s.trust = Trust::Trusted;
     assert_eq!(

@@ -104,7 +104,7 @@ impl HookLoader {
             if f.layer.needs_trust() && !trusted && self.groups.len() > before {
                 self.groups.truncate(before);
                 self.notes.push(format!(
-                    "hooks in {} are not run: the project's policy is not trusted (run `toolgate trust`)",
+                    "hooks in {} are not run: the project's policy is not trusted",
                     file.display()
                 ));
             }

@@ -8,15 +8,24 @@ use crate::Error;
 use crate::policy::{Layer, Policy, PolicyBuilder};
 use crate::trust::{TRUSTED_FILES, TrustStore, hash_contents};
 
-/// Whether the project's own allow rules apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Whether the project's own allow rules (and hooks) apply: the choice a host makes when it
+/// loads a project's policy. There is no default: a project's `.toolgate/` and `.claude/`
+/// files come with the code, so applying their allow rules is a decision.
+///
+/// Whatever the choice, the project's deny and ask rules always apply. Allow rules left out
+/// are listed by [`Policy::ignored_rules`] (and [`Policy::lint`]), and tool-hooks reports the
+/// hooks it does not run, so a host can show them and offer to trust the project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trust {
-    /// As the user's trust store says for the project's current content.
-    #[default]
+    /// As the user's [`TrustStore`] says for the project's current content: trusted only if
+    /// the project's policy files hash to a value the user recorded
+    /// ([`TrustStore::record`] with [`project_hash`](crate::project_hash)). Any change to
+    /// those files withdraws the trust until the user records it again.
     Store,
-    /// Trusted, whatever the store says (a host that asked the user itself).
+    /// Trusted, whatever the store says: for a host that asked the user itself, or runs only
+    /// projects it vouches for.
     Trusted,
-    /// Not trusted.
+    /// Not trusted: the project's and local layer's allow rules and hooks never apply.
     Untrusted,
 }
 
@@ -43,8 +52,14 @@ pub struct PolicySources {
 impl PolicySources {
     /// The standard places for a project at `project_root`: `/etc/toolgate/policy.toml` and
     /// `/etc/claude-code/managed-settings.json` (managed), `$XDG_CONFIG_HOME/toolgate` or
-    /// `~/.config/toolgate` (user), and the Claude Code settings files.
-    pub fn standard(project_root: &Path, home: &Path, xdg_config_home: Option<&Path>) -> Self {
+    /// `~/.config/toolgate` (user), and the Claude Code settings files, with trust settled as
+    /// `trust` says.
+    pub fn standard(
+        project_root: &Path,
+        home: &Path,
+        xdg_config_home: Option<&Path>,
+        trust: Trust,
+    ) -> Self {
         let config = xdg_config_home
             .filter(|p| p.is_absolute())
             .map_or_else(|| home.join(".config"), Path::to_path_buf);
@@ -58,7 +73,7 @@ impl PolicySources {
             command_line: Vec::new(),
             user_dir: config.join("toolgate"),
             claude_settings: true,
-            trust: Trust::Store,
+            trust,
         }
     }
 

@@ -1,5 +1,5 @@
-//! Project trust bound to content: `toolgate trust` records a hash of a project's own policy
-//! files in the user layer, and the project's allow rules apply only while those files still
+//! Project trust bound to content: a host that asked the user records a hash of a project's
+//! own policy files in the user layer's store ([`TrustStore::record`]), and the project's allow rules apply only while those files still
 //! hash to a recorded value. Changing one byte of them (a new commit, a post-install script)
 //! withdraws the trust until the user looks again. Deny and ask rules never need trust.
 
@@ -157,7 +157,7 @@ impl TrustStore {
         })
         .map_err(|e| fail(e.to_string()))?;
         let text = format!(
-            "# Written by `toolgate trust`: hashes of project policy content the user trusts.\n{body}"
+            "# Hashes of project policy content the user trusts (written by toolgate).\n{body}"
         );
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| fail(e.to_string()))?;

@@ -11,10 +11,12 @@ use tool_permissions::{PolicySources, Trust};
 /// command-line files. `trusted` forces trust on; otherwise the user's trust store decides.
 pub fn sources(ws: &Path, home: &Path, command_line: &[PathBuf], trusted: bool) -> PolicySources {
     let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
-    let mut s = PolicySources::standard(ws, home, xdg.as_deref());
+    let trust = if trusted {
+        Trust::Trusted
+    } else {
+        Trust::Store
+    };
+    let mut s = PolicySources::standard(ws, home, xdg.as_deref(), trust);
     s.command_line = command_line.to_vec();
-    if trusted {
-        s.trust = Trust::Trusted;
-    }
     s
 }

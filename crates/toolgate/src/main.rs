@@ -57,6 +57,27 @@ impl PolicyArgs {
 }
 
 /// Exit with status 1 after flushing what was printed.
+/// Whether the hook loader left out hooks of an untrusted project.
+fn hooks_untrusted(notes: &[String]) -> bool {
+    notes.iter().any(|n| n.contains("not trusted"))
+}
+
+/// The CLI's hint when the project's own allow rules or hooks were left out because it is not
+/// trusted (the library says what is wrong; the command that fixes it is the CLI's).
+fn trust_hint(
+    files: &tool_permissions::PolicyFiles,
+    loaded: &tool_permissions::Policy,
+    hooks_untrusted: bool,
+) -> Option<&'static str> {
+    let rules_untrusted = loaded
+        .ignored_rules()
+        .iter()
+        .any(|i| i.entry.layer.needs_trust());
+    (!files.project_trusted() && (rules_untrusted || hooks_untrusted)).then_some(
+        "run `toolgate trust` to trust the project's policy as it is now (or pass --trust-project)",
+    )
+}
+
 fn exit_failure() -> ! {
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
@@ -284,9 +305,13 @@ async fn main() -> anyhow::Result<()> {
                 }
             };
             let mut warnings: Vec<String> = loaded.lint().iter().map(ToString::to_string).collect();
+            let notes_untrusted = hooks_untrusted(&notes);
             warnings.extend(notes);
             for w in &warnings {
                 println!("warning: {w}");
+            }
+            if let Some(hint) = trust_hint(&files, &loaded, notes_untrusted) {
+                println!("hint: {hint}");
             }
             let (pre, post, failure) = hooks.counts();
             println!(
@@ -336,6 +361,17 @@ async fn main() -> anyhow::Result<()> {
             let files = policy.sources(&ws, &home).read()?;
             let loaded = files.policy()?;
             let (hooks, notes) = tool_hooks::load_hooks(&files)?;
+            for i in loaded.ignored_rules() {
+                eprintln!(
+                    "toolgate: allow rule `{}` ({}) not applied: {}",
+                    i.entry.text,
+                    i.entry.source(),
+                    i.why
+                );
+            }
+            if let Some(hint) = trust_hint(&files, &loaded, hooks_untrusted(&notes)) {
+                eprintln!("toolgate: {hint}");
+            }
             for n in notes {
                 eprintln!("toolgate: {n}");
             }

@@ -237,7 +237,10 @@ impl PolicyBuilder {
                     "only managed allow rules apply (allow_managed_rules_only, set by {set})"
                 ))
             } else if e.layer.needs_trust() && !self.trusted {
-                Some("the project's policy is not trusted (run `toolgate trust`)".to_owned())
+                Some(
+                    "the project's policy is not trusted, so its allow rules do not apply"
+                        .to_owned(),
+                )
             } else {
                 None
             };
