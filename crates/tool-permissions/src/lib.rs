@@ -109,14 +109,9 @@ mod trust;
 use std::path::PathBuf;
 
 pub use check::{TestReport, decide, run_tests};
-pub use domain::{DomainPattern, url_host};
 pub use file::{PolicyTest, line_column};
-pub use identity::MAX_WALK;
 pub use lint::LintWarning;
-pub use path_rule::{
-    Anchor, PathPattern, candidates, case_folding_volume, has_short_name, inside_working_dirs,
-};
-pub use policy::{IgnoredRule, Layer, PathFamily, Policy, PolicyBuilder, RuleEntry, RuleMatcher};
+pub use policy::{IgnoredRule, Layer, Policy, PolicyBuilder, RuleEntry};
 pub use protected::{Protection, protected};
 pub use rule::PermissionRule;
 pub use shell_rule::{ShellPattern, units};

@@ -47,7 +47,7 @@ impl fmt::Display for Layer {
 
 /// What a rule's content is matched as.
 #[derive(Debug, Clone)]
-pub enum RuleMatcher {
+pub(crate) enum RuleMatcher {
     /// A whole-tool rule.
     WholeTool,
     /// A path rule of the Read or Edit family.
@@ -72,7 +72,7 @@ pub(super) const OPAQUE_CONTENT_TOOLS: &[&str] = &["Agent", "Skill", "WebSearch"
 
 /// Which tools a path rule governs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PathFamily {
+pub(crate) enum PathFamily {
     /// Reading tools: Read, Grep, Glob.
     Read,
     /// Writing tools: Edit, Write, MultiEdit, NotebookEdit.
@@ -81,7 +81,7 @@ pub enum PathFamily {
 
 impl PathFamily {
     /// The family a rule's tool name belongs to, if any (aliases included).
-    pub fn of(tool: &str) -> Option<Self> {
+    pub(crate) fn of(tool: &str) -> Option<Self> {
         match tool {
             "Read" | "Grep" | "Glob" | "LS" => Some(PathFamily::Read),
             "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => Some(PathFamily::Edit),
@@ -104,7 +104,7 @@ pub struct RuleEntry {
     /// Which file, when it came from one.
     pub file: Option<PathBuf>,
     /// How its content is matched.
-    pub matcher: RuleMatcher,
+    pub(crate) matcher: RuleMatcher,
     /// The 1-based line of the file it was written on, when known.
     pub line: Option<usize>,
     /// The 1-based column (in characters) where it starts on that line, when known.

@@ -28,7 +28,8 @@ mod paths;
 mod shell;
 
 pub use builder::PolicyBuilder;
-pub use entry::{IgnoredRule, Layer, PathFamily, RuleEntry, RuleMatcher};
+pub use entry::{IgnoredRule, Layer, RuleEntry};
+pub(crate) use entry::{PathFamily, RuleMatcher};
 use index::RuleIndex;
 use shell::ShellLine;
 

@@ -163,11 +163,12 @@ impl Policy {
     }
 
     /// A Read deny rule that could match something at or below `root`: it covers `root`, its
-    /// files lie below `root` (its [`base`](crate::PathPattern::base) is inside `root`), or
-    /// `root` is inside its base (a bare name such as `.env` matches at any depth under its
-    /// anchor), or a symlink it covers points at or below `root`, under any spelling of
-    /// `root`. For recursive readers (`rg`, `grep -r`, `find`, `ls -R`, `tree`, `du`) rooted at
-    /// `root`: when this is `Some`, the command reads past the rule unless it excludes the tree.
+    /// files lie below `root` (its base, the literal directories its pattern starts with, is
+    /// inside `root`), or `root` is inside its base (a bare name such as `.env` matches at any
+    /// depth under its anchor), or a symlink it covers points at or below `root`, under any
+    /// spelling of `root`. For recursive readers (`rg`, `grep -r`, `find`, `ls -R`, `tree`,
+    /// `du`) rooted at `root`: when this is `Some`, the command reads past the rule unless it
+    /// excludes the tree.
     /// Conservative: a rule whose pattern happens not to match anything under `root` still
     /// counts. Hard links below `root` to a denied file are not looked for (that needs a walk of
     /// `root`); reads of such a file through the tools are denied by its identity.
