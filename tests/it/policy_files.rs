@@ -481,6 +481,7 @@ fn one_read_gives_rules_and_hooks_of_the_same_text() {
         .unwrap();
     let files = s.read().unwrap();
     assert!(files.project_trusted());
+    assert_eq!(files.project_hash(), project_hash(&sb.ws()).unwrap());
     assert!(
         files
             .files()
@@ -494,6 +495,7 @@ fn one_read_gives_rules_and_hooks_of_the_same_text() {
         &settings,
         r#"{"permissions": {"allow": ["Bash"], "deny": ["Bash(make:*)"]}}"#,
     );
+    assert_ne!(files.project_hash(), project_hash(&sb.ws()).unwrap());
     let c = ctx(&sb);
     let p = files.policy().unwrap();
     assert_eq!(decide(&p, &c, "Bash", bash("make all")), Verdict::Allow);

@@ -161,33 +161,32 @@ impl PolicySources {
             };
             files.push((layer, path, base, text));
         }
+        // The project's content hash, from the bytes just read.
+        let mut contents = Vec::with_capacity(TRUSTED_FILES.len());
+        for name in TRUSTED_FILES {
+            let path = self.project_root.join(name);
+            let content = match files.iter().find(|f| f.1 == path) {
+                Some(f) => Some(f.3.clone()),
+                // Not a file of these sources (Claude Code settings not read): its content
+                // still counts for the hash.
+                None => match std::fs::read(&path) {
+                    Ok(bytes) => Some(bytes),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => {
+                        return Err(Error::Io {
+                            file: path,
+                            source: e,
+                        });
+                    }
+                },
+            };
+            contents.push(content);
+        }
+        let project_hash = hash_contents(&contents);
         let trusted = match self.trust {
             Trust::Trusted => true,
             Trust::Untrusted => false,
-            Trust::Store => {
-                let store = TrustStore::load(&self.trust_store_path())?;
-                let mut contents = Vec::with_capacity(TRUSTED_FILES.len());
-                for name in TRUSTED_FILES {
-                    let path = self.project_root.join(name);
-                    let content = match files.iter().find(|f| f.1 == path) {
-                        Some(f) => Some(f.3.clone()),
-                        // Not a file of these sources (Claude Code settings not read): its
-                        // content still counts for the hash.
-                        None => match std::fs::read(&path) {
-                            Ok(bytes) => Some(bytes),
-                            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                            Err(e) => {
-                                return Err(Error::Io {
-                                    file: path,
-                                    source: e,
-                                });
-                            }
-                        },
-                    };
-                    contents.push(content);
-                }
-                store.is_trusted(&hash_contents(&contents))
-            }
+            Trust::Store => TrustStore::load(&self.trust_store_path())?.is_trusted(&project_hash),
         };
         let files = files
             .into_iter()
@@ -215,6 +214,7 @@ impl PolicySources {
             project_root: self.project_root.clone(),
             trust_store: self.trust_store_path(),
             trusted,
+            project_hash,
         })
     }
 
@@ -264,6 +264,7 @@ pub struct PolicyFiles {
     project_root: PathBuf,
     trust_store: PathBuf,
     trusted: bool,
+    project_hash: String,
 }
 
 impl PolicyFiles {
@@ -276,6 +277,14 @@ impl PolicyFiles {
     /// when they were read.
     pub fn project_trusted(&self) -> bool {
         self.trusted
+    }
+
+    /// The hash of the project's policy content as it was read (what
+    /// [`project_hash`](crate::project_hash) gives for it): what a host records with
+    /// [`TrustStore::record`] after showing the user these files, so that the trust covers
+    /// exactly what was shown.
+    pub fn project_hash(&self) -> &str {
+        &self.project_hash
     }
 
     /// The project root the files were read for.

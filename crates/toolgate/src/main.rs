@@ -261,9 +261,11 @@ async fn main() -> anyhow::Result<()> {
                 );
             } else {
                 // Show what is being trusted: the files and the allow rules they carry.
+                // The hash recorded is that of the content read and shown here.
                 let mut untrusted = sources.clone();
                 untrusted.trust = Trust::Untrusted;
-                let loaded = untrusted.load()?;
+                let files = untrusted.read()?;
+                let loaded = files.policy()?;
                 for name in TRUSTED_FILES {
                     if ws.join(name).exists() {
                         println!("trusting {}", ws.join(name).display());
@@ -272,7 +274,8 @@ async fn main() -> anyhow::Result<()> {
                 for i in loaded.ignored_rules() {
                     println!("  allow {} ({})", i.entry.text, i.entry.source());
                 }
-                store.record(&ws, &hash)?;
+                let hash = files.project_hash();
+                store.record(&ws, hash)?;
                 println!("recorded {hash} in {}", store_path.display());
             }
             Ok(())
