@@ -109,19 +109,6 @@ impl PolicySources {
         out
     }
 
-    /// Is the project trusted, as [`trust`](Self::trust) settles it? (For the store, this
-    /// reads the project's policy files to hash them; [`read`](Self::read) settles trust from
-    /// the texts it reads instead.)
-    pub fn project_trusted(&self) -> Result<bool, Error> {
-        match self.trust {
-            Trust::Trusted => Ok(true),
-            Trust::Untrusted => Ok(false),
-            Trust::Store => {
-                TrustStore::load(&self.trust_store_path())?.trusts_project(&self.project_root)
-            }
-        }
-    }
-
     /// Read every file of [`files`](Self::files) once, and settle trust once, from the same
     /// bytes: the rules ([`PolicyFiles::policy`]) and the hooks (tool-hooks) are then built
     /// from these texts, so a file replaced in between cannot make them disagree, nor make
@@ -211,8 +198,6 @@ impl PolicySources {
         Ok(PolicyFiles {
             files,
             home: self.home.clone(),
-            project_root: self.project_root.clone(),
-            trust_store: self.trust_store_path(),
             trusted,
             project_hash,
         })
@@ -261,8 +246,6 @@ impl PolicyFile {
 pub struct PolicyFiles {
     files: Vec<PolicyFile>,
     home: PathBuf,
-    project_root: PathBuf,
-    trust_store: PathBuf,
     trusted: bool,
     project_hash: String,
 }
@@ -285,16 +268,6 @@ impl PolicyFiles {
     /// exactly what was shown.
     pub fn project_hash(&self) -> &str {
         &self.project_hash
-    }
-
-    /// The project root the files were read for.
-    pub fn project_root(&self) -> &Path {
-        &self.project_root
-    }
-
-    /// The trust store that settled trust (when the sources asked the store).
-    pub fn trust_store_path(&self) -> &Path {
-        &self.trust_store
     }
 
     /// A builder loaded with every file's rules and settings (for a host that adds rules of

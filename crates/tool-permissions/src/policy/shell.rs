@@ -188,8 +188,8 @@ impl Policy {
 
     /// What the analysis of a Bash line saw, unit by unit, and which rule matched each: its
     /// words after expansion, its working directory, every effect with the database entry that
-    /// produced it, and the deny, ask or allow rule (with file and line) that matched it. For
-    /// `toolgate check --explain`.
+    /// produced it, and the deny, ask or allow rule (with file and line) that matched it: for a
+    /// host that shows why a line was decided as it was.
     pub fn explain_shell(&self, command: &str, ctx: &tool_core::ToolContext) -> String {
         use std::fmt::Write as _;
         use tool_shell::analyze::Origin;
