@@ -6,6 +6,12 @@
 //! `WebFetch(domain:...)` rules are evaluated; a content rule for any other tool is refused
 //! with [`Error::UnsupportedRule`], so a caller never silently runs with fewer rules than
 //! written.
+//!
+//! This module holds [`Policy`] and the decision (in the order written down on [`Policy`]);
+//! `entry` the rule types, `builder` the [`PolicyBuilder`], `claude` its Claude Code settings
+//! parser, `index` the rule index lookups go through, `paths` which path rule covers a path,
+//! and `shell` the Bash part of a decision. Protected paths and the path-policy seam tools ask
+//! are `crate::protected` and `crate::path_policy`.
 
 use std::path::PathBuf;
 
