@@ -249,13 +249,15 @@ async fn hooks_load_from_policy_files_and_project_hooks_need_trust() {
         &sb.ws(),
         &base.join("home"),
         Some(&base.join("config")),
+        tool_permissions::Trust::Store,
     );
     sources.managed.clear();
-    let (hooks, notes) = tool_hooks::load_hooks(&sources).unwrap_or_else(|e| panic!("{e}"));
+    let read = |s: &tool_permissions::PolicySources| s.read().unwrap_or_else(|e| panic!("{e}"));
+    let (hooks, notes) = tool_hooks::load_hooks(&read(&sources)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(hooks.counts(), (0, 0, 0));
     assert!(notes.iter().any(|n| n.contains("not trusted")), "{notes:?}");
     sources.trust = tool_permissions::Trust::Trusted;
-    let (hooks, _) = tool_hooks::load_hooks(&sources).unwrap_or_else(|e| panic!("{e}"));
+    let (hooks, _) = tool_hooks::load_hooks(&read(&sources)).unwrap_or_else(|e| panic!("{e}"));
     let mut s = sb.builder(&["Bash"]).hooks(hooks).build();
     let o = call(&mut s, "Bash", json!({"command": "echo hi"})).await;
     assert_eq!(
@@ -269,14 +271,16 @@ async fn hooks_load_from_policy_files_and_project_hooks_need_trust() {
         format!("[[hooks.PreToolUse]]\nmatcher = \"*\"\ncommand = \"{deny}\"\n"),
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    let (hooks, _) = tool_hooks::load_hooks(&sources).unwrap_or_else(|e| panic!("{e}"));
+    let (hooks, _) = tool_hooks::load_hooks(&read(&sources)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(hooks.counts(), (1, 0, 0));
     // A bad entry is an error naming the file.
     sb.write(
         ".toolgate/policy.toml",
         "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\n",
     );
-    let err = tool_hooks::load_hooks(&sources).map(|_| ()).unwrap_err();
+    let err = tool_hooks::load_hooks(&read(&sources))
+        .map(|_| ())
+        .unwrap_err();
     assert!(err.to_string().contains("policy.toml"), "{err}");
 }
 

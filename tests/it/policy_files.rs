@@ -14,7 +14,12 @@ use toolgate_tests::Sandbox;
 /// `<base>/config/toolgate`, no Claude Code files unless the test writes them.
 fn sources(sb: &Sandbox) -> PolicySources {
     let base = sb.ws().parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut s = PolicySources::standard(&sb.ws(), &base.join("home"), Some(&base.join("config")));
+    let mut s = PolicySources::standard(
+        &sb.ws(),
+        &base.join("home"),
+        Some(&base.join("config")),
+        Trust::Store,
+    );
     s.managed = vec![base.join("etc/policy.toml")];
     s
 }
@@ -96,7 +101,7 @@ fn project_allows_apply_only_while_the_trusted_content_is_unchanged() {
     let p = s.load().unwrap();
     assert_eq!(decide(&p, &c, "Bash", bash("make")), Verdict::Ask);
     assert_eq!(p.ignored_rules().len(), 2);
-    assert!(p.ignored_rules()[0].why.contains("toolgate trust"));
+    assert!(p.ignored_rules()[0].why.contains("not trusted"));
     // A host that asked the user itself can say so.
     s.trust = Trust::Trusted;
     assert_eq!(
@@ -438,4 +443,58 @@ fn content_rules_for_tools_whose_content_is_not_matched_fail_closed() {
             .any(|w| w.contains("`Agent(Explore)`: toolgate does not match the content of Agent rules: this rule covers every Agent call")),
         "{lint:#?}"
     );
+}
+
+/// One read of the sources gives the rules and the hooks of the same files: a
+/// `.claude/settings.json` with both loads both, and replacing the file after the read changes
+/// neither (the texts, and the trust settled from them, were read once).
+#[test]
+fn one_read_gives_rules_and_hooks_of_the_same_text() {
+    let sb = Sandbox::new();
+    let mut s = sources(&sb);
+    s.claude_settings = true;
+    let settings = sb.path(".claude/settings.json");
+    write(
+        &settings,
+        r#"{"permissions": {"allow": ["Bash(make:*)"], "deny": ["Bash(curl:*)"]},
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}"#,
+    );
+    // Trust the project as it is now, through the store.
+    let mut store = TrustStore::load(&s.trust_store_path()).unwrap();
+    store
+        .record(&sb.ws(), &project_hash(&sb.ws()).unwrap())
+        .unwrap();
+    let files = s.read().unwrap();
+    assert!(files.project_trusted());
+    assert_eq!(files.project_hash(), project_hash(&sb.ws()).unwrap());
+    assert!(
+        files
+            .files()
+            .iter()
+            .any(|f| f.path == settings && f.layer == Layer::Project),
+        "{:?}",
+        files.files()
+    );
+    // The file is replaced after the read: allow rules and hooks gone, a new deny.
+    write(
+        &settings,
+        r#"{"permissions": {"allow": ["Bash"], "deny": ["Bash(make:*)"]}}"#,
+    );
+    assert_ne!(files.project_hash(), project_hash(&sb.ws()).unwrap());
+    let c = ctx(&sb);
+    let p = files.policy().unwrap();
+    assert_eq!(decide(&p, &c, "Bash", bash("make all")), Verdict::Allow);
+    assert_eq!(
+        decide(&p, &c, "Bash", bash("curl example.com")),
+        Verdict::Deny
+    );
+    assert!(p.ignored_rules().is_empty(), "{:?}", p.ignored_rules());
+    let (hooks, notes) = tool_hooks::load_hooks(&files).unwrap();
+    assert_eq!(hooks.counts(), (1, 0, 0), "{notes:?}");
+    // A new read sees the new text, which the store does not trust: its allow is ignored.
+    let p = s.load().unwrap();
+    assert_eq!(decide(&p, &c, "Bash", bash("make all")), Verdict::Deny);
+    assert_eq!(p.ignored_rules().len(), 1);
+    let (hooks, _) = tool_hooks::load_hooks(&s.read().unwrap()).unwrap();
+    assert_eq!(hooks.counts(), (0, 0, 0));
 }

@@ -328,7 +328,7 @@ pub(crate) fn decide_case(case: &Value, input: &Value, extra: &Extra) -> Outcome
         });
         return Outcome::Got(d.verdict);
     }
-    match toolgate::check::decide(&registry, &built, tool, &input, &ctx) {
+    match tool_permissions::decide(&built, &registry, tool, &input, &ctx) {
         Ok(d) => Outcome::Got(d.verdict),
         Err(e) => Outcome::Skip(format!("input does not pass the schema: {e}")),
     }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::Value;
-use tool_permissions::PolicySources;
+use tool_permissions::PolicyFiles;
 
 use crate::Error;
 use crate::command::CommandSpec;
@@ -83,38 +83,28 @@ impl HookLoader {
         &self.notes
     }
 
-    /// Load the hooks of every layer of `sources`, respecting trust.
-    pub fn sources(&mut self, sources: &PolicySources) -> Result<&mut Self, Error> {
-        let trusted = sources.project_trusted().map_err(|e| Error::Config {
-            file: sources.trust_store_path(),
-            message: e.to_string(),
-        })?;
+    /// Load the hooks of every file of `files` (read once by
+    /// [`PolicySources::read`](tool_permissions::PolicySources::read), which also gives the
+    /// policy), respecting the trust settled when they were read.
+    pub fn files(&mut self, files: &PolicyFiles) -> Result<&mut Self, Error> {
+        let trusted = files.project_trusted();
         // Lowest precedence first, so that a later duplicate (a higher layer) wins.
-        for (layer, file) in sources.files().into_iter().rev() {
-            let text = match std::fs::read_to_string(&file) {
-                Ok(t) => t,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => {
-                    return Err(Error::Config {
-                        file,
-                        message: e.to_string(),
-                    });
-                }
-            };
+        for f in files.files().iter().rev() {
+            let (file, text) = (&f.path, &f.text);
             let before = self.groups.len();
-            if file.extension().is_some_and(|e| e == "json") {
-                let v: Value = serde_json::from_str(&text).map_err(|e| Error::Config {
+            if f.is_claude_settings() {
+                let v: Value = serde_json::from_str(text).map_err(|e| Error::Config {
                     file: file.clone(),
                     message: format!("line {} column {}: {e}", e.line(), e.column()),
                 })?;
-                self.claude_settings(&v, &file)?;
+                self.claude_settings(&v, file)?;
             } else {
-                self.toml(&text, &file)?;
+                self.toml(text, file)?;
             }
-            if layer.needs_trust() && !trusted && self.groups.len() > before {
+            if f.layer.needs_trust() && !trusted && self.groups.len() > before {
                 self.groups.truncate(before);
                 self.notes.push(format!(
-                    "hooks in {} are not run: the project's policy is not trusted (run `toolgate trust`)",
+                    "hooks in {} are not run: the project's policy is not trusted",
                     file.display()
                 ));
             }
@@ -288,9 +278,9 @@ impl HookLoader {
     }
 }
 
-/// The hooks of every layer of `sources`, and what loading noticed.
-pub fn load_hooks(sources: &PolicySources) -> Result<(Hooks, Vec<String>), Error> {
+/// The hooks of every file of `files`, and what loading noticed.
+pub fn load_hooks(files: &PolicyFiles) -> Result<(Hooks, Vec<String>), Error> {
     let mut l = HookLoader::new();
-    l.sources(sources)?;
+    l.files(files)?;
     l.build()
 }

@@ -7,14 +7,14 @@
 
 /// A compiled domain rule content.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DomainPattern {
+pub(crate) struct DomainPattern {
     host: String,
     subdomains: bool,
 }
 
 impl DomainPattern {
     /// Compile `domain:<host>` or `domain:*.<host>`.
-    pub fn parse(content: &str) -> Result<Self, String> {
+    pub(crate) fn parse(content: &str) -> Result<Self, String> {
         let Some(host) = content.trim().strip_prefix("domain:") else {
             return Err("WebFetch rules take `domain:<host>` (or `domain:*.<host>`)".into());
         };
@@ -38,7 +38,7 @@ impl DomainPattern {
     }
 
     /// Does the pattern cover `host` (lower case, as [`url_host`] returns it)?
-    pub fn matches(&self, host: &str) -> bool {
+    pub(crate) fn matches(&self, host: &str) -> bool {
         if self.subdomains {
             host.strip_suffix(self.host.as_str())
                 .is_some_and(|rest| rest.len() > 1 && rest.ends_with('.'))
@@ -55,7 +55,7 @@ fn is_host_char(c: char) -> bool {
 /// The host of an `http(s)://` URL, lower case, without a trailing dot. `None` when it cannot
 /// be read unambiguously. A backslash ends the authority, as browsers and WHATWG URL parsers
 /// treat it in web URLs, so `http://evil.net\@example.com` is read as `evil.net`.
-pub fn url_host(url: &str) -> Option<String> {
+pub(crate) fn url_host(url: &str) -> Option<String> {
     let (scheme, rest) = url.trim().split_once("://")?;
     if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
         return None;

@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::policy::PathFamily;
 
 /// Most directory entries one walk visits (per family and anchors).
-pub const MAX_WALK: usize = 20_000;
+pub(crate) const MAX_WALK: usize = 20_000;
 
 /// Most walks kept in the cache; beyond that it starts over.
 const MAX_CACHED: usize = 32;
@@ -52,7 +52,7 @@ impl Walked {
     /// The rule a path is denied by through its identity: one of its spellings is at or below
     /// a denied symlink's target, or it is a file with more than one link whose identity is a
     /// denied file's.
-    pub fn denied(&self, path: &Path, spellings: &[PathBuf]) -> Option<usize> {
+    pub(crate) fn denied(&self, path: &Path, spellings: &[PathBuf]) -> Option<usize> {
         let by_target = self
             .targets
             .iter()
@@ -64,7 +64,7 @@ impl Walked {
     }
 
     /// Is `path` a file with more than one link that this (incomplete) walk cannot vouch for?
-    pub fn unknown(&self, path: &Path) -> bool {
+    pub(crate) fn unknown(&self, path: &Path) -> bool {
         !self.complete && multi_link_id(path).is_some_and(|id| !self.ids.contains_key(&id))
     }
 }
@@ -88,7 +88,7 @@ impl IdentityCache {
     /// The walk for `key`, done with `walk` when it is not cached. Callers wanting the same
     /// walk wait for the one doing it (a parallel search does not walk once per thread);
     /// callers wanting another walk do not wait.
-    pub fn get(&self, key: Key, walk: impl FnOnce() -> Walked) -> Arc<Walked> {
+    pub(crate) fn get(&self, key: Key, walk: impl FnOnce() -> Walked) -> Arc<Walked> {
         let slot = {
             let mut walks = self.walks.lock().unwrap_or_else(|p| p.into_inner());
             if walks.len() >= MAX_CACHED && !walks.contains_key(&key) {
@@ -100,7 +100,7 @@ impl IdentityCache {
     }
 
     /// Forget every walk.
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         self.walks.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 }

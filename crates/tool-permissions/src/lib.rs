@@ -1,26 +1,88 @@
-//! The permission engine of toolgate.
+//! The permission engine of toolgate: the allow / ask / deny decision for a tool call, made
+//! from permission rules (`Tool`, `Tool(content)`) the way Claude Code makes it.
 //!
-//! Rules (`Tool`, `Tool(content)`) come from five layers of TOML policy files and from Claude
-//! Code settings files ([`PolicySources`]), merged so that deny beats ask beats allow across
-//! every layer. Path rules follow gitignore semantics on canonical, symlink-aware paths; Bash
-//! rules are matched on every command a line runs (an allow needs every unit allowed, a
-//! denied path read or written by any unit denies the line); protected paths always ask; the
-//! permission modes, project trust (bound to content) and the managed layer's settings are
-//! applied; every decision says which rule, file and line, or which built-in check, made it.
-//! A rule that could never match is a load error with its line and column, never a no-op.
-//! Deny rules also follow a file's identity (hard links, the targets of symlinks in a denied
-//! tree: see `identity`), fold case on Windows volumes, and UNC paths and 8.3 short names are
-//! never allowed silently.
+//! What it is for: a host that runs tools for a model builds a [`Policy`] (rules added with
+//! [`PolicyBuilder`], or read from the five layers of TOML policy files and Claude Code
+//! settings files that [`PolicySources`] names) and asks it about each call, through
+//! [`tool_core::PermissionPolicy`] or in one call with [`decide`]. Rules are merged so that
+//! deny beats ask beats allow across every layer. Path rules follow gitignore semantics on
+//! canonical, symlink-aware paths; Bash rules are matched on every command a line runs (an
+//! allow needs every unit allowed, a denied path read or written by any unit denies the line);
+//! protected paths always ask; the permission modes, project trust (bound to content, see
+//! [`TrustStore`]) and the managed layer's settings are applied; every decision says which
+//! rule, file and line, or which built-in check, made it (the order is written down on
+//! [`Policy`]). A rule that could never match is a load error with its line and column, never
+//! a no-op. Deny rules also follow a file's identity (hard links, the targets of symlinks in a
+//! denied tree), fold case on Windows volumes, and UNC paths and 8.3 short names are never
+//! allowed silently.
+//!
+//! What it is not for: it runs no tool, asks no user and runs no hook. An ask is a verdict the
+//! host settles (tool-orchestrator's approver); hooks are tool-hooks', which reads its
+//! `hooks` tables from the same files, read once ([`PolicyFiles`]). It parses shell only through
+//! tool-shell's analysis, and never executes it.
+//!
+//! A decision in one call: a tool (here a tiny one that reads a file), a policy with one deny
+//! rule, and the verdict with the rule that made it.
+//!
+//! ```
+//! use std::path::PathBuf;
+//! use std::sync::Arc;
+//! use serde_json::{json, Value};
+//! use tool_core::{
+//!     async_trait, PermissionSubject, RuleList, Tool, ToolCallError, ToolContext, ToolOutput,
+//!     ToolRegistry, Verdict,
+//! };
+//! use tool_permissions::{Layer, PolicyBuilder, decide};
+//!
+//! /// Reads the file at `path`.
+//! struct Cat;
+//!
+//! #[async_trait]
+//! impl Tool for Cat {
+//!     fn name(&self) -> &str { "Cat" }
+//!     fn description(&self) -> String { "Prints a file.".into() }
+//!     fn input_schema(&self) -> Value {
+//!         json!({"type": "object", "properties": {"path": {"type": "string"}},
+//!                "required": ["path"], "additionalProperties": false})
+//!     }
+//!     fn is_read_only(&self, _: &Value) -> bool { true }
+//!     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
+//!         let path = input["path"].as_str().unwrap_or_default();
+//!         PermissionSubject::ReadPaths(vec![ctx.resolve_path(path)])
+//!     }
+//!     async fn call(&self, _: Value, _: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+//!         unreachable!("deciding never runs the tool")
+//!     }
+//! }
+//!
+//! let mut registry = ToolRegistry::new();
+//! registry.register(Arc::new(Cat)).unwrap();
+//! let ctx = ToolContext::new("/work/project", "/home/me", "/tmp/tool-results");
+//!
+//! // `/secrets/**` in a rule is anchored at the project root.
+//! let mut b = PolicyBuilder::new();
+//! b.rule(RuleList::Deny, "Read(/secrets/**)", Layer::User, None).unwrap();
+//! let policy = b.build();
+//!
+//! let d = decide(&policy, &registry, "Cat", &json!({"path": "secrets/key.pem"}), &ctx).unwrap();
+//! assert_eq!(d.verdict, Verdict::Deny);
+//! assert_eq!(d.reason.to_string(), "deny rule `Read(/secrets/**)` from user settings");
+//!
+//! // Reads inside the working directory that no rule denies are allowed.
+//! let d = decide(&policy, &registry, "Cat", &json!({"path": "src/main.rs"}), &ctx).unwrap();
+//! assert_eq!(d.verdict, Verdict::Allow);
+//!
+//! // A bad input is an error with the text the model would be shown.
+//! let err = decide(&policy, &registry, "Cat", &json!({}), &ctx).unwrap_err();
+//! assert!(err.to_string().starts_with("Cat failed due to the following issue:"), "{err}");
+//! ```
+//!
+//! Rules from a TOML policy file keep their position, so a rule that could never match is an
+//! error naming its line and column:
 //!
 //! ```
 //! use std::path::Path;
-//! use tool_core::{PermissionPolicy, RuleList};
 //! use tool_permissions::{Layer, PolicyBuilder};
-//!
-//! let mut b = PolicyBuilder::new();
-//! b.rule(RuleList::Deny, "WebFetch", Layer::User, None).unwrap();
-//! let policy = b.build();
-//! assert!(policy.removes_tool("WebFetch"));
 //!
 //! let toml = "[permissions]\ndeny = [\"Bash(curl:*)\", \"Read(~/.ssh/**)\"]\nallow = [\"Bash(git log\"]\n";
 //! let err = PolicyBuilder::new()
@@ -29,12 +91,15 @@
 //! assert!(err.to_string().starts_with("policy.toml:3:"), "{err}");
 //! ```
 
+mod check;
 mod domain;
 mod file;
 mod identity;
 mod lint;
+mod path_policy;
 mod path_rule;
 mod policy;
+mod protected;
 mod rule;
 mod shell_policy;
 mod shell_rule;
@@ -43,20 +108,14 @@ mod trust;
 
 use std::path::PathBuf;
 
-pub use domain::{DomainPattern, url_host};
+pub use check::{TestReport, decide, run_tests};
 pub use file::{PolicyTest, line_column};
-pub use identity::MAX_WALK;
 pub use lint::LintWarning;
-pub use path_rule::{
-    Anchor, PathPattern, candidates, case_folding_volume, has_short_name, inside_working_dirs,
-};
-pub use policy::{
-    IgnoredRule, Layer, PathFamily, Policy, PolicyBuilder, Protection, RuleEntry, RuleMatcher,
-    protected,
-};
+pub use policy::{IgnoredRule, Layer, Policy, PolicyBuilder, RuleEntry};
+pub use protected::{Protection, protected};
 pub use rule::PermissionRule;
 pub use shell_rule::{ShellPattern, units};
-pub use sources::{PolicySources, Trust};
+pub use sources::{PolicyFile, PolicyFiles, PolicySources, Trust};
 pub use trust::{TRUSTED_FILES, TrustEntry, TrustStore, project_hash};
 
 /// The text of `path`, or `None` when it does not exist (a missing policy file adds nothing).
@@ -165,4 +224,12 @@ pub enum Error {
         /// The error.
         source: Box<Error>,
     },
+    /// [`decide`] was asked about a tool the registry does not have; the text is what the
+    /// model is told (`No such tool available: ...`).
+    #[error("{0}")]
+    UnknownTool(String),
+    /// [`decide`] was given an input that does not pass the tool's schema; the text is what
+    /// the model is told (`X failed due to the following issue: ...`).
+    #[error("{0}")]
+    InvalidInput(String),
 }

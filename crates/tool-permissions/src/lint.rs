@@ -1,6 +1,6 @@
-//! What `toolgate policy lint` reports besides load errors: rules that can never decide
-//! anything because a broader rule decides first, allow rules that do not apply, and rules
-//! read as another family than the one written.
+//! What [`Policy::lint`] reports besides load errors: rules that can never decide anything
+//! because a broader rule decides first, allow rules that do not apply, and rules read as
+//! another family than the one written.
 
 use std::fmt;
 use std::path::PathBuf;

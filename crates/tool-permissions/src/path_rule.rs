@@ -19,7 +19,7 @@ use tool_core::ToolContext;
 
 /// Where a pattern is anchored.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Anchor {
+pub(crate) enum Anchor {
     /// `//…`
     FilesystemRoot,
     /// `~/…`
@@ -34,7 +34,7 @@ pub enum Anchor {
 
 impl Anchor {
     /// The directory the anchor stands for in `ctx`.
-    pub fn dir<'a>(&'a self, ctx: &'a ToolContext) -> &'a Path {
+    pub(crate) fn dir<'a>(&'a self, ctx: &'a ToolContext) -> &'a Path {
         match self {
             Anchor::FilesystemRoot => Path::new("/"),
             Anchor::Home => &ctx.home,
@@ -48,7 +48,7 @@ impl Anchor {
 /// Many patterns with one anchor compiled into one matcher, so a decision costs one match per
 /// group however many rules there are.
 #[derive(Debug, Clone)]
-pub struct PathGroup {
+pub(crate) struct PathGroup {
     anchor: Anchor,
     /// Patterns anchored under a literal first directory (`/dir/gen/*.rs`), by that directory:
     /// a path is matched only against the patterns of its own first directory.
@@ -62,7 +62,7 @@ pub struct PathGroup {
 impl PathGroup {
     /// Compile `(entry index, pattern)` pairs sharing `anchor`. With `fold_case`, patterns and
     /// paths are compared without regard to case (deny rules on Windows volumes).
-    pub fn build(anchor: Anchor, items: &[(usize, &PathPattern)], fold_case: bool) -> Self {
+    pub(crate) fn build(anchor: Anchor, items: &[(usize, &PathPattern)], fold_case: bool) -> Self {
         let builder = || {
             let mut b = GitignoreBuilder::new("/");
             if fold_case {
@@ -106,7 +106,7 @@ impl PathGroup {
 
     /// The entry index of a pattern covering `path` (absolute, normalised), if any: the first
     /// rule of the matching lines.
-    pub fn matched(&self, path: &Path, is_dir: bool, ctx: &ToolContext) -> Option<usize> {
+    pub(crate) fn matched(&self, path: &Path, is_dir: bool, ctx: &ToolContext) -> Option<usize> {
         let folded;
         let rel = if self.fold_case {
             let lower = |p: &Path| PathBuf::from(p.to_string_lossy().to_lowercase());
@@ -137,10 +137,9 @@ fn literal_first_dir(line: &str) -> Option<&str> {
 
 /// A compiled path pattern.
 #[derive(Debug, Clone)]
-pub struct PathPattern {
+pub(crate) struct PathPattern {
     /// Where it is anchored.
     pub anchor: Anchor,
-    matcher: Gitignore,
     /// The gitignore line it compiles to.
     pub(crate) line: String,
 }
@@ -148,7 +147,7 @@ pub struct PathPattern {
 impl PathPattern {
     /// Compile `pattern` (the rule's content). `user_dir` is the directory `/…` means for a user
     /// settings file, `None` for sources where it means the project root.
-    pub fn parse(pattern: &str, user_dir: Option<&Path>) -> Result<Self, String> {
+    pub(crate) fn parse(pattern: &str, user_dir: Option<&Path>) -> Result<Self, String> {
         let p = pattern.trim();
         if p.is_empty() {
             return Err("the path pattern is empty".into());
@@ -185,22 +184,14 @@ impl PathPattern {
         } else {
             line
         };
-        let mut b = GitignoreBuilder::new("/");
-        b.add_line(None, &line)
-            .map_err(|e| format!("invalid path pattern: {e}"))?;
-        let matcher = b
-            .build()
-            .map_err(|e| format!("invalid path pattern: {e}"))?;
-        Ok(Self {
-            anchor,
-            matcher,
-            line,
-        })
+        // Compiled alone to check it; rules are matched as groups (`PathGroup`).
+        compile(&line)?;
+        Ok(Self { anchor, line })
     }
 
     /// Does this pattern cover every path `other` covers (same anchor assumed)? Conservative:
     /// equal patterns, `**`, or a plain directory and a pattern under it.
-    pub fn covers_pattern(&self, other: &PathPattern) -> bool {
+    pub(crate) fn covers_pattern(&self, other: &PathPattern) -> bool {
         if self.line == other.line || self.line == "**" {
             return true;
         }
@@ -220,7 +211,7 @@ impl PathPattern {
     /// pattern's leading literal segments (`/secrets/*.pem` → `<root>/secrets`). A pattern that
     /// matches at any depth (a bare name such as `.env` or `*.pem`) or starts with a wildcard
     /// gives the anchor itself.
-    pub fn base(&self, ctx: &ToolContext) -> PathBuf {
+    pub(crate) fn base(&self, ctx: &ToolContext) -> PathBuf {
         let line = self.line.trim_end_matches('/');
         let dir = self.anchor_dir(ctx).to_path_buf();
         if !line.contains('/') {
@@ -235,20 +226,29 @@ impl PathPattern {
     }
 
     /// Does the pattern cover `path` (absolute, normalised)? A path outside the anchor never
-    /// matches.
-    pub fn matches(&self, path: &Path, ctx: &ToolContext) -> bool {
+    /// matches. The tests' reference for what a group of patterns matches.
+    #[cfg(test)]
+    pub(crate) fn matches(&self, path: &Path, ctx: &ToolContext) -> bool {
         let Ok(rel) = path.strip_prefix(self.anchor_dir(ctx)) else {
             return false;
         };
         if rel.as_os_str().is_empty() {
             return false;
         }
+        let Ok(m) = compile(&self.line) else {
+            return false;
+        };
         let is_dir = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
-        matches!(
-            self.matcher.matched_path_or_any_parents(rel, is_dir),
-            Match::Ignore(_)
-        )
+        matches!(m.matched_path_or_any_parents(rel, is_dir), Match::Ignore(_))
     }
+}
+
+/// One gitignore line compiled, anchored at `/`.
+fn compile(line: &str) -> Result<Gitignore, String> {
+    let mut b = GitignoreBuilder::new("/");
+    b.add_line(None, line)
+        .map_err(|e| format!("invalid path pattern: {e}"))?;
+    b.build().map_err(|e| format!("invalid path pattern: {e}"))
 }
 
 /// The spellings of one path that rules must agree on: the path as given (lexically
@@ -256,7 +256,7 @@ impl PathPattern {
 /// its nearest existing ancestor is resolved); and for `/proc/<self|thread-self|pid>/root/…`
 /// and `…/cwd/…`, the path they alias for the process that opens them (the root directory, and
 /// the call's working directory: not the engine's own).
-pub fn candidates(path: &Path, ctx: &ToolContext) -> Vec<PathBuf> {
+pub(crate) fn candidates(path: &Path, ctx: &ToolContext) -> Vec<PathBuf> {
     let lexical = tool_core::normalize(path);
     let mut out = vec![lexical.clone()];
     let mut add = |p: PathBuf| {
@@ -290,7 +290,7 @@ fn unalias_proc(path: &Path, cwd: &Path) -> Option<PathBuf> {
 
 /// Does `path`, under any of its spellings (the symlinks it goes through resolved, `/proc`
 /// aliases undone), have a component shaped like an 8.3 short name?
-pub fn short_name_spelling(path: &Path, ctx: &ToolContext) -> bool {
+pub(crate) fn short_name_spelling(path: &Path, ctx: &ToolContext) -> bool {
     candidates(path, ctx).iter().any(|c| has_short_name(c))
 }
 
@@ -298,13 +298,13 @@ pub fn short_name_spelling(path: &Path, ctx: &ToolContext) -> bool {
 /// `SECRET~1.TXT`: at most eight characters with `~` and a digit, an extension of at most
 /// three)? On a FAT or NTFS volume such a name is another spelling of a long name that rules
 /// are written against, so no allow (rule or working directory) covers it. Case is ignored.
-pub fn has_short_name(path: &Path) -> bool {
+pub(crate) fn has_short_name(path: &Path) -> bool {
     path.components()
         .any(|c| c.as_os_str().to_str().is_some_and(is_short_name))
 }
 
 /// Is `name` shaped like an 8.3 short name (`PROGRA~1`, `SECRET~1.TXT`)?
-pub fn is_short_name(name: &str) -> bool {
+pub(crate) fn is_short_name(name: &str) -> bool {
     short_name_parts(name).is_some()
 }
 
@@ -324,7 +324,7 @@ fn short_name_parts(name: &str) -> Option<(&str, &str)> {
 /// Could the volume have given the long name `long` the short name `short`? The short name
 /// keeps the first characters of the long name's base (spaces and dots dropped, case folded)
 /// before `~N`, and the first characters of its last extension.
-pub fn short_name_could_be(short: &str, long: &str) -> bool {
+pub(crate) fn short_name_could_be(short: &str, long: &str) -> bool {
     let Some((head, ext)) = short_name_parts(short) else {
         return false;
     };
@@ -347,7 +347,7 @@ pub fn short_name_could_be(short: &str, long: &str) -> bool {
 /// (`//host/share/...`)? Deny rules fold case there; allow rules never do. On a POSIX host a
 /// top-level directory with a one-letter name is read as a drive too: that only widens deny
 /// rules there.
-pub fn case_folding_volume(path: &Path) -> bool {
+pub(crate) fn case_folding_volume(path: &Path) -> bool {
     tool_core::is_drive_form(path) || tool_core::is_unc(path)
 }
 
@@ -355,7 +355,7 @@ pub fn case_folding_volume(path: &Path) -> bool {
 /// workspace that points out of it is outside)? Working directories count under their own
 /// resolved spelling too. A UNC path and a path with an 8.3 short-name component are never
 /// inside: the implicit allow for the working directories does not cover them.
-pub fn inside_working_dirs(ctx: &ToolContext, path: &Path) -> bool {
+pub(crate) fn inside_working_dirs(ctx: &ToolContext, path: &Path) -> bool {
     if tool_core::is_unc(path) {
         return false;
     }
@@ -472,6 +472,7 @@ mod tests {
         }
         for no in [
             "/w/p/a.txt~",
+            "/w/p/a.txt.~1~",
             "/w/p/~1",
             "/w/p/longname~1",
             "/w/p/a~1.html",

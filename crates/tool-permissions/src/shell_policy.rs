@@ -240,7 +240,7 @@ pub(crate) fn unit_allowed<'a>(
                 crate::path_rule::inside_working_dirs(ctx, &p.path)
                     && crate::path_rule::candidates(&p.path, ctx)
                         .iter()
-                        .all(|c| crate::policy::protected(c).is_none())
+                        .all(|c| crate::protected::protected(c).is_none())
             });
         if paths_ok && !(matches!(name, "mv" | "cp") && has_option) {
             return Some(None);

@@ -98,7 +98,7 @@ fn unescaped_stars(s: &str) -> Vec<usize> {
         .collect()
 }
 
-/// The words of every unit of a command line, as rules match them (argv[0]'s basename, git's
+/// The words of every unit of a command line, as rules match them (`argv[0]`'s basename, git's
 /// global options dropped, carried commands and substitutions included), for matching without
 /// a call's context (hook `if` conditions). `None` when the line does not parse.
 pub fn units(command: &str) -> Option<Vec<String>> {

@@ -1,5 +1,5 @@
-//! Project trust bound to content: `toolgate trust` records a hash of a project's own policy
-//! files in the user layer, and the project's allow rules apply only while those files still
+//! Project trust bound to content: a host that asked the user records a hash of a project's
+//! own policy files in the user layer's store ([`TrustStore::record`]), and the project's allow rules apply only while those files still
 //! hash to a recorded value. Changing one byte of them (a new commit, a post-install script)
 //! withdraws the trust until the user looks again. Deny and ask rules never need trust.
 
@@ -21,17 +21,12 @@ pub const TRUSTED_FILES: &[&str] = &[
 /// The hash of a project's policy content: every file of [`TRUSTED_FILES`], present or not,
 /// by name and bytes. `sha256:` followed by 64 hex digits.
 pub fn project_hash(root: &Path) -> Result<String, Error> {
-    let mut h = Sha256::new();
+    let mut contents = Vec::with_capacity(TRUSTED_FILES.len());
     for name in TRUSTED_FILES {
         let path = root.join(name);
-        h.update(name.as_bytes());
-        h.update([0]);
         match std::fs::read(&path) {
-            Ok(bytes) => {
-                h.update((bytes.len() as u64).to_le_bytes());
-                h.update(&bytes);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => h.update(b"absent"),
+            Ok(bytes) => contents.push(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => contents.push(None),
             Err(e) => {
                 return Err(Error::Io {
                     file: path,
@@ -39,11 +34,29 @@ pub fn project_hash(root: &Path) -> Result<String, Error> {
                 });
             }
         }
+    }
+    Ok(hash_contents(&contents))
+}
+
+/// The hash [`project_hash`] gives for these contents of [`TRUSTED_FILES`], in that order
+/// (`None` for a file that is absent).
+pub(crate) fn hash_contents(contents: &[Option<Vec<u8>>]) -> String {
+    let mut h = Sha256::new();
+    for (name, content) in TRUSTED_FILES.iter().zip(contents) {
+        h.update(name.as_bytes());
+        h.update([0]);
+        match content {
+            Some(bytes) => {
+                h.update((bytes.len() as u64).to_le_bytes());
+                h.update(bytes);
+            }
+            None => h.update(b"absent"),
+        }
         h.update([0]);
     }
     let digest = h.finalize();
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    Ok(format!("sha256:{hex}"))
+    format!("sha256:{hex}")
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -144,7 +157,7 @@ impl TrustStore {
         })
         .map_err(|e| fail(e.to_string()))?;
         let text = format!(
-            "# Written by `toolgate trust`: hashes of project policy content the user trusts.\n{body}"
+            "# Hashes of project policy content the user trusts (written by toolgate).\n{body}"
         );
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| fail(e.to_string()))?;

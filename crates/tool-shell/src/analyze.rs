@@ -207,7 +207,7 @@ impl Unit {
             .chain(self.extra_effects.iter())
     }
 
-    /// The words rules are matched against: argv[0]'s basename, global options before a
+    /// The words rules are matched against: `argv[0]`'s basename, global options before a
     /// subcommand dropped.
     pub fn rule_words(&self) -> Vec<String> {
         let mut w = if self.interpretation.rule_words.is_empty() {

@@ -359,7 +359,7 @@ pub struct Database {
 /// What the database reads in an argv.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Interpretation {
-    /// Program and subcommands recognised (`["git", "diff"]`); empty when argv[0] is unknown.
+    /// Program and subcommands recognised (`["git", "diff"]`); empty when `argv[0]` is unknown.
     pub path: Vec<String>,
     /// The words rules are matched against: global options before the subcommand dropped
     /// (`git -C x -c k=v push origin` -> `["git","push","origin"]`); otherwise argv as given.
@@ -626,7 +626,7 @@ impl Database {
             .map(|(_, c)| c.as_str())
     }
 
-    /// Interpret an argv: argv[0] is the program's basename, every word already expanded.
+    /// Interpret an argv: `argv[0]` is the program's basename, every word already expanded.
     pub fn interpret(&self, argv: &[String]) -> Interpretation {
         let mut out = Interpretation::default();
         let Some(first) = argv.first() else {

@@ -57,6 +57,27 @@ impl PolicyArgs {
 }
 
 /// Exit with status 1 after flushing what was printed.
+/// Whether the hook loader left out hooks of an untrusted project.
+fn hooks_untrusted(notes: &[String]) -> bool {
+    notes.iter().any(|n| n.contains("not trusted"))
+}
+
+/// The CLI's hint when the project's own allow rules or hooks were left out because it is not
+/// trusted (the library says what is wrong; the command that fixes it is the CLI's).
+fn trust_hint(
+    files: &tool_permissions::PolicyFiles,
+    loaded: &tool_permissions::Policy,
+    hooks_untrusted: bool,
+) -> Option<&'static str> {
+    let rules_untrusted = loaded
+        .ignored_rules()
+        .iter()
+        .any(|i| i.entry.layer.needs_trust());
+    (!files.project_trusted() && (rules_untrusted || hooks_untrusted)).then_some(
+        "run `toolgate trust` to trust the project's policy as it is now (or pass --trust-project)",
+    )
+}
+
 fn exit_failure() -> ! {
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
@@ -180,7 +201,7 @@ async fn main() -> anyhow::Result<()> {
             let loaded = policy.sources(&ws, &home).load()?;
             let ctx = decision_context(&ws, &home, &loaded, mode.as_deref())?;
             let registry = builtin_tools::registry()?;
-            let d = toolgate::check::decide(&registry, &loaded, &tool, &input, &ctx)?;
+            let d = tool_permissions::decide(&loaded, &registry, &tool, &input, &ctx)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&d)?);
             } else {
@@ -242,9 +263,11 @@ async fn main() -> anyhow::Result<()> {
                 );
             } else {
                 // Show what is being trusted: the files and the allow rules they carry.
+                // The hash recorded is that of the content read and shown here.
                 let mut untrusted = sources.clone();
                 untrusted.trust = Trust::Untrusted;
-                let loaded = untrusted.load()?;
+                let files = untrusted.read()?;
+                let loaded = files.policy()?;
                 for name in TRUSTED_FILES {
                     if ws.join(name).exists() {
                         println!("trusting {}", ws.join(name).display());
@@ -253,7 +276,8 @@ async fn main() -> anyhow::Result<()> {
                 for i in loaded.ignored_rules() {
                     println!("  allow {} ({})", i.entry.text, i.entry.source());
                 }
-                store.record(&ws, &hash)?;
+                let hash = files.project_hash();
+                store.record(&ws, hash)?;
                 println!("recorded {hash} in {}", store_path.display());
             }
             Ok(())
@@ -261,8 +285,14 @@ async fn main() -> anyhow::Result<()> {
         Some(Command::Policy(PolicyCommand::Lint { policy })) => {
             let ws = policy.workspace()?;
             let home = home_dir(&ws);
-            let sources = policy.sources(&ws, &home);
-            let loaded = match sources.load() {
+            let files = match policy.sources(&ws, &home).read() {
+                Ok(f) => f,
+                Err(e) => {
+                    println!("error: {e}");
+                    exit_failure();
+                }
+            };
+            let loaded = match files.policy() {
                 Ok(p) => p,
                 Err(e) => {
                     println!("error: {e}");
@@ -272,7 +302,7 @@ async fn main() -> anyhow::Result<()> {
             for (layer, file) in loaded.files() {
                 println!("loaded {layer} {}", file.display());
             }
-            let (hooks, notes) = match tool_hooks::load_hooks(&sources) {
+            let (hooks, notes) = match tool_hooks::load_hooks(&files) {
                 Ok(h) => h,
                 Err(e) => {
                     println!("error: {e}");
@@ -280,9 +310,13 @@ async fn main() -> anyhow::Result<()> {
                 }
             };
             let mut warnings: Vec<String> = loaded.lint().iter().map(ToString::to_string).collect();
+            let notes_untrusted = hooks_untrusted(&notes);
             warnings.extend(notes);
             for w in &warnings {
                 println!("warning: {w}");
+            }
+            if let Some(hint) = trust_hint(&files, &loaded, notes_untrusted) {
+                println!("hint: {hint}");
             }
             let (pre, post, failure) = hooks.counts();
             println!(
@@ -299,7 +333,7 @@ async fn main() -> anyhow::Result<()> {
             let loaded = policy.sources(&ws, &home).load()?;
             let ctx = decision_context(&ws, &home, &loaded, None)?;
             let registry = builtin_tools::registry()?;
-            let report = toolgate::check::run_tests(&registry, &loaded, &ctx);
+            let report = tool_permissions::run_tests(&loaded, &registry, &ctx);
             for l in &report.lines {
                 println!("{l}");
             }
@@ -331,9 +365,20 @@ async fn main() -> anyhow::Result<()> {
                 .with_context(|| file.display().to_string())?;
             let ws = policy.workspace()?;
             let home = home_dir(&ws);
-            let sources = policy.sources(&ws, &home);
-            let loaded = sources.load()?;
-            let (hooks, notes) = tool_hooks::load_hooks(&sources)?;
+            let files = policy.sources(&ws, &home).read()?;
+            let loaded = files.policy()?;
+            let (hooks, notes) = tool_hooks::load_hooks(&files)?;
+            for i in loaded.ignored_rules() {
+                eprintln!(
+                    "toolgate: allow rule `{}` ({}) not applied: {}",
+                    i.entry.text,
+                    i.entry.source(),
+                    i.why
+                );
+            }
+            if let Some(hint) = trust_hint(&files, &loaded, hooks_untrusted(&notes)) {
+                eprintln!("toolgate: {hint}");
+            }
             for n in notes {
                 eprintln!("toolgate: {n}");
             }

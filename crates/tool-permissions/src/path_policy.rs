@@ -1,0 +1,28 @@
+//! The path-policy seam: what tools ask a policy about a path they read, write or walk.
+
+use std::path::Path;
+
+use tool_core::{PathPolicy, RuleList};
+
+use crate::policy::{PathFamily, Policy};
+
+/// The path seam tools ask: a `Read(...)` deny hides a path from every reading tool (and the
+/// writing tools refuse it too, as current Claude Code does, with their own text); an
+/// `Edit(...)` deny blocks writing.
+impl PathPolicy for Policy {
+    fn read_denied(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
+        self.path_rule(RuleList::Deny, PathFamily::Read, path, ctx)
+            .is_some()
+    }
+
+    fn edit_denied(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
+        self.path_rule(RuleList::Deny, PathFamily::Edit, path, ctx)
+            .is_some()
+    }
+
+    /// Denied paths, and files with several links whose identity the deny rules could not
+    /// settle (a decision would ask about them; a walk has no one to ask).
+    fn search_hidden(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
+        self.read_denied(path, ctx) || self.identity_unknown(PathFamily::Read, path, ctx)
+    }
+}

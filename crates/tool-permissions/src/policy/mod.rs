@@ -1,0 +1,516 @@
+//! Policies: rules from several layers, merged, and the decision they make for one call.
+//!
+//! Deny beats ask beats allow across every layer; within a list the first matching rule is
+//! the one reported. Whole-tool rules, `Read(...)`/`Edit(...)` path rules (and their aliases
+//! `Grep`, `Glob`, `LS`, `Write`, `MultiEdit`, `NotebookEdit`), Bash rules and
+//! `WebFetch(domain:...)` rules are evaluated; a content rule for any other tool is refused
+//! with [`Error::UnsupportedRule`], so a caller never silently runs with fewer rules than
+//! written.
+//!
+//! This module holds [`Policy`] and the decision (in the order written down on [`Policy`]);
+//! `entry` the rule types, `builder` the [`PolicyBuilder`], `claude` its Claude Code settings
+//! parser, `index` the rule index lookups go through, `paths` which path rule covers a path,
+//! and `shell` the Bash part of a decision. Protected paths and the path-policy seam tools ask
+//! are `crate::protected` and `crate::path_policy`.
+
+use std::path::PathBuf;
+
+use tool_core::texts::{permission_denied, permission_not_granted};
+use tool_core::{
+    Decision, DecisionReason, PermissionMode, PermissionPolicy, PermissionRequest,
+    PermissionSubject, RuleList,
+};
+
+use std::sync::Arc;
+
+use crate::Error;
+use crate::path_rule::candidates;
+
+mod builder;
+mod claude;
+mod entry;
+mod index;
+mod paths;
+mod shell;
+
+pub use builder::PolicyBuilder;
+pub use entry::{IgnoredRule, Layer, RuleEntry};
+pub(crate) use entry::{PathFamily, RuleMatcher};
+use index::RuleIndex;
+use shell::ShellLine;
+
+use crate::protected::{Protection, protected};
+
+/// A built policy: the decision for each call, and the path checks tools ask for.
+///
+/// Build one with [`PolicyBuilder`] (or [`PolicySources`](crate::PolicySources)), then ask it
+/// through [`PermissionPolicy::decide`] (or [`decide`](crate::decide), which makes the
+/// request from a tool call). A decision is made in this order; the first step that settles it
+/// wins, and its [`DecisionReason`] names the rule (list, file and line) or the check:
+///
+/// 1. **Whole-tool deny.** A deny rule naming the tool (`Bash`, `WebFetch`), or a deny rule
+///    whose content this engine widens to the whole tool (`Agent(Explore)`, MCP tools):
+///    deny.
+/// 2. **Bash denies.** A Bash line is analysed once, into the commands it runs (its units)
+///    and the paths they read and write; its deny rules, matched against the line and every
+///    unit, and the Read/Edit deny rules, matched against every path a unit touches: deny.
+///    (The rest of the Bash checks run here too, in the order listed on step 6, but only a
+///    deny is taken now, so any deny beats any ask.)
+/// 3. **Content denies.** A Read deny rule covering a path the call reads; an Edit or Read
+///    deny rule covering a path it writes; a `WebFetch(domain:...)` deny rule covering the
+///    URL's host: deny. Paths are matched under every spelling (canonical, through symlinks,
+///    case-folded on Windows volumes, 8.3 short names expanded) and by file identity (hard
+///    links, symlink targets in a denied tree).
+/// 4. **Whole-tool ask.** An ask rule naming the tool: ask.
+/// 5. **Paths no rule can vouch for.** A UNC or device path, a path with an 8.3 short name,
+///    or a file with several links whose identity the deny rules' walk could not settle: ask,
+///    in every mode.
+/// 6. **Content asks and the tool's safety checks.**
+///    - reads: a Read ask rule covering a path: ask;
+///    - writes: a protected path ([`protected`](crate::protected): `.git/`, `.claude/`,
+///      shell start-up files...) asks whatever allows it, then an Edit ask rule covering a
+///      path: ask;
+///    - Bash, the rest of the line's checks in order: (a) a Bash ask rule matching the line or
+///      a unit: ask; (b) a recursive search (`rg`, `grep -r`, `find`...) whose root holds a
+///      denied tree: ask; (c) a line that does not parse: ask; (d) a line over the analysis
+///      budget or that cannot be analysed fully (unknown words, functions, raw CR/NUL): ask;
+///      (e) a removal of the root, home or project directory: ask; (f) a write to a protected
+///      path: ask, and a write outside the working directories that no Edit allow rule covers:
+///      ask (not in bypass mode); (g) every read inside the working directories or allowed,
+///      every path argument inside them or allowed, and every unit allowed by a Bash allow
+///      rule or known read-only: allow. Otherwise the line goes on (step 7 has nothing for
+///      Bash) to step 8;
+///    - URLs: a `WebFetch(domain:...)` ask rule covering the host: ask.
+/// 7. **Allows from the call's content.**
+///    - read-only reads: every path inside the working directories (or the spilled tool
+///      results): allow; else a whole-tool `Edit` allow rule: allow; else every path covered
+///      by a Read or Edit allow rule: allow;
+///    - writes in acceptEdits mode, every path inside the working directories: allow;
+///    - URLs: a `WebFetch(domain:...)` allow rule covering the host: allow;
+///    - other writes: every path covered by an Edit allow rule: allow.
+/// 8. **A tool that needs the user** (it asks questions itself): ask.
+/// 9. **Bypass mode** (`bypassPermissions`, unless the managed layer disabled it): allow.
+/// 10. **Whole-tool allow.** An allow rule naming the tool: allow.
+/// 11. **Not granted:** ask, with the text Claude Code shows (for Bash, which part of the line
+///     needs approval).
+///
+/// Then the mode has the last word on an ask: in plan mode an ask about a write becomes a
+/// deny; in dontAsk mode every ask becomes a deny.
+///
+/// Allow rules that do not apply (an untrusted project's, a non-managed layer's under
+/// `allow_managed_rules_only`, content this engine cannot match) are left out when the policy
+/// is built and listed by [`ignored_rules`](Self::ignored_rules).
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    entries: Vec<RuleEntry>,
+    ignored: Vec<IgnoredRule>,
+    default_mode: Option<PermissionMode>,
+    additional_directories: Vec<PathBuf>,
+    bypass_disabled: Option<String>,
+    tests: Vec<crate::file::PolicyTest>,
+    warnings: Vec<crate::lint::LintWarning>,
+    files: Vec<(Layer, PathBuf)>,
+    index: Arc<RuleIndex>,
+    identities: Arc<crate::identity::IdentityCache>,
+}
+
+impl Policy {
+    /// A policy with no rules: the default-mode baseline alone.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// The rules in effect.
+    pub fn rules(&self) -> &[RuleEntry] {
+        &self.entries
+    }
+
+    /// Allow rules left out (the project is not trusted, or only managed allow rules apply).
+    pub fn ignored_rules(&self) -> &[IgnoredRule] {
+        &self.ignored
+    }
+
+    /// Where bypass mode was disabled, if it was.
+    pub fn bypass_disabled(&self) -> Option<&str> {
+        self.bypass_disabled.as_deref()
+    }
+
+    /// The `[[tests]]` of the policy files, in load order.
+    pub fn tests(&self) -> &[crate::file::PolicyTest] {
+        &self.tests
+    }
+
+    /// The files that were loaded, with their layers.
+    pub fn files(&self) -> &[(Layer, PathBuf)] {
+        &self.files
+    }
+
+    /// Warnings found while loading (aliased rule families, settings in the wrong layer).
+    pub fn load_warnings(&self) -> &[crate::lint::LintWarning] {
+        &self.warnings
+    }
+
+    /// The mode a session starts in: `requested` (a command-line flag) or else the settings'
+    /// default mode, or default. Asking for bypass mode where a managed policy disabled it is an
+    /// error; a settings file's bypass default is then ignored with a warning.
+    pub fn effective_mode(
+        &self,
+        requested: Option<PermissionMode>,
+    ) -> Result<PermissionMode, Error> {
+        let disabled = self.bypass_disabled.as_ref();
+        match (requested, disabled) {
+            (Some(PermissionMode::BypassPermissions), Some(by)) => Err(Error::BypassDisabled {
+                source_setting: by.clone(),
+            }),
+            (Some(m), _) => Ok(m),
+            (None, Some(by)) if self.default_mode == Some(PermissionMode::BypassPermissions) => {
+                tracing::warn!(
+                    "the settings' default mode bypassPermissions is disabled by {by}; starting in default mode"
+                );
+                Ok(PermissionMode::Default)
+            }
+            (None, _) => Ok(self.default_mode.unwrap_or_default()),
+        }
+    }
+
+    /// The starting mode the settings ask for.
+    pub fn default_mode(&self) -> Option<PermissionMode> {
+        self.default_mode
+    }
+
+    /// Extra working directories from the settings.
+    pub fn additional_directories(&self) -> &[PathBuf] {
+        &self.additional_directories
+    }
+
+    /// The first `list` rule covering every call of `tool` (whole-tool rules, and deny or ask
+    /// rules whose content this engine widens to the whole tool).
+    fn find(&self, list: RuleList, tool: &str) -> Option<&RuleEntry> {
+        self.index
+            .whole
+            .iter()
+            .map(|&i| &self.entries[i])
+            .find(|e| e.list == list && e.rule.names_tool(tool))
+    }
+
+    /// Forget what the identity walks found (the denied files' inodes, the targets of denied
+    /// symlinks), so the next decision walks again: for a host that knows files under a deny
+    /// rule were created or relinked. A reload builds a new policy, which starts empty anyway.
+    pub fn refresh_identities(&self) {
+        self.identities.clear();
+    }
+
+    /// Paths no rule can vouch for ask in every mode: a UNC or device path (a network
+    /// location, never allowed silently), a path with an 8.3 short-name component (another
+    /// spelling of a long name that deny rules are written against), and a file with several
+    /// links whose identity the deny rules' walk could not settle.
+    fn path_identity_ask(&self, request: &PermissionRequest<'_>) -> Option<Decision> {
+        let ctx = request.ctx;
+        let (paths, families): (&[PathBuf], &[PathFamily]) = match request.subject {
+            PermissionSubject::ReadPaths(p) => (p, &[PathFamily::Read]),
+            PermissionSubject::WritePaths(p) => (p, &[PathFamily::Edit, PathFamily::Read]),
+            _ => return None,
+        };
+        let why = paths.iter().find_map(|p| {
+            if tool_core::is_unc(p) {
+                Some("a UNC or device path")
+            } else if crate::path_rule::short_name_spelling(p, ctx) {
+                Some("a path with an 8.3 short name")
+            } else if families.iter().any(|&f| self.identity_unknown(f, p, ctx)) {
+                Some("a file with several links that deny rules could not rule out")
+            } else {
+                None
+            }
+        })?;
+        Some(Decision::ask(
+            Self::ask_message(request),
+            DecisionReason::Check { name: why.into() },
+        ))
+    }
+
+    /// A deny from a path rule for what the call reads or writes, if any.
+    fn content_deny(&self, request: &PermissionRequest<'_>) -> Option<Decision> {
+        let ctx = request.ctx;
+        match request.subject {
+            PermissionSubject::ReadPaths(paths) => paths.iter().find_map(|p| {
+                self.path_rule(RuleList::Deny, PathFamily::Read, p, ctx)
+                    .map(|e| {
+                        Decision::deny(
+                            format!("Permission to read {} has been denied.", p.display()),
+                            e.reason(),
+                        )
+                    })
+            }),
+            PermissionSubject::WritePaths(paths) => paths.iter().find_map(|p| {
+                self.path_rule(RuleList::Deny, PathFamily::Edit, p, ctx)
+                    .or_else(|| self.path_rule(RuleList::Deny, PathFamily::Read, p, ctx))
+                    .map(|e| {
+                        Decision::deny(
+                            format!("Permission to edit {} has been denied.", p.display()),
+                            e.reason(),
+                        )
+                    })
+            }),
+            PermissionSubject::Url(url) => self
+                .domain_rule(RuleList::Deny, url)
+                .map(|e| Decision::deny(permission_denied(request.tool_name), e.reason())),
+            _ => None,
+        }
+    }
+
+    /// The first `list` domain rule covering `url`'s host. A URL whose host cannot be read
+    /// matches no rule (so it is never allowed by one).
+    fn domain_rule(&self, list: RuleList, url: &str) -> Option<&RuleEntry> {
+        let host = crate::domain::url_host(url)?;
+        self.index
+            .domains
+            .iter()
+            .map(|&i| &self.entries[i])
+            .find(|e| {
+                e.list == list && matches!(&e.matcher, RuleMatcher::Domain(d) if d.matches(&host))
+            })
+    }
+
+    fn ask_message(request: &PermissionRequest<'_>) -> String {
+        let agent = &request.ctx.agent_name;
+        match request.subject {
+            PermissionSubject::ReadPaths(p) if !p.is_empty() => {
+                format!(
+                    "{agent} requested permissions to read from {}, but you haven't granted it yet.",
+                    p[0].display()
+                )
+            }
+            PermissionSubject::WritePaths(p) if !p.is_empty() => {
+                format!(
+                    "{agent} requested permissions to write to {}, but you haven't granted it yet.",
+                    p[0].display()
+                )
+            }
+            _ => permission_not_granted(agent, request.tool_name),
+        }
+    }
+}
+
+impl PermissionPolicy for Policy {
+    /// The decision for one call, in the order written down on [`Policy`]: steps 1 to 11, then
+    /// the mode's last word on an ask.
+    fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
+        let decision = self.decide_before_mode_post(request);
+        if decision.verdict == tool_core::Verdict::Ask
+            && request.ctx.permission_mode == PermissionMode::Plan
+            && let PermissionSubject::WritePaths(paths) = request.subject
+            && let Some(p) = paths.first()
+        {
+            return Decision::deny(
+                format!("Cannot write to {} while in plan mode.", p.display()),
+                DecisionReason::Mode {
+                    mode: PermissionMode::Plan,
+                },
+            );
+        }
+        if decision.verdict == tool_core::Verdict::Ask
+            && request.ctx.permission_mode == PermissionMode::DontAsk
+        {
+            return Decision::deny(
+                format!(
+                    "Permission to use {} has been denied because {} is running in don't ask mode. {}",
+                    request.tool_name,
+                    request.ctx.product_name,
+                    tool_core::texts::DENIAL_WORKAROUND_GUIDANCE
+                ),
+                DecisionReason::Mode {
+                    mode: PermissionMode::DontAsk,
+                },
+            );
+        }
+        decision
+    }
+
+    fn removes_tool(&self, tool_name: &str) -> bool {
+        // Only a whole-tool deny hides the tool; a widened content deny refuses its calls.
+        self.index.whole.iter().map(|&i| &self.entries[i]).any(|e| {
+            e.list == RuleList::Deny
+                && matches!(e.matcher, RuleMatcher::WholeTool)
+                && e.rule.names_tool(tool_name)
+        })
+    }
+}
+
+impl Policy {
+    /// Steps 1 to 11 of the decision (see [`Policy`]), before the mode's last word on an ask.
+    fn decide_before_mode_post(&self, request: &PermissionRequest<'_>) -> Decision {
+        let tool = request.tool_name;
+        let ctx = request.ctx;
+        // The steps are numbered as in the doc of `Policy`.
+        // 1. Whole-tool deny.
+        if let Some(e) = self.find(RuleList::Deny, tool) {
+            return Decision::deny(permission_denied(tool), e.reason());
+        }
+        // 2. Bash denies. Any deny beats any ask: content denies are checked before a whole-tool ask. A Bash
+        // line is analysed once; a deny from it returns here, anything else is used below.
+        let line = match request.subject {
+            PermissionSubject::ShellCommand(command) => {
+                Some((command, ShellLine::new(command, ctx)))
+            }
+            _ => None,
+        };
+        let shell = line
+            .as_ref()
+            .and_then(|(command, l)| self.decide_shell(request, command, l));
+        if let Some(d) = shell
+            .as_ref()
+            .filter(|d| d.verdict == tool_core::Verdict::Deny)
+        {
+            return d.clone();
+        }
+        // 3. Content denies.
+        if let Some(d) = self.content_deny(request) {
+            return d;
+        }
+        // 4. Whole-tool ask.
+        if let Some(e) = self.find(RuleList::Ask, tool) {
+            return Decision::ask(Self::ask_message(request), e.reason());
+        }
+        // 5. Paths no rule can vouch for.
+        if let Some(d) = self.path_identity_ask(request) {
+            return d;
+        }
+        // 6. Content rules: ask (denies were settled above), for what this call touches, and
+        // the tool's safety checks (protected paths; for Bash, the rest of `decide_shell`).
+        match request.subject {
+            PermissionSubject::ReadPaths(paths) => {
+                for p in paths {
+                    if let Some(e) = self.path_rule(RuleList::Ask, PathFamily::Read, p, ctx) {
+                        return Decision::ask(Self::ask_message(request), e.reason());
+                    }
+                }
+            }
+            PermissionSubject::WritePaths(paths) => {
+                // The safety check: protected paths ask in every mode, whatever allows them.
+                for p in paths {
+                    if let Some(protection) = candidates(p, ctx).iter().find_map(|c| protected(c)) {
+                        let agent = &ctx.agent_name;
+                        let message = match protection {
+                            Protection::SensitiveFile => format!(
+                                "{agent} requested permissions to edit {} which is a sensitive file.",
+                                p.display()
+                            ),
+                            Protection::AgentConfiguration => {
+                                format!(
+                                    "{agent} requested permissions to write to {}, but you haven't granted it yet.",
+                                    p.display()
+                                )
+                            }
+                        };
+                        return Decision::ask(
+                            message,
+                            DecisionReason::Check {
+                                name: protection.name().into(),
+                            },
+                        );
+                    }
+                }
+                for p in paths {
+                    if let Some(e) = self.path_rule(RuleList::Ask, PathFamily::Edit, p, ctx) {
+                        return Decision::ask(Self::ask_message(request), e.reason());
+                    }
+                }
+            }
+            PermissionSubject::ShellCommand(_) => {
+                if let Some(d) = shell {
+                    return d;
+                }
+            }
+            PermissionSubject::Url(url) => {
+                if let Some(e) = self.domain_rule(RuleList::Ask, url) {
+                    return Decision::ask(Self::ask_message(request), e.reason());
+                }
+            }
+            _ => {}
+        }
+        // 7. Allows from the call's content. The tool's own check: reads inside the working directories (and of spilled tool
+        // results) are allowed; in acceptEdits mode, so are writes inside them.
+        match request.subject {
+            PermissionSubject::ReadPaths(paths) if request.read_only && !paths.is_empty() => {
+                if paths.iter().all(|p| {
+                    crate::path_rule::inside_working_dirs(ctx, p)
+                        || p.starts_with(&ctx.tool_results_dir)
+                }) {
+                    return Decision::allow(DecisionReason::ReadInsideWorkingDirectory {
+                        path: paths[0].display().to_string(),
+                    });
+                }
+                if let Some(e) = self.find(RuleList::Allow, "Edit") {
+                    return Decision::allow(e.reason());
+                }
+                // Path allow rules: every path covered (edit access implies read access).
+                let allowed: Option<Vec<&RuleEntry>> = paths
+                    .iter()
+                    .map(|p| {
+                        self.path_allowed(PathFamily::Read, p, ctx)
+                            .or_else(|| self.path_allowed(PathFamily::Edit, p, ctx))
+                    })
+                    .collect();
+                if let Some(e) = allowed.and_then(|a| a.into_iter().next()) {
+                    return Decision::allow(e.reason());
+                }
+            }
+            PermissionSubject::WritePaths(paths)
+                if ctx.permission_mode == PermissionMode::AcceptEdits
+                    && !paths.is_empty()
+                    && paths
+                        .iter()
+                        .all(|p| crate::path_rule::inside_working_dirs(ctx, p)) =>
+            {
+                return Decision::allow(DecisionReason::Mode {
+                    mode: PermissionMode::AcceptEdits,
+                });
+            }
+            PermissionSubject::Url(url) => {
+                if let Some(e) = self.domain_rule(RuleList::Allow, url) {
+                    return Decision::allow(e.reason());
+                }
+            }
+            PermissionSubject::WritePaths(paths) if !paths.is_empty() => {
+                let allowed: Option<Vec<&RuleEntry>> = paths
+                    .iter()
+                    .map(|p| self.path_allowed(PathFamily::Edit, p, ctx))
+                    .collect();
+                if let Some(e) = allowed.and_then(|a| a.into_iter().next()) {
+                    return Decision::allow(e.reason());
+                }
+            }
+            _ => {}
+        }
+        // 8. A tool that needs the user.
+        if request.requires_user_interaction {
+            return Decision::ask(
+                Self::ask_message(request),
+                DecisionReason::Check {
+                    name: "the tool needs the user".into(),
+                },
+            );
+        }
+        // 9. Bypass mode.
+        if ctx.permission_mode == PermissionMode::BypassPermissions
+            && self.bypass_disabled.is_none()
+        {
+            return Decision::allow(DecisionReason::Mode {
+                mode: PermissionMode::BypassPermissions,
+            });
+        }
+        // 10. Whole-tool allow.
+        if let Some(e) = self.find(RuleList::Allow, tool) {
+            return Decision::allow(e.reason());
+        }
+        // 11. Not granted.
+        let message = match &line {
+            Some((_, l)) if l.analysis.parsed => {
+                self.shell_ask_message(&l.analysis, &l.touched, ctx)
+            }
+            Some(_) => "This command requires approval".to_owned(),
+            None => Self::ask_message(request),
+        };
+        Decision::ask(message, DecisionReason::NotGranted)
+    }
+}

@@ -1,0 +1,294 @@
+//! Path rules: which rule covers a path, under any of its spellings and identities.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tool_core::RuleList;
+
+use super::Policy;
+use super::entry::{PathFamily, RuleEntry, RuleMatcher};
+use crate::path_rule::candidates;
+
+impl Policy {
+    /// The first `list` path rule of `family` covering `path` (any of its spellings).
+    pub(crate) fn path_rule(
+        &self,
+        list: RuleList,
+        family: PathFamily,
+        path: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> Option<&RuleEntry> {
+        // Resolving a path's spellings costs system calls: skip it when no rule could match.
+        if !self.has_path_rules(list, family) {
+            return None;
+        }
+        let spellings = candidates(path, ctx);
+        let found = spellings
+            .iter()
+            .find_map(|p| self.path_group_match(list, family, p, ctx));
+        let found = match (found, list) {
+            (None, RuleList::Deny) => self
+                .folded_deny(family, path, &spellings, ctx)
+                .or_else(|| self.short_name_deny(family, &spellings, ctx))
+                .or_else(|| self.identity_deny(family, path, &spellings, ctx)),
+            (found, _) => found,
+        };
+        found.map(|i| &self.entries[i])
+    }
+
+    /// A deny rule of `family` covering a long name an 8.3 short name in `path` may stand for
+    /// (`SECRET~1` for `Secrets`): each short component is replaced by every literal name of a
+    /// deny rule it could abbreviate, and the result matched as any path on such a volume.
+    pub(super) fn short_name_deny(
+        &self,
+        family: PathFamily,
+        spellings: &[PathBuf],
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
+        let spellings: Vec<&PathBuf> = spellings
+            .iter()
+            .filter(|p| crate::path_rule::has_short_name(p))
+            .collect();
+        if spellings.is_empty() {
+            return None;
+        }
+        let names = self.deny_literals(family, |line| line.split('/'));
+        for p in spellings {
+            let parts: Vec<String> = p
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            for (i, part) in parts.iter().enumerate() {
+                for long in names
+                    .iter()
+                    .filter(|n| crate::path_rule::short_name_could_be(part, n))
+                {
+                    let mut alt = parts.clone();
+                    alt[i] = long.clone();
+                    let alt: PathBuf = alt.iter().collect();
+                    let found = self
+                        .path_group_match(RuleList::Deny, family, &alt, ctx)
+                        .or_else(|| {
+                            self.folded_deny(family, &alt, std::slice::from_ref(&alt), ctx)
+                        });
+                    if found.is_some() {
+                        return found;
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// A deny rule of `family` covering a spelling of `path` on a Windows volume (a drive or a
+    /// UNC path), compared without case.
+    pub(super) fn folded_deny(
+        &self,
+        family: PathFamily,
+        path: &Path,
+        spellings: &[PathBuf],
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
+        let windows = crate::path_rule::case_folding_volume(path)
+            || spellings
+                .iter()
+                .any(|s| crate::path_rule::case_folding_volume(s));
+        if !windows {
+            return None;
+        }
+        spellings.iter().find_map(|p| {
+            let is_dir = std::fs::metadata(p).is_ok_and(|m| m.is_dir());
+            self.index
+                .folded_denies
+                .iter()
+                .filter(|(f, _)| *f == family)
+                .filter_map(|(_, g)| g.matched(p, is_dir, ctx))
+                .min()
+        })
+    }
+
+    /// A deny rule of `family` covering another name of the file `path` is: see
+    /// [`identity`](crate::identity).
+    pub(super) fn identity_deny(
+        &self,
+        family: PathFamily,
+        path: &Path,
+        spellings: &[PathBuf],
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
+        self.identities(family, ctx).denied(path, spellings)
+    }
+
+    /// What the walk for the deny rules of `family` found, under `ctx`'s anchors.
+    pub(super) fn identities(
+        &self,
+        family: PathFamily,
+        ctx: &tool_core::ToolContext,
+    ) -> Arc<crate::identity::Walked> {
+        let key = (
+            family,
+            ctx.home.clone(),
+            ctx.project_root.clone(),
+            ctx.cwd.clone(),
+        );
+        self.identities.get(key, || {
+            let bases = self
+                .entries
+                .iter()
+                .filter_map(|e| match &e.matcher {
+                    RuleMatcher::Path { family: f, pattern }
+                        if e.list == RuleList::Deny && *f == family =>
+                    {
+                        Some(pattern.base(ctx))
+                    }
+                    _ => None,
+                })
+                .collect();
+            crate::identity::walk(bases, &|p, is_dir| {
+                self.path_group_match_kind(RuleList::Deny, family, p, is_dir, ctx)
+            })
+        })
+    }
+
+    /// Is `path` a file with more than one link whose identity the deny rules of `family`
+    /// cannot settle (their walk stopped at [`MAX_WALK`](crate::MAX_WALK))? Such a file may be
+    /// a denied file under another name: it is asked about, never allowed.
+    pub(crate) fn identity_unknown(
+        &self,
+        family: PathFamily,
+        path: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> bool {
+        self.has_path_rules(RuleList::Deny, family) && self.identities(family, ctx).unknown(path)
+    }
+
+    /// A Read deny rule that could match something at or below `root`: it covers `root`, its
+    /// files lie below `root` (its base, the literal directories its pattern starts with, is
+    /// inside `root`), or `root` is inside its base (a bare name such as `.env` matches at any
+    /// depth under its anchor), or a symlink it covers points at or below `root`, under any
+    /// spelling of `root`. For recursive readers (`rg`, `grep -r`, `find`, `ls -R`, `tree`,
+    /// `du`) rooted at `root`: when this is `Some`, the command reads past the rule unless it
+    /// excludes the tree.
+    /// Conservative: a rule whose pattern happens not to match anything under `root` still
+    /// counts. Hard links below `root` to a denied file are not looked for (that needs a walk of
+    /// `root`); reads of such a file through the tools are denied by its identity.
+    pub fn denied_below(&self, root: &Path, ctx: &tool_core::ToolContext) -> Option<&RuleEntry> {
+        if !self.has_path_rules(RuleList::Deny, PathFamily::Read) {
+            return None;
+        }
+        if let Some(e) = self.path_rule(RuleList::Deny, PathFamily::Read, root, ctx) {
+            return Some(e);
+        }
+        let spellings = candidates(root, ctx);
+        let windows = spellings
+            .iter()
+            .any(|s| crate::path_rule::case_folding_volume(s));
+        let fold = |p: &Path| PathBuf::from(p.to_string_lossy().to_lowercase());
+        let related = |a: &Path, b: &Path| {
+            a.starts_with(b)
+                || b.starts_with(a)
+                || (windows && (fold(a).starts_with(fold(b)) || fold(b).starts_with(fold(a))))
+        };
+        let by_rule = self.entries.iter().find(|e| {
+            matches!(&e.matcher, RuleMatcher::Path { family: PathFamily::Read, pattern }
+                if e.list == RuleList::Deny
+                    && spellings.iter().any(|s| related(&pattern.base(ctx), s)))
+        });
+        by_rule.or_else(|| {
+            let w = self.identities(PathFamily::Read, ctx);
+            w.targets
+                .iter()
+                .find(|(t, _)| spellings.iter().any(|s| related(t, s)))
+                .map(|(_, i)| &self.entries[*i])
+        })
+    }
+
+    pub(super) fn has_path_rules(&self, list: RuleList, family: PathFamily) -> bool {
+        self.index
+            .paths
+            .iter()
+            .any(|(l, f, _)| *l == list && *f == family)
+    }
+
+    /// The lowest entry index of a `list`/`family` path rule covering this one spelling.
+    pub(super) fn path_group_match(
+        &self,
+        list: RuleList,
+        family: PathFamily,
+        p: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
+        let is_dir = std::fs::metadata(p).is_ok_and(|m| m.is_dir());
+        self.path_group_match_kind(list, family, p, is_dir, ctx)
+    }
+
+    /// [`path_group_match`](Self::path_group_match) for a spelling known to be a directory or
+    /// not.
+    pub(super) fn path_group_match_kind(
+        &self,
+        list: RuleList,
+        family: PathFamily,
+        p: &Path,
+        is_dir: bool,
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
+        self.index
+            .paths
+            .iter()
+            .filter(|(l, f, _)| *l == list && *f == family)
+            .filter_map(|(_, _, g)| g.matched(p, is_dir, ctx))
+            .min()
+    }
+
+    /// An allow path rule of `family` covering every spelling of `path`.
+    pub(super) fn path_allowed(
+        &self,
+        family: PathFamily,
+        path: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> Option<&RuleEntry> {
+        // Allow rules never fold spellings: a short name or a UNC path gets no allow.
+        if !self.has_path_rules(RuleList::Allow, family)
+            || crate::path_rule::short_name_spelling(path, ctx)
+            || tool_core::is_unc(path)
+        {
+            return None;
+        }
+        let found: Option<Vec<usize>> = candidates(path, ctx)
+            .iter()
+            .map(|p| self.path_group_match(RuleList::Allow, family, p, ctx))
+            .collect();
+        found
+            .and_then(|v| v.into_iter().min())
+            .map(|i| &self.entries[i])
+    }
+
+    /// The literal last names of `family` deny rules (`.env` of `Read(./.env)`), for checking a
+    /// glob pattern that matched nothing against what it could match.
+    pub(super) fn denied_names(&self, family: PathFamily) -> Vec<String> {
+        self.deny_literals(family, |line| line.trim_end_matches('/').rsplit('/').next())
+    }
+
+    /// The literal segments (no wildcard) of `family` deny patterns that `pick` takes from
+    /// each pattern's line.
+    pub(super) fn deny_literals<'a, I>(
+        &'a self,
+        family: PathFamily,
+        pick: impl Fn(&'a str) -> I,
+    ) -> Vec<String>
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
+        self.entries
+            .iter()
+            .filter(|e| e.list == RuleList::Deny)
+            .filter_map(|e| match &e.matcher {
+                RuleMatcher::Path { family: f, pattern } if *f == family => Some(pattern),
+                _ => None,
+            })
+            .flat_map(|p| pick(&p.line))
+            .filter(|n| !n.is_empty() && !n.contains(['*', '?', '[']))
+            .map(str::to_owned)
+            .collect()
+    }
+}

@@ -1,0 +1,361 @@
+//! The Bash part of a decision: a command line analysed once, matched unit by unit.
+
+use std::path::Path;
+
+use tool_core::{Decision, DecisionReason, PermissionMode, PermissionRequest, RuleList};
+
+use super::Policy;
+use super::entry::{PathFamily, RuleEntry, RuleMatcher};
+use crate::path_rule::candidates;
+use crate::protected::protected;
+
+impl Policy {
+    /// The first `list` Bash rule matching one of `forms`.
+    pub(super) fn shell_match(&self, list: RuleList, forms: &[String]) -> Option<&RuleEntry> {
+        forms
+            .iter()
+            .filter_map(|form| {
+                let word = form.split(' ').next().unwrap_or("");
+                self.index
+                    .shell_candidates(list, word)
+                    .filter(|&i| matches!(&self.entries[i].matcher, RuleMatcher::Shell(p) if p.matches(form)))
+                    .min()
+            })
+            .min()
+            .map(|i| &self.entries[i])
+    }
+
+    /// An allow Bash rule matching a unit's plain form exactly as written (no global options
+    /// skipped, nothing stripped but inert wrappers).
+    pub(super) fn shell_allow(&self, form: &str) -> Option<&RuleEntry> {
+        self.shell_match(RuleList::Allow, &[form.to_owned()])
+    }
+
+    /// The analysis of a Bash line in this call's context.
+    pub(super) fn analyze_shell(
+        command: &str,
+        ctx: &tool_core::ToolContext,
+    ) -> tool_shell::analyze::Analysis {
+        tool_shell::analyze::analyze(
+            command,
+            &tool_shell::analyze::ShellEnv::new(ctx.cwd.clone(), ctx.home.clone()),
+        )
+    }
+
+    /// The Bash-specific part of a decision: `Some` when the rules or the safety checks settle
+    /// it, `None` to continue with the mode and whole-tool rules.
+    ///
+    /// The steps, in order (steps 2 and 6 of the decision, see [`Policy`]): (1) deny rules
+    /// against the line and every unit it runs (carried commands and substitutions included);
+    /// (2) deny rules against every path an effect reads or writes; (3) ask rules against the
+    /// line and every unit; (4) a recursive search whose root holds a denied tree asks; (5) a
+    /// line that does not parse asks; (6) a line over the budget ([`MAX_COMMAND_BYTES`],
+    /// [`MAX_UNITS`]) or that cannot be analysed completely (unknown words, functions, raw
+    /// CR/NUL) asks; (7) removals of the root, home or project (or of paths that cannot be
+    /// known) ask in every mode; (8) for each write: a protected path asks, and a path outside
+    /// the working directories that no Edit allow rule covers asks unless bypassed; (9) an
+    /// allow needs every read inside the working directories or allowed, every path argument
+    /// inside them or allowed, and every unit allowed.
+    pub(super) fn decide_shell(
+        &self,
+        request: &PermissionRequest<'_>,
+        command: &str,
+        line: &ShellLine,
+    ) -> Option<Decision> {
+        let ctx = request.ctx;
+        let (analysis, touched) = (&line.analysis, &line.touched);
+        let denied = |e: &RuleEntry| {
+            Decision::deny(
+                format!("Permission to use Bash with command {command} has been denied."),
+                e.reason(),
+            )
+        };
+        // (1)
+        let forms = Self::shell_forms(command, analysis);
+        if let Some(e) = self.shell_match(RuleList::Deny, &forms) {
+            return Some(denied(e));
+        }
+        // (2)
+        let find = |family: PathFamily, p: &Path| self.path_rule(RuleList::Deny, family, p, ctx);
+        let names = |family: PathFamily| self.denied_names(family);
+        if let Some((e, _)) = crate::shell_policy::denied_path(touched, &find, &names) {
+            return Some(denied(e));
+        }
+        // (3)
+        if let Some(e) = self.shell_match(RuleList::Ask, &forms) {
+            return Some(Decision::ask(Self::ask_message(request), e.reason()));
+        }
+        // (4) A recursive search whose root holds a denied tree would print what it may not read.
+        for root in crate::shell_policy::search_roots(analysis, touched) {
+            if let Some(e) = self.denied_below(&root, ctx) {
+                return Some(Decision::ask(
+                    Self::ask_message(request),
+                    DecisionReason::Check {
+                        name: format!(
+                            "a recursive search of {} reaches files denied by {}",
+                            root.display(),
+                            e.source()
+                        ),
+                    },
+                ));
+            }
+        }
+        // (5)
+        if !analysis.parsed {
+            return Some(Decision::ask(
+                Self::ask_message(request),
+                DecisionReason::Check {
+                    name: "a command line that does not parse".into(),
+                },
+            ));
+        }
+        // (6)
+        if command.len() > MAX_COMMAND_BYTES
+            || analysis.units.len() > MAX_UNITS
+            || !analysis.problems.is_empty()
+        {
+            return Some(Decision::ask(
+                Self::ask_message(request),
+                DecisionReason::Check {
+                    name: match analysis.problems.first() {
+                        Some(p) => format!("a command line that cannot be analysed fully: {p}"),
+                        None => "a command line over the analysis budget".into(),
+                    },
+                },
+            ));
+        }
+        // (7)
+        if let Some(what) = crate::shell_policy::catastrophic_removal(analysis, ctx) {
+            return Some(Decision::ask(
+                Self::ask_message(request),
+                DecisionReason::Check {
+                    name: format!("a removal of the root, home or project directory: {what}"),
+                },
+            ));
+        }
+        // (8)
+        for w in touched.writes() {
+            let w = &w.path;
+            if candidates(w, ctx).iter().any(|c| protected(c).is_some()) {
+                return Some(Decision::ask(
+                    Self::ask_message(request),
+                    DecisionReason::Check {
+                        name: "a write to a protected path".into(),
+                    },
+                ));
+            }
+            // Bypass mode waives this prompt (not the protected-path check above).
+            let outside = ctx.permission_mode != PermissionMode::BypassPermissions
+                && !crate::path_rule::inside_working_dirs(ctx, w)
+                && self.path_allowed(PathFamily::Edit, w, ctx).is_none();
+            if outside {
+                return Some(Decision::ask(
+                    self.shell_ask_message(analysis, touched, ctx),
+                    DecisionReason::Check {
+                        name: "a write outside the working directories".into(),
+                    },
+                ));
+            }
+        }
+        // (9)
+        let reads_inside = touched.reads().all(|p| {
+            crate::path_rule::inside_working_dirs(ctx, p)
+                || self.path_allowed(PathFamily::Read, p, ctx).is_some()
+        });
+        let redirect_ok = |p: &Path| self.redirect_permitted(p, ctx);
+        if reads_inside
+            && crate::shell_policy::args_inside(analysis, ctx, &|p| {
+                self.path_allowed(PathFamily::Read, p, ctx).is_some()
+                    || self.path_allowed(PathFamily::Edit, p, ctx).is_some()
+            })
+            && let Some(used) = crate::shell_policy::all_units_allowed(
+                analysis,
+                touched,
+                ctx,
+                &|form| self.shell_allow(form),
+                &redirect_ok,
+            )
+        {
+            return Some(match used.first() {
+                Some(e) => Decision::allow(e.reason()),
+                None => Decision::allow(DecisionReason::Check {
+                    name: "read-only command".into(),
+                }),
+            });
+        }
+        None
+    }
+
+    /// What the analysis of a Bash line saw, unit by unit, and which rule matched each: its
+    /// words after expansion, its working directory, every effect with the database entry that
+    /// produced it, and the deny, ask or allow rule (with file and line) that matched it: for a
+    /// host that shows why a line was decided as it was.
+    pub fn explain_shell(&self, command: &str, ctx: &tool_core::ToolContext) -> String {
+        use std::fmt::Write as _;
+        use tool_shell::analyze::Origin;
+        let a = Self::analyze_shell(command, ctx);
+        let t = crate::shell_policy::touches(&a, ctx);
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "analysis: {} unit(s){}{}",
+            a.units.len(),
+            if a.parsed {
+                ""
+            } else {
+                ", the line does not parse (words scanned)"
+            },
+            if a.background {
+                ", runs in the background"
+            } else {
+                ""
+            }
+        );
+        for p in &a.problems {
+            let _ = writeln!(out, "  problem: {p}");
+        }
+        for (i, u) in a.units.iter().enumerate() {
+            let origin = match &u.origin {
+                Origin::Line => "the line".to_owned(),
+                Origin::Substitution => "a substitution".to_owned(),
+                Origin::Carried { parent, via, .. } => format!("unit {parent} through {via}"),
+            };
+            let _ = writeln!(
+                out,
+                "unit {i}: {} (run by {origin}; in {}{})",
+                serde_json::to_string(&u.argv).unwrap_or_default(),
+                u.cwd.display(),
+                if u.certain { "" } else { "; not known exactly" }
+            );
+            for a in &u.assignments {
+                let _ = writeln!(out, "  assigns {}", a.raw);
+            }
+            for why in u.unknown.iter().chain(&u.unknown_words) {
+                let _ = writeln!(out, "  unknown: {why}");
+            }
+            if u.interpretation.path.is_empty() && !u.is_bare() {
+                let _ = writeln!(out, "  program: not in the command database");
+            } else if !u.is_bare() {
+                let _ = writeln!(out, "  program: {}", u.interpretation.path.join(" "));
+            }
+            for e in u.effects() {
+                let value = e.value.as_deref().unwrap_or("(unknown)");
+                let _ = writeln!(out, "  effect: {} {value} (from {})", e.kind, e.source);
+            }
+            let forms = crate::shell_policy::unit_forms(u);
+            for (list, name) in [
+                (RuleList::Deny, "deny"),
+                (RuleList::Ask, "ask"),
+                (RuleList::Allow, "allow"),
+            ] {
+                if let Some(e) = self.shell_match(list, &forms) {
+                    let _ = writeln!(out, "  matches {name} rule {}", e.source());
+                }
+            }
+            for p in t.uses.iter().filter(|p| p.unit == i) {
+                let family = match p.op {
+                    crate::shell_policy::Op::Read => PathFamily::Read,
+                    _ => PathFamily::Edit,
+                };
+                if let Some(e) = self.path_rule(RuleList::Deny, family, &p.path, ctx) {
+                    let _ = writeln!(out, "  {} is denied by {}", p.path.display(), e.source());
+                }
+            }
+        }
+        out
+    }
+
+    /// The forms deny and ask rules are matched against: the line as written, and every unit's
+    /// words.
+    pub(super) fn shell_forms(
+        command: &str,
+        analysis: &tool_shell::analyze::Analysis,
+    ) -> Vec<String> {
+        let mut forms = vec![command.trim().to_owned()];
+        forms.extend(crate::shell_policy::match_forms(analysis));
+        forms
+    }
+
+    /// May a shell redirection write `p`? With an Edit allow rule covering it, or in
+    /// acceptEdits mode inside the working directories; never a protected path.
+    pub(super) fn redirect_permitted(&self, p: &Path, ctx: &tool_core::ToolContext) -> bool {
+        if candidates(p, ctx).iter().any(|c| protected(c).is_some()) {
+            return false;
+        }
+        (ctx.permission_mode == PermissionMode::AcceptEdits
+            && crate::path_rule::inside_working_dirs(ctx, p))
+            || self.path_allowed(PathFamily::Edit, p, ctx).is_some()
+    }
+
+    /// What the model is told when a Bash line needs approval that no rule asked for: the path
+    /// outside the working directories, the parts of a compound line that need approval, the
+    /// file write inside the working directories, or Claude Code's generic text.
+    pub(super) fn shell_ask_message(
+        &self,
+        a: &tool_shell::analyze::Analysis,
+        t: &crate::shell_policy::Touches,
+        ctx: &tool_core::ToolContext,
+    ) -> String {
+        use crate::shell_policy::{Op, compound_message, outside_message, unit_allowed};
+        use tool_shell::analyze::Origin;
+        let covered = |op: Op, p: &Path| match op {
+            Op::Read => {
+                self.path_allowed(PathFamily::Read, p, ctx).is_some()
+                    || self.path_allowed(PathFamily::Edit, p, ctx).is_some()
+            }
+            Op::Write | Op::Redirect => self.path_allowed(PathFamily::Edit, p, ctx).is_some(),
+        };
+        let line_units: Vec<usize> = a
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.origin == Origin::Line)
+            .map(|(i, _)| i)
+            .collect();
+        if line_units.len() > 1 {
+            let needing: Vec<usize> = line_units
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    a.units[i].program() != "cd"
+                        && (unit_allowed(i, a, t, ctx, &|f| self.shell_allow(f), &|p| {
+                            self.redirect_permitted(p, ctx)
+                        })
+                        .is_none()
+                            || outside_message(t, ctx, Some(&[i]), &covered).is_some())
+                })
+                .collect();
+            if needing.len() == 1
+                && let Some(m) = outside_message(t, ctx, Some(&needing), &covered)
+            {
+                return m;
+            }
+            if !needing.is_empty() {
+                let parts: Vec<String> = needing.iter().map(|&i| a.units[i].text.clone()).collect();
+                return compound_message(&parts);
+            }
+        }
+        outside_message(t, ctx, None, &covered)
+            .or_else(|| crate::shell_policy::write_ask_message(a, t, ctx))
+            .unwrap_or_else(|| "This command requires approval".to_owned())
+    }
+}
+
+/// A Bash line as a decision sees it: analysed once, with the paths its units touch.
+pub(super) struct ShellLine {
+    pub(super) analysis: tool_shell::analyze::Analysis,
+    pub(super) touched: crate::shell_policy::Touches,
+}
+
+impl ShellLine {
+    pub(super) fn new(command: &str, ctx: &tool_core::ToolContext) -> Self {
+        let analysis = Policy::analyze_shell(command, ctx);
+        let touched = crate::shell_policy::touches(&analysis, ctx);
+        Self { analysis, touched }
+    }
+}
+
+/// Longest command line analysed for an allow.
+const MAX_COMMAND_BYTES: usize = 64 * 1024;
+/// Most simple commands in one line analysed for an allow.
+const MAX_UNITS: usize = 256;
