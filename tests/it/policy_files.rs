@@ -481,7 +481,7 @@ fn one_read_gives_rules_and_hooks_of_the_same_text() {
         r#"{"permissions": {"allow": ["Bash"], "deny": ["Bash(make:*)"]}}"#,
     );
     assert_ne!(files.project_hash(), project_hash(&sb.ws()).unwrap());
-    let c = ctx(&sb);
+    let c = sb.ctx();
     let p = files.policy().unwrap();
     assert_eq!(decide(&p, &c, "Bash", bash("make all")), Verdict::Allow);
     assert_eq!(
