@@ -76,7 +76,7 @@ fn measure(cmd: &Command) -> anyhow::Result<(Duration, u64)> {
 }
 
 /// The minimal spawner: run `args` with output discarded, wait for it with `wait4`, print
-/// "<nanoseconds> <peak RSS KiB>". Runs before any runtime starts, to keep its own RSS small.
+/// `"<nanoseconds> <peak RSS KiB>"`. Runs before any runtime starts, to keep its own RSS small.
 #[allow(unsafe_code)]
 pub(crate) fn spawn_and_measure(args: &[std::ffi::OsString]) -> i32 {
     let Some((program, rest)) = args.split_first() else {

@@ -174,11 +174,13 @@ const MUTATION_GATE: &[&str] = &[
     "20240501",
 ];
 
+/// One step of `cargo xtask ci`: cargo's arguments, and environment variables to set.
+type Step<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+
 fn ci() -> anyhow::Result<()> {
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    // (arguments, environment): each step's cargo command.
-    let steps: [(&[&str], &[(&str, &str)]); 9] = [
+    let steps: [Step<'_>; 9] = [
         (&["fmt", "--all", "--", "--check"], &[]),
         (
             &[

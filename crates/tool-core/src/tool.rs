@@ -191,7 +191,12 @@ pub trait Tool: Send + Sync {
         Ok(())
     }
 
-    /// What the policy engine must look at for this input.
+    /// What the policy engine must look at for this input. Default: [`PermissionSubject::Nothing`],
+    /// which only rules naming the tool decide: with no allow rule, every call asks (even a
+    /// read-only one, since there is no path to find inside a working directory). A host tool
+    /// that needs no prompt is allowed by a whole-tool allow rule, or named in
+    /// `tool-orchestrator`'s `SessionBuilder::allow_tools`; declaring its paths as
+    /// [`PermissionSubject::ReadPaths`] lets reads inside the working directories through.
     fn permission_subject(&self, _input: &Value, _ctx: &ToolContext) -> PermissionSubject {
         PermissionSubject::Nothing
     }
@@ -201,7 +206,11 @@ pub trait Tool: Send + Sync {
         false
     }
 
-    /// Does this call only read? Default: no.
+    /// Does this call only read? Default: no. Being read-only alone allows nothing: the policy
+    /// allows a read-only call without a rule only when its [`permission_subject`] names paths
+    /// that are all inside the working directories.
+    ///
+    /// [`permission_subject`]: Tool::permission_subject
     fn is_read_only(&self, _input: &Value) -> bool {
         false
     }

@@ -83,23 +83,23 @@ pub struct RawRun {
 
 /// A command hook.
 #[derive(Debug, Clone)]
-pub struct CommandHook {
+pub(crate) struct CommandHook {
     spec: CommandSpec,
 }
 
 impl CommandHook {
     /// A hook for `spec`.
-    pub fn new(spec: CommandSpec) -> Self {
+    pub(crate) fn new(spec: CommandSpec) -> Self {
         Self { spec }
     }
 
     /// The command.
-    pub fn command(&self) -> &str {
+    pub(crate) fn command(&self) -> &str {
         &self.spec.command
     }
 
     /// Run the command with `input` on stdin.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         input: &str,
         session: &HookSession,

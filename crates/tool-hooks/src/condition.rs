@@ -14,8 +14,7 @@ use crate::Error;
 
 /// A compiled `if` condition.
 #[derive(Debug, Clone)]
-pub struct IfCondition {
-    text: String,
+pub(crate) struct IfCondition {
     tool: String,
     content: Content,
 }
@@ -29,7 +28,7 @@ enum Content {
 
 impl IfCondition {
     /// Parse a condition; a rule that does not parse is an error naming it.
-    pub fn parse(text: &str) -> Result<Self, Error> {
+    pub(crate) fn parse(text: &str) -> Result<Self, Error> {
         let invalid = |message: String| Error::InvalidCondition {
             condition: text.to_owned(),
             message,
@@ -52,19 +51,13 @@ impl IfCondition {
             }
         };
         Ok(Self {
-            text: text.to_owned(),
             tool: rule.tool,
             content,
         })
     }
 
-    /// The condition as written.
-    pub fn text(&self) -> &str {
-        &self.text
-    }
-
     /// Does the call match?
-    pub fn matches(&self, tool_name: &str, input: &Value) -> bool {
+    pub(crate) fn matches(&self, tool_name: &str, input: &Value) -> bool {
         if self.tool != tool_name {
             return false;
         }

@@ -61,18 +61,13 @@ mod output;
 mod post_tool_use;
 mod pre_tool_use;
 
-pub use command::{
-    CommandHook, CommandSpec, DEFAULT_TIMEOUT, Exit, MAX_OUTPUT_BYTES, RawRun, run_command,
-};
-pub use condition::IfCondition;
+pub use command::{CommandSpec, DEFAULT_TIMEOUT, Exit, MAX_OUTPUT_BYTES, RawRun, run_command};
 pub use config::{HookLoader, load_hooks};
 pub use hooks::{
     HookEvent, HookSession, Hooks, PostHookOutcome, PostToolUseHook, PostToolUseInput,
     PreToolUseHook, PreToolUseInput,
 };
 pub use input::{post_input_json, pre_input_json};
-pub use matcher::Matcher;
-pub use output::{Parsed, parse_output};
 pub use post_tool_use::{PostToolUse, PostToolUseLayer};
 pub use pre_tool_use::{PreToolUse, PreToolUseLayer};
 

@@ -7,7 +7,7 @@ use crate::Error;
 
 /// Which tools a hook applies to.
 #[derive(Debug, Clone)]
-pub enum Matcher {
+pub(crate) enum Matcher {
     /// Every tool.
     All,
     /// These names exactly.
@@ -18,7 +18,7 @@ pub enum Matcher {
 
 impl Matcher {
     /// Parse a matcher. An invalid regular expression is an error naming it.
-    pub fn parse(pattern: &str) -> Result<Self, Error> {
+    pub(crate) fn parse(pattern: &str) -> Result<Self, Error> {
         let p = pattern.trim();
         if p.is_empty() || p == "*" {
             return Ok(Matcher::All);
@@ -49,7 +49,7 @@ impl Matcher {
     }
 
     /// Does it apply to `tool_name`?
-    pub fn matches(&self, tool_name: &str) -> bool {
+    pub(crate) fn matches(&self, tool_name: &str) -> bool {
         match self {
             Matcher::All => true,
             Matcher::Names(names) => names.iter().any(|n| n == tool_name),

@@ -9,7 +9,7 @@ use crate::hooks::{HookEvent, PostHookOutcome};
 
 /// One hook's answer, whatever the event.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// A permission answer and its reason (for a deny: the text the model is shown after
     /// `PreToolUse:<Tool> hook error: `).
     pub permission: Option<(Verdict, Option<String>)>,
@@ -33,12 +33,12 @@ pub struct Parsed {
 
 impl Parsed {
     /// Why the hook gave no usable answer, if so.
-    pub fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         self.failed.clone()
     }
 
     /// As a PreToolUse outcome; `hook` names the hook in explanations.
-    pub fn to_pre_outcome(&self, hook: &str) -> HookOutcome {
+    pub(crate) fn to_pre_outcome(&self, hook: &str) -> HookOutcome {
         HookOutcome {
             decision: self
                 .permission
@@ -57,7 +57,7 @@ impl Parsed {
     }
 
     /// As a PostToolUse or PostToolUseFailure outcome.
-    pub fn to_post_outcome(&self) -> PostHookOutcome {
+    pub(crate) fn to_post_outcome(&self) -> PostHookOutcome {
         PostHookOutcome {
             additional_context: self.additional_context.iter().cloned().collect(),
             blocking_error: self.blocking_error.clone(),
@@ -78,7 +78,7 @@ fn no_stderr(stderr: &str) -> &str {
 }
 
 /// Read a command hook's run for `event`.
-pub fn parse_output(raw: &RawRun, event: HookEvent, command: &str) -> Parsed {
+pub(crate) fn parse_output(raw: &RawRun, event: HookEvent, command: &str) -> Parsed {
     let mut p = Parsed::default();
     p.notes.extend(raw.stdin_note.clone());
     let code = match &raw.exit {
