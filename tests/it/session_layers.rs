@@ -122,3 +122,70 @@ async fn allow_tools_waives_only_the_prompt_nothing_asked_for() {
         Stage::Lookup
     );
 }
+
+#[tokio::test]
+async fn policy_files_give_the_session_rules_and_hooks_from_one_read() {
+    use tool_core::HookOutcome;
+    use tool_hooks::{Hooks, PreToolUseInput};
+    use tool_permissions::{PolicySources, Trust};
+
+    let sb = Sandbox::new();
+    sb.write(
+        ".toolgate/policy.toml",
+        "[permissions]\nallow = [\"Bash(touch:*)\"]\n\n\
+         [[hooks.PreToolUse]]\nmatcher = \"Bash\"\n\
+         command = \"grep -q secret && { echo 'no secrets' >&2; exit 2; } || exit 0\"\n",
+    );
+    let home = sb.path("home");
+    std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
+    for trust in [Trust::Trusted, Trust::Untrusted] {
+        let mut sources = PolicySources::standard(&sb.ws(), &home, None, trust);
+        sources.managed.clear();
+        let files = sources.read().unwrap_or_else(|e| panic!("{e}"));
+        // An in-process hook set before the files' hooks keeps running beside them.
+        let mut own = Hooks::new();
+        own.pre_tool_use("Bash", |_: PreToolUseInput| async {
+            HookOutcome {
+                additional_context: vec!["host hook ran".into()],
+                ..HookOutcome::default()
+            }
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+        let mut s = sb
+            .builder(&[])
+            .hooks(own)
+            .policy_files(&files)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .build();
+        let plain = call(&mut s, "Bash", json!({"command": "touch hi"})).await;
+        let secret = call(&mut s, "Bash", json!({"command": "touch secret"})).await;
+        let host_ran = |o: &tool_core::ToolOutcome| {
+            o.hook_messages
+                .iter()
+                .any(|m| format!("{m:?}").contains("host hook ran"))
+        };
+        match trust {
+            Trust::Trusted => {
+                assert!(s.load_notes().is_empty(), "{:?}", s.load_notes());
+                assert_eq!(plain.stage, Stage::Ran, "{}", plain.content.to_text());
+                assert!(host_ran(&plain));
+                assert_eq!(secret.stage, Stage::PreToolUse);
+                assert!(
+                    secret.content.to_text().ends_with("no secrets\n"),
+                    "{}",
+                    secret.content.to_text()
+                );
+                assert!(host_ran(&secret));
+            }
+            _ => {
+                // Neither the project's allow rule nor its hook applies, and both are noted.
+                let notes = s.load_notes().join("\n");
+                assert!(notes.contains("Bash(touch:*)"), "{notes}");
+                assert!(notes.contains("hooks in"), "{notes}");
+                assert_eq!(plain.stage, Stage::Permission);
+                assert_eq!(secret.stage, Stage::Permission);
+                assert!(host_ran(&plain));
+            }
+        }
+    }
+}

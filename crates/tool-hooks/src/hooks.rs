@@ -305,6 +305,28 @@ impl Hooks {
         Ok(self)
     }
 
+    /// Add every hook of `other` after this set's own, keeping `other`'s sequential groups
+    /// apart from this set's (for hooks loaded from files plus a host's in-process ones).
+    pub fn append(&mut self, other: Hooks) -> &mut Self {
+        let offset = self.next_sequence;
+        fn moved<H: ?Sized>(h: &Arc<Registered<H>>, offset: usize) -> Arc<Registered<H>> {
+            Arc::new(Registered {
+                name: h.name.clone(),
+                matcher: h.matcher.clone(),
+                condition: h.condition.clone(),
+                sequence: h.sequence.map(|s| s + offset),
+                hook: h.hook.clone(),
+            })
+        }
+        self.pre.extend(other.pre.iter().map(|h| moved(h, offset)));
+        self.post
+            .extend(other.post.iter().map(|h| moved(h, offset)));
+        self.post_failure
+            .extend(other.post_failure.iter().map(|h| moved(h, offset)));
+        self.next_sequence += other.next_sequence;
+        self
+    }
+
     /// True when no hook is registered.
     pub fn is_empty(&self) -> bool {
         self.pre.is_empty() && self.post.is_empty() && self.post_failure.is_empty()
@@ -394,4 +416,40 @@ where
         .collect();
     all.sort_by_key(|(i, _, _)| *i);
     all.into_iter().map(|(_, h, o)| (h, o)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CommandSpec;
+
+    fn sequential(hooks: &mut Hooks, commands: &[&str]) {
+        let specs = commands.iter().map(|c| CommandSpec::new(*c)).collect();
+        hooks
+            .command_group(HookEvent::PreToolUse, "*", true, specs)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn appended_sequential_groups_stay_apart() {
+        let mut a = Hooks::new();
+        sequential(&mut a, &["a1", "a2"]);
+        let mut b = Hooks::new();
+        sequential(&mut b, &["b1", "b2"]);
+        sequential(&mut b, &["c1"]);
+        a.append(b);
+        let groups: Vec<(String, Option<usize>)> =
+            a.pre.iter().map(|h| (h.name.clone(), h.sequence)).collect();
+        assert_eq!(groups.len(), 5);
+        let seq = |name: &str| groups.iter().find(|(n, _)| n == name).and_then(|(_, s)| *s);
+        assert_eq!(seq("a1"), seq("a2"));
+        assert_eq!(seq("b1"), seq("b2"));
+        assert_ne!(seq("a1"), seq("b1"));
+        assert_ne!(seq("b1"), seq("c1"));
+        assert_ne!(seq("a1"), seq("c1"));
+        // A group added after the append gets a fresh sequence too.
+        sequential(&mut a, &["d1"]);
+        let d = a.pre.last().and_then(|h| h.sequence);
+        assert!(groups.iter().all(|(_, s)| *s != d), "{groups:?} {d:?}");
+    }
 }

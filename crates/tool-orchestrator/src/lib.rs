@@ -94,7 +94,7 @@ pub mod prelude {
     pub use tool_hooks::{
         CommandSpec, HookEvent, Hooks, PostHookOutcome, PostToolUseInput, PreToolUseInput,
     };
-    pub use tool_permissions::{Policy, PolicyBuilder, PolicySources};
+    pub use tool_permissions::{Policy, PolicyBuilder, PolicyFiles, PolicySources, Trust};
 }
 
 /// Errors of this crate.
@@ -103,6 +103,12 @@ pub enum Error {
     /// A tool-core error (registry, schema).
     #[error(transparent)]
     Core(#[from] tool_core::Error),
+    /// A policy file does not load.
+    #[error(transparent)]
+    Policy(#[from] tool_permissions::Error),
+    /// The hooks of a policy file do not load.
+    #[error(transparent)]
+    Hooks(#[from] tool_hooks::Error),
 }
 
 /// The README's examples, compiled as doctests so they stay true.

@@ -10,7 +10,7 @@ use tool_core::{
     ToolInvocation, ToolOutcome, ToolRegistry, ToolUse, UserMessage,
 };
 use tool_hooks::Hooks;
-use tool_permissions::Policy;
+use tool_permissions::{Policy, PolicyFiles};
 
 use crate::allow_tools::AllowTools;
 use crate::pipeline::{BoxedLayer, Pipeline, Stack, ToolService, boxed_layer};
@@ -25,6 +25,7 @@ pub struct SessionBuilder {
     approver: Option<Arc<dyn Approver>>,
     offered: Option<BTreeSet<String>>,
     allowed_tools: BTreeSet<String>,
+    load_notes: Vec<String>,
     cancel_siblings: bool,
     around_stack: Vec<BoxedLayer>,
     around_call: Vec<BoxedLayer>,
@@ -55,6 +56,7 @@ impl SessionBuilder {
             approver: None,
             offered: None,
             allowed_tools: BTreeSet::new(),
+            load_notes: Vec::new(),
             cancel_siblings: false,
             around_stack: Vec::new(),
             around_call: Vec::new(),
@@ -148,10 +150,61 @@ impl SessionBuilder {
         self
     }
 
-    /// The hooks.
+    /// The hooks (replacing any set before).
     pub fn hooks(mut self, hooks: Hooks) -> Self {
         self.hooks = hooks;
         self
+    }
+
+    /// The policy and the hooks of the same policy files, read once
+    /// ([`PolicySources::read`](tool_permissions::PolicySources::read)), so a session never runs
+    /// a project's rules without its hooks. The files' hooks run beside any set with
+    /// [`hooks`](Self::hooks) before; what loading noticed (hooks or allow rules of an untrusted
+    /// project left out, hooks of events toolgate does not run) is in
+    /// [`Session::load_notes`].
+    ///
+    /// ```
+    /// use tool_core::ToolContext;
+    /// use tool_orchestrator::Session;
+    /// use tool_permissions::{PolicySources, Trust};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let root = dir.path().join("project");
+    /// std::fs::create_dir_all(root.join(".toolgate")).unwrap();
+    /// std::fs::write(
+    ///     root.join(".toolgate/policy.toml"),
+    ///     "[permissions]\nallow = [\"Bash(cargo test:*)\"]\n\n\
+    ///      [[hooks.PreToolUse]]\nmatcher = \"Bash\"\ncommand = \"./check.sh\"\n",
+    /// )
+    /// .unwrap();
+    /// let mut sources = PolicySources::standard(&root, dir.path(), None, Trust::Untrusted);
+    /// sources.managed.clear();
+    /// let files = sources.read().unwrap();
+    /// let ctx = ToolContext::new(&root, dir.path(), dir.path().join(".results"));
+    /// let session = Session::builder(builtin_tools::registry().unwrap(), ctx)
+    ///     .policy_files(&files)
+    ///     .unwrap()
+    ///     .build();
+    /// // Untrusted: the project's allow rule and its hook are left out, and the session says so.
+    /// assert_eq!(session.load_notes().len(), 2, "{:?}", session.load_notes());
+    /// ```
+    pub fn policy_files(mut self, files: &PolicyFiles) -> Result<Self, crate::Error> {
+        let policy = files.policy()?;
+        let (mut hooks, notes) = tool_hooks::load_hooks(files)?;
+        self.load_notes.extend(notes);
+        self.load_notes
+            .extend(policy.ignored_rules().iter().map(|i| {
+                format!(
+                    "{} rule `{}` ({}) is ignored: {}",
+                    i.entry.list,
+                    i.entry.text,
+                    i.entry.source(),
+                    i.why
+                )
+            }));
+        hooks.append(std::mem::take(&mut self.hooks));
+        self.hooks = hooks;
+        Ok(self.policy(Arc::new(policy)))
     }
 
     /// Who answers an ask.
@@ -183,6 +236,7 @@ impl SessionBuilder {
             ctx: self.ctx,
             policy,
             offered: self.offered.map(Arc::new),
+            load_notes: self.load_notes,
             interrupt: InterruptHandle::default(),
             cancel_siblings_on_bash_error: self.cancel_siblings,
         }
@@ -223,6 +277,7 @@ pub struct Session {
     pub(crate) ctx: ToolContext,
     policy: Arc<dyn PermissionPolicy>,
     offered: Option<Arc<BTreeSet<String>>>,
+    load_notes: Vec<String>,
     pub(crate) interrupt: InterruptHandle,
     pub(crate) cancel_siblings_on_bash_error: bool,
 }
@@ -240,6 +295,12 @@ impl Session {
     /// Start building a session.
     pub fn builder(registry: ToolRegistry, ctx: ToolContext) -> SessionBuilder {
         SessionBuilder::new(registry, ctx)
+    }
+
+    /// What loading the policy files noticed ([`SessionBuilder::policy_files`]): rules and
+    /// hooks left out, and why. A host shows them to the user.
+    pub fn load_notes(&self) -> &[String] {
+        &self.load_notes
     }
 
     /// The session's context.
