@@ -11,8 +11,9 @@
 //! - [`lang`] reads `sed` scripts and `awk` programs for their own file and process access.
 //! - [`is_read_only`] is the read-only classifier, a query on the analysis.
 //!
-//! It decides nothing: `tool-permissions` matches rules against the units and decides each
-//! effect. What cannot be known is said, so a caller can fail closed.
+//! What it is not for: deciding or running. It decides nothing (`tool-permissions` matches
+//! rules against the units and decides each effect) and executes nothing (the Bash tool of
+//! `builtin-tools` runs commands). What cannot be known is said, so a caller can fail closed.
 //!
 //! ```
 //! use tool_shell::analyze::{ShellEnv, analyze};
