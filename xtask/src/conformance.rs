@@ -54,7 +54,7 @@ pub(crate) async fn run_dir(dir: &Path) -> anyhow::Result<(usize, usize, usize)>
     Ok((pass, fail, skip))
 }
 
-async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::Result<Verdict> {
+pub(crate) async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::Result<Verdict> {
     let s = Scenario::load(scenario_file)?;
     if let Some(why) = &s.not_applicable {
         return Ok(Verdict::Skip(format!("not applicable: {why}")));

@@ -3,6 +3,7 @@
 mod bench;
 mod conformance;
 mod differential;
+mod explore;
 mod mutate;
 mod security;
 
@@ -64,6 +65,26 @@ enum Task {
         /// Lines run at once (with --differential).
         #[arg(long, default_value_t = 4)]
         threads: usize,
+    },
+    /// Generate COUNT scenarios from SEED, record each with the real Claude Code through the
+    /// oracle, run toolgate on them as `conformance` does, and print the differences grouped
+    /// by signature (one smallest scenario per group in OUT/triage).
+    Explore {
+        /// The seed; a seed and an index reproduce a scenario exactly.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// How many scenarios.
+        #[arg(long, default_value_t = 200)]
+        count: u64,
+        /// The installed oracle: a copy of ../shared/oracle after `npm install --no-audit --no-fund`.
+        #[arg(long, default_value = "/tmp/oracle")]
+        oracle: PathBuf,
+        /// Where scenarios, results and triage go (default target/explore/SEED).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Oracle runs at once.
+        #[arg(long, default_value_t = 2)]
+        jobs: usize,
     },
     /// Exactly what .ci/run runs: format and lint checks (tool-core also without its default
     /// features), the docs with warnings denied, the tests (the examples' included), the
@@ -153,6 +174,25 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if fail > 0 {
                 std::process::exit(1);
             }
+            Ok(())
+        }
+        Task::Explore {
+            seed,
+            count,
+            oracle,
+            out,
+            jobs,
+        } => {
+            let out =
+                out.unwrap_or_else(|| workspace_root().join(format!("target/explore/{seed}")));
+            let opts = explore::Options {
+                seed,
+                count,
+                oracle,
+                out,
+                jobs,
+            };
+            explore::explore(&opts).await?;
             Ok(())
         }
         Task::Ci => ci(),

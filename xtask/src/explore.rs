@@ -1,0 +1,307 @@
+//! `cargo xtask explore --seed S --count N`: generate N scenarios (a seed and an index
+//! reproduce a scenario exactly), record each with the real Claude Code through the oracle
+//! (`../shared/oracle`, copied and installed where `--oracle` says), run toolgate on it as
+//! `cargo xtask conformance` does, and group the differences by a signature (tool, field, shape
+//! of the first difference). One smallest scenario per group goes to `OUT/triage/`.
+
+mod grammar;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context as _, bail};
+use serde_json::Value;
+
+use crate::conformance::{self, Verdict};
+
+/// What `explore` is asked to do.
+pub(crate) struct Options {
+    pub(crate) seed: u64,
+    pub(crate) count: u64,
+    /// Where the oracle is installed (a copy of `../shared/oracle` after `npm install`).
+    pub(crate) oracle: PathBuf,
+    /// Where scenarios, results and triage go.
+    pub(crate) out: PathBuf,
+    /// Oracle runs at once.
+    pub(crate) jobs: usize,
+}
+
+/// One difference: the scenario, its kind and the first failure.
+struct Difference {
+    name: String,
+    size: usize,
+    message: String,
+}
+
+/// Generate, record, compare and group. Returns the number of differences.
+pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
+    let runner = opts.oracle.join("run_scenario.py");
+    if !runner.exists() {
+        bail!(
+            "no oracle at {}: copy ../shared/oracle there and run `npm install --no-audit --no-fund` in it",
+            opts.oracle.display()
+        );
+    }
+    let scenarios = opts.out.join("scenarios");
+    let results = opts.out.join("results");
+    std::fs::create_dir_all(&scenarios)?;
+    std::fs::create_dir_all(&results)?;
+
+    // 1. Generate.
+    let mut names = Vec::new();
+    for index in 0..opts.count {
+        let g = grammar::scenario(opts.seed, index);
+        let name = format!("x{}_{index:05}_{}", opts.seed, g.kind);
+        let mut s = g.scenario;
+        if let Value::Object(o) = &mut s {
+            o.insert("name".into(), Value::String(name.clone()));
+        }
+        let file = scenarios.join(format!("{name}.json"));
+        std::fs::write(&file, serde_json::to_string_pretty(&s)? + "\n")?;
+        names.push(name);
+    }
+
+    // 2. Record what the CLI does (skipping those already recorded).
+    let todo: Vec<&String> = names
+        .iter()
+        .filter(|n| !results.join(format!("{n}.json")).exists())
+        .collect();
+    eprintln!(
+        "recording {} scenarios with the oracle ({} already recorded)",
+        todo.len(),
+        names.len() - todo.len()
+    );
+    let chunks: Vec<Vec<&String>> = (0..opts.jobs.max(1))
+        .map(|j| {
+            todo.iter()
+                .enumerate()
+                .filter(|(i, _)| i % opts.jobs.max(1) == j)
+                .map(|(_, n)| *n)
+                .collect()
+        })
+        .collect();
+    std::thread::scope(|scope| {
+        for chunk in &chunks {
+            let (runner, scenarios, results) = (&runner, &scenarios, &results);
+            scope.spawn(move || {
+                for name in chunk {
+                    let status = Command::new("python3")
+                        .arg(runner)
+                        .arg(scenarios.join(format!("{name}.json")))
+                        .arg("--results-dir")
+                        .arg(results)
+                        .stdout(std::process::Stdio::null())
+                        .stderr(std::process::Stdio::null())
+                        .status();
+                    if !status.is_ok_and(|s| s.success()) {
+                        eprintln!("oracle run failed: {name}");
+                    }
+                }
+            });
+        }
+    });
+
+    // 3. Compare.
+    let mut groups: BTreeMap<String, Vec<Difference>> = BTreeMap::new();
+    let (mut compared, mut skipped) = (0usize, 0usize);
+    for name in &names {
+        let scenario_file = scenarios.join(format!("{name}.json"));
+        let result_file = results.join(format!("{name}.json"));
+        if !result_file.exists() {
+            skipped += 1;
+            continue;
+        }
+        compared += 1;
+        let verdict = conformance::check(&scenario_file, &result_file)
+            .await
+            .unwrap_or_else(|e| Verdict::Fail(format!("{e:#}")));
+        let message = match verdict {
+            Verdict::Pass | Verdict::Skip(_) => continue,
+            Verdict::Fail(m) => m,
+        };
+        let scenario: Value = serde_json::from_str(&std::fs::read_to_string(&scenario_file)?)?;
+        let sig = signature(&scenario, &message);
+        let size = std::fs::metadata(&scenario_file).map_or(0, |m| m.len() as usize);
+        groups.entry(sig).or_default().push(Difference {
+            name: name.clone(),
+            size,
+            message,
+        });
+    }
+
+    // 4. Report and triage.
+    let triage = opts.out.join("triage");
+    let _ = std::fs::remove_dir_all(&triage);
+    std::fs::create_dir_all(&triage)?;
+    let differences: usize = groups.values().map(Vec::len).sum();
+    let mut ordered: Vec<(&String, &Vec<Difference>)> = groups.iter().collect();
+    ordered.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+    for (i, (sig, members)) in ordered.iter().enumerate() {
+        let Some(smallest) = members.iter().min_by_key(|d| d.size) else {
+            continue;
+        };
+        println!("GROUP {i:03} ({} scenarios): {sig}", members.len());
+        println!(
+            "  e.g. {}: {}",
+            smallest.name,
+            first_lines(&smallest.message, 6)
+        );
+        let dir = triage.join(format!("{i:03}"));
+        std::fs::create_dir_all(&dir)?;
+        copy(&scenarios, &dir, &smallest.name, "scenario")?;
+        copy(&results, &dir, &smallest.name, "recorded")?;
+        let members_list: Vec<&str> = members.iter().map(|d| d.name.as_str()).collect();
+        std::fs::write(
+            dir.join("difference.txt"),
+            format!(
+                "{sig}\n\n{}\n\n{}\n",
+                smallest.message,
+                members_list.join("\n")
+            ),
+        )?;
+    }
+    if skipped > 0 {
+        println!("{skipped} scenarios have no recording (the oracle failed on them)");
+    }
+    println!(
+        "{compared} scenarios, {differences} differences in {} groups",
+        groups.len()
+    );
+    Ok(differences)
+}
+
+fn copy(from: &Path, to: &Path, name: &str, as_name: &str) -> anyhow::Result<()> {
+    std::fs::copy(
+        from.join(format!("{name}.json")),
+        to.join(format!("{as_name}.json")),
+    )
+    .with_context(|| format!("copying {name} to {}", to.display()))?;
+    Ok(())
+}
+
+fn first_lines(s: &str, n: usize) -> String {
+    s.lines().take(n).collect::<Vec<_>>().join("\n    ")
+}
+
+/// The tool a `tool_use` id calls in `scenario`.
+fn tool_of(scenario: &Value, id: &str) -> String {
+    let turns = scenario
+        .get("turns")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for t in turns {
+        let blocks = match t {
+            Value::Array(b) => b,
+            Value::Object(o) => o
+                .get("content")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        for b in blocks {
+            if b.get("id").and_then(Value::as_str) == Some(id) {
+                return b
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_owned();
+            }
+        }
+    }
+    "-".to_owned()
+}
+
+/// A difference's signature: the scenario kind, the tool, the field, and the shape of the first
+/// difference (its texts with digits, paths and quoted words folded).
+fn signature(scenario: &Value, message: &str) -> String {
+    let kind = scenario
+        .pointer("/generator/kind")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let first = message.lines().next().unwrap_or_default();
+    let (id, rest) = first.split_once(": ").unwrap_or(("", first));
+    let tool = if id.starts_with("toolu_") {
+        tool_of(scenario, id)
+    } else {
+        "-".to_owned()
+    };
+    let field = if rest.starts_with("content differs") {
+        "content"
+    } else if rest.starts_with("is_error") {
+        "is_error"
+    } else if rest.starts_with("no result") {
+        "missing result"
+    } else if rest.starts_with("a result the recording") {
+        "extra result"
+    } else if first.starts_with("workspace_after") {
+        "workspace"
+    } else if first.starts_with("hook messages") {
+        "hook messages"
+    } else {
+        "run"
+    };
+    let line = |prefix: &str| {
+        message
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix(prefix))
+            .map(shape)
+            .unwrap_or_default()
+    };
+    let detail = match field {
+        "content" | "workspace" | "hook messages" => {
+            format!("ours {} / recorded {}", line("ours:"), line("recorded:"))
+        }
+        "is_error" => shape(rest),
+        _ => String::new(),
+    };
+    format!("{kind} {tool} {field}: {detail}")
+}
+
+/// A text's shape: placeholders and paths as `P`, numbers as `#`, at most 70 characters.
+fn shape(s: &str) -> String {
+    let s = s
+        .trim()
+        .replace("{{WORKSPACE}}", "P")
+        .replace("{{HOME}}", "P");
+    let mut out = String::new();
+    let mut last_digit = false;
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            if !last_digit {
+                out.push('#');
+            }
+            last_digit = true;
+        } else {
+            out.push(c);
+            last_digit = false;
+        }
+    }
+    out.chars().take(70).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_fold_numbers_and_paths() {
+        assert_eq!(shape("  {{WORKSPACE}}/a 12 of 345 "), "P/a # of #");
+    }
+
+    #[test]
+    fn signatures_name_tool_and_field() {
+        let s = serde_json::json!({"generator": {"kind": "read"},
+            "turns": [[{"type": "tool_use", "id": "toolu_x01", "name": "Read", "input": {}}]]});
+        let sig = signature(
+            &s,
+            "toolu_x01: content differs\n  ours:     \"1\\ta\"\n  recorded: \"2\\tb\"",
+        );
+        assert_eq!(
+            sig,
+            "read Read content: ours \"#\\ta\" / recorded \"#\\tb\""
+        );
+    }
+}
