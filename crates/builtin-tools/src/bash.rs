@@ -2,7 +2,7 @@
 //! into one output file; Claude Code's exit-code semantics, texts, working-directory tracking,
 //! timeouts (moved to the background, or stopped) and background runs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -121,7 +121,13 @@ fn task_id() -> String {
     format!("b{}", &u[..8])
 }
 
+/// The shell: `/bin/bash` where it exists (Claude Code's choice, and the name its error lines
+/// carry), else the first `bash` on `PATH`, else `/bin/sh`.
 fn find_shell(ctx: &ToolContext) -> PathBuf {
+    let preferred = Path::new("/bin/bash");
+    if preferred.is_file() {
+        return preferred.to_path_buf();
+    }
     let path = ctx
         .env_var("PATH")
         .map(str::to_owned)
@@ -221,10 +227,12 @@ fn spawn(input: &BashInput, ctx: &ToolContext) -> Result<Running, ToolCallError>
     let err = out
         .try_clone()
         .map_err(|e| ToolCallError::new(e.to_string()))?;
+    // One line, the command through `eval`, as Claude Code runs it: its error lines then read
+    // `/bin/bash: line N:` and `/bin/bash: eval: line 1: syntax error ...` as there.
     let script = format!(
-        "trap 'pwd -P >| {} 2>/dev/null' EXIT\n{}",
+        "trap 'pwd -P >| {} 2>/dev/null' EXIT; eval {} < /dev/null",
         sh_quote(&cwd_file.display().to_string()),
-        input.command
+        sh_quote(&input.command)
     );
     let cwd = if ctx.cwd.is_dir() {
         ctx.cwd.clone()

@@ -55,6 +55,21 @@ pub(crate) fn changed_since_seen(current: &TextFile, seen: &FileState) -> bool {
     current.mtime_ms > seen.timestamp_ms && current.text != seen.content
 }
 
+/// Appended to "String to replace not found" when the old string has non-ASCII characters or
+/// `\uXXXX` escapes, whose other form Claude Code 2.1.332 also tries (recorded: explore seed
+/// 1, index 22).
+const ESCAPE_SWAP_NOTE: &str = "\n(note: Edit also tried swapping \\uXXXX escapes and their characters; neither form matched, so the mismatch is likely elsewhere in old_string. Re-read the file and copy the exact surrounding text.)";
+
+/// Does `s` hold a character with a `\uXXXX` form, or such an escape?
+fn has_escape_forms(s: &str) -> bool {
+    if !s.is_ascii() {
+        return true;
+    }
+    let b = s.as_bytes();
+    b.windows(6)
+        .any(|w| w[0] == b'\\' && w[1] == b'u' && w[2..].iter().all(u8::is_ascii_hexdigit))
+}
+
 /// The span of `file` that `search` stands for: the exact text, else the text with curly
 /// quotes read as straight ones (Claude Code's `findActualString`).
 pub(crate) fn find_actual(file: &str, search: &str) -> Option<String> {
@@ -189,6 +204,13 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
                 missing_file_message(&path, &ctx.cwd),
             ));
         }
+        // Claude Code reads the path and reports Node's error, as a failed call.
+        Err(LoadError::Directory) => {
+            return Err(ValidationFailure::new(
+                12,
+                "Error calling tool (Edit): EISDIR: illegal operation on a directory, read",
+            ));
+        }
         Err(LoadError::NotText) => {
             return Err(ValidationFailure::new(
                 11,
@@ -237,8 +259,13 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
         return Err(ValidationFailure::new(
             8,
             format!(
-                "String to replace not found in file.\nString: {}",
-                input.old_string
+                "String to replace not found in file.\nString: {}{}",
+                input.old_string,
+                if has_escape_forms(&input.old_string) {
+                    ESCAPE_SWAP_NOTE
+                } else {
+                    ""
+                }
             ),
         ));
     }

@@ -159,6 +159,9 @@ fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
             })
         }
     })?;
+    // Oldest first. Claude Code keeps files of equal mtime in the order its walk met them,
+    // which is the file system's directory listing order and so differs from machine to
+    // machine; ties here are by path, the same everywhere.
     found.sort_by(|a, b| a.mtime.cmp(&b.mtime).then_with(|| a.path.cmp(&b.path)));
     let total = found.len();
     let shown: Vec<String> = found

@@ -423,7 +423,12 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
     };
     match mode {
         OutputMode::FilesWithMatches => {
-            found.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
+            // Newest first; ties as JavaScript's localeCompare orders the paths (recorded).
+            found.sort_by(|a, b| {
+                b.mtime.cmp(&a.mtime).then_with(|| {
+                    crate::search::locale_cmp(&a.path.to_string_lossy(), &b.path.to_string_lossy())
+                })
+            });
             let total = found.len();
             let paths: Vec<String> = found
                 .iter()

@@ -101,6 +101,38 @@ pub(crate) fn display_relative(path: &Path, cwd: &Path) -> String {
     }
 }
 
+/// `a` against `b` as JavaScript's `localeCompare` orders them (ICU's root collation), which is
+/// how Claude Code breaks ties between files of equal mtime in Grep's file list: symbols before
+/// digits before letters, letters compared without case first (`a.txt`, `A.txt`, `b.txt`), then
+/// lower case before upper case.
+pub(crate) fn locale_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn primary(c: char) -> (u8, u32) {
+        // ICU's order of the ASCII symbols (they sort before digits and letters).
+        const SYMBOLS: &str = "\t\n\r _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$";
+        if let Some(i) = SYMBOLS.find(c) {
+            return (0, i as u32);
+        }
+        if c.is_ascii_digit() {
+            return (1, c as u32);
+        }
+        if c.is_alphabetic() {
+            let lower = c.to_lowercase().next().unwrap_or(c);
+            return (2, lower as u32);
+        }
+        (0, 0x100 + c as u32)
+    }
+    let key = |s: &str| s.chars().map(primary).collect::<Vec<_>>();
+    key(a).cmp(&key(b)).then_with(|| {
+        // Same letters: lower case first, then code points.
+        let case = |s: &str| {
+            s.chars()
+                .map(|c| (c.is_uppercase(), c as u32))
+                .collect::<Vec<_>>()
+        };
+        case(a).cmp(&case(b))
+    })
+}
+
 /// A file found, with its modification time for sorting.
 #[derive(Debug, Clone)]
 pub(crate) struct Found {
@@ -118,4 +150,39 @@ pub(crate) fn search_subject(
         .and_then(serde_json::Value::as_str)
         .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
     tool_core::PermissionSubject::ReadPaths(vec![path])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locale_order_folds_case_first_then_puts_lower_case_first() {
+        let mut v = vec![
+            "b.txt",
+            "sub/a.txt",
+            "A.txt",
+            "other/q.txt",
+            "a.txt",
+            "c.txt",
+            "a_b",
+            "a-b",
+            "a1",
+        ];
+        v.sort_by(|a, b| locale_cmp(a, b));
+        assert_eq!(
+            v,
+            [
+                "a_b",
+                "a-b",
+                "a.txt",
+                "A.txt",
+                "a1",
+                "b.txt",
+                "c.txt",
+                "other/q.txt",
+                "sub/a.txt"
+            ]
+        );
+    }
 }

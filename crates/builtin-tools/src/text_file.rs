@@ -39,6 +39,8 @@ pub(crate) struct TextFile {
 #[derive(Debug)]
 pub(crate) enum LoadError {
     Missing,
+    /// The path is a directory.
+    Directory,
     Io(io::Error),
     NotText,
 }
@@ -99,7 +101,7 @@ pub(crate) fn detect_line_ending(text: &str) -> LineEnding {
 pub(crate) fn load(path: &Path) -> Result<TextFile, LoadError> {
     let meta = fs::metadata(path)?;
     if meta.is_dir() {
-        return Err(LoadError::Io(io::Error::other("is a directory")));
+        return Err(LoadError::Directory);
     }
     let bytes = fs::read(path)?;
     let (raw, encoding) = decode(&bytes).ok_or(LoadError::NotText)?;

@@ -22,6 +22,12 @@ use serde_json::{Map, Number, Value, json};
 
 use crate::Error;
 
+/// JavaScript's `Number.MAX_SAFE_INTEGER`: Zod's `int()` refuses integers beyond it.
+const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
+/// The note Zod adds to a safe-integer issue.
+const SAFE_INTEGER_NOTE: &str = "Integers must be within the safe integer range.";
+
 /// How many bytes of an unparsable input are quoted back to the model.
 const UNPARSABLE_PREVIEW_BYTES: usize = 200;
 
@@ -79,6 +85,17 @@ impl InputError {
                 lines.extend(mismatched.iter().map(|(p, e, r)| {
                     format!("The parameter `{p}` type is expected as `{e}` but provided as `{r}`")
                 }));
+                // Beside those, every other issue is a line of its own too (Claude Code
+                // 2.1.332; alone, they are the JSON list below).
+                if !lines.is_empty() {
+                    lines.extend(other.iter().map(|issue| {
+                        format!(
+                            "The parameter `{}` is invalid: {}",
+                            issue_path(issue),
+                            issue.get("message").and_then(Value::as_str).unwrap_or("")
+                        )
+                    }));
+                }
                 if lines.is_empty() {
                     serde_json::to_string_pretty(&Value::Array(other.clone())).unwrap_or_default()
                 } else {
@@ -99,6 +116,25 @@ impl InputError {
             self.render(tool_name)
         ))
     }
+}
+
+/// A Zod issue's `path` written as `a.b[0].c`.
+fn issue_path(issue: &Value) -> String {
+    let segs: Vec<Seg> = issue
+        .get("path")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|p| match p {
+            Value::Number(n) => Seg::Index(n.as_u64().map_or(0, |i| i as usize)),
+            other => Seg::Key(
+                other
+                    .as_str()
+                    .map_or_else(|| other.to_string(), str::to_owned),
+            ),
+        })
+        .collect();
+    path_string(&segs)
 }
 
 /// The message for an input that could not be parsed as JSON.
@@ -162,12 +198,15 @@ impl CompiledSchema {
     #[cfg(feature = "jsonschema")]
     fn issues(&self, value: &Value) -> Vec<Issue> {
         if self.validator.is_valid(value) {
-            return Vec::new();
+            return structural::unsafe_integers(&self.schema, value);
         }
-        self.validator
+        let mut issues: Vec<Issue> = self
+            .validator
             .iter_errors(value)
             .map(|err| Issue::from_jsonschema(&err))
-            .collect()
+            .collect();
+        issues.extend(structural::unsafe_integers(&self.schema, value));
+        issues
     }
 
     /// What is wrong with `value`, by the structural validator.
@@ -180,7 +219,7 @@ impl CompiledSchema {
         let mut missing: Vec<(usize, String)> = Vec::new();
         let mut unexpected: Vec<String> = Vec::new();
         let mut mismatched: Vec<(usize, (String, String, String))> = Vec::new();
-        let mut other = Vec::new();
+        let mut other: Vec<(usize, Value)> = Vec::new();
         for Issue {
             segments,
             kind,
@@ -211,10 +250,13 @@ impl CompiledSchema {
                         ),
                     ));
                 }
-                kind => other.push(zod_issue(&kind, &segments)),
+                kind => other.push((self.order_of(&segments), zod_issue(&kind, &segments))),
             }
         }
         missing.sort_by_key(|(i, _)| *i);
+        // In the schema's property order, as Zod checks an object's fields.
+        other.sort_by_key(|(i, _)| *i);
+        let other: Vec<Value> = other.into_iter().map(|(_, v)| v).collect();
         mismatched.sort_by_key(|(i, _)| *i);
         InputError::Invalid {
             missing: missing.into_iter().map(|(_, p)| p).collect(),
@@ -284,6 +326,8 @@ enum Kind {
     Maximum(Value),
     /// Not below `exclusiveMaximum`.
     ExclusiveMaximum(Value),
+    /// An integer outside JavaScript's safe range (Zod's `int()`); true when too big.
+    UnsafeInteger(bool),
     /// Anything else, with the validator's message.
     #[cfg_attr(not(feature = "jsonschema"), allow(dead_code))]
     Custom(String),
@@ -411,6 +455,16 @@ fn zod_issue(kind: &Kind, segs: &[Seg]) -> Value {
         Kind::ExclusiveMaximum(limit) => {
             json!({"origin": "number", "code": "too_big", "maximum": limit, "inclusive": false, "path": path,
                    "message": format!("Too big: expected number to be <{limit}")})
+        }
+        Kind::UnsafeInteger(true) => {
+            json!({"code": "too_big", "maximum": MAX_SAFE_INTEGER, "note": SAFE_INTEGER_NOTE,
+                   "origin": "int", "inclusive": true, "path": path,
+                   "message": format!("Too big: expected int to be <={MAX_SAFE_INTEGER}")})
+        }
+        Kind::UnsafeInteger(false) => {
+            json!({"code": "too_small", "minimum": -MAX_SAFE_INTEGER, "note": SAFE_INTEGER_NOTE,
+                   "origin": "int", "inclusive": true, "path": path,
+                   "message": format!("Too small: expected int to be >={}", -MAX_SAFE_INTEGER)})
         }
         Kind::Custom(message) => json!({"code": "custom", "path": path, "message": message}),
         Kind::Required(_) | Kind::Additional(_) | Kind::Type => {
@@ -741,6 +795,42 @@ mod tests {
         assert!(
             invalid > 1000,
             "too few invalid inputs generated: {invalid}"
+        );
+    }
+
+    /// Recorded from Claude Code 2.1.332 (explore seeds 1 and 2).
+    #[test]
+    fn other_issues_are_lines_beside_the_others_and_unsafe_integers_are_refused() {
+        let grep = CompiledSchema::compile(json!({"type": "object", "additionalProperties": false,
+            "properties": {"pattern": {"type": "string"}, "context": {"type": "number"},
+                           "output_mode": {"type": "string", "enum": ["content", "files_with_matches", "count"]}}}))
+        .unwrap();
+        assert_eq!(
+            grep.check(&json!({"context": "x", "output_mode": "bogus"}))
+                .unwrap_err()
+                .render("Grep"),
+            "Grep failed due to the following issues:\nThe parameter `context` type is expected as `number` but provided as `string`\nThe parameter `output_mode` is invalid: Invalid option: expected one of \"content\"|\"files_with_matches\"|\"count\""
+        );
+        let read = read_schema();
+        assert_eq!(
+            read.check(&json!({"file_path": "/x", "offset": 1e20, "limit": 1.5}))
+                .unwrap_err()
+                .render("Read"),
+            "Read failed due to the following issues:\nThe parameter `limit` type is expected as `int` but provided as `number`\nThe parameter `offset` is invalid: Too big: expected int to be <=9007199254740991"
+        );
+        let alone = read
+            .check(&json!({"file_path": "/x", "offset": 1e20}))
+            .unwrap_err()
+            .render("Read");
+        let issues: Value = serde_json::from_str(&alone).unwrap();
+        assert_eq!(
+            issues,
+            json!([{"code": "too_big", "maximum": 9007199254740991_i64, "note": "Integers must be within the safe integer range.",
+                    "origin": "int", "inclusive": true, "path": ["offset"], "message": "Too big: expected int to be <=9007199254740991"}])
+        );
+        assert!(
+            read.check(&json!({"file_path": "/x", "offset": 9007199254740991_i64}))
+                .is_ok()
         );
     }
 

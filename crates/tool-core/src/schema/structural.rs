@@ -99,6 +99,7 @@ fn supported_at(schema: &Value, at: &str) -> Result<(), String> {
 pub(super) fn issues(schema: &Value, value: &Value) -> Vec<Issue> {
     let mut out = Vec::new();
     check(schema, value, &mut Vec::new(), &mut out);
+    out.extend(unsafe_integers(schema, value));
     out
 }
 
@@ -211,6 +212,52 @@ fn has_type(name: &Value, value: &Value) -> bool {
             n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
         }
         _ => false,
+    }
+}
+
+/// Integers outside JavaScript's safe range where the schema wants an integer: Zod's `int()`
+/// refuses them though JSON Schema's `integer` takes them (found with either validator).
+pub(super) fn unsafe_integers(schema: &Value, value: &Value) -> Vec<Issue> {
+    let mut out = Vec::new();
+    walk_integers(schema, value, &mut Vec::new(), &mut out);
+    out
+}
+
+fn walk_integers(schema: &Value, value: &Value, at: &mut Vec<Seg>, out: &mut Vec<Issue>) {
+    let Value::Object(s) = schema else {
+        return;
+    };
+    let wants_integer = match s.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+        _ => false,
+    };
+    if wants_integer
+        && has_type(&Value::String("integer".into()), value)
+        && let Some(f) = value.as_f64()
+    {
+        let max = super::MAX_SAFE_INTEGER as f64;
+        if f > max {
+            out.push(issue(at, Kind::UnsafeInteger(true), value));
+        } else if f < -max {
+            out.push(issue(at, Kind::UnsafeInteger(false), value));
+        }
+    }
+    if let (Value::Object(obj), Some(Value::Object(props))) = (value, s.get("properties")) {
+        for (name, p) in props {
+            if let Some(v) = obj.get(name) {
+                at.push(Seg::Key(name.clone()));
+                walk_integers(p, v, at, out);
+                at.pop();
+            }
+        }
+    }
+    if let (Value::Array(items), Some(item_schema)) = (value, s.get("items")) {
+        for (i, v) in items.iter().enumerate() {
+            at.push(Seg::Index(i));
+            walk_integers(item_schema, v, at, out);
+            at.pop();
+        }
     }
 }
 
