@@ -250,6 +250,25 @@ fn signature(scenario: &Value, message: &str) -> String {
             .map(shape)
             .unwrap_or_default()
     };
+    // Same lines in another order: one signature for every ordering difference of a tool.
+    let texts = |prefix: &str| {
+        message
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix(prefix))
+            .and_then(|t| serde_json::from_str::<String>(t.trim()).ok())
+    };
+    if field == "content"
+        && let (Some(ours), Some(recorded)) = (texts("ours:"), texts("recorded:"))
+    {
+        let sorted = |t: &str| {
+            let mut v: Vec<&str> = t.lines().collect();
+            v.sort_unstable();
+            v.join("\n")
+        };
+        if ours != recorded && sorted(&ours) == sorted(&recorded) {
+            return format!("{kind} {tool} order: same lines, another order");
+        }
+    }
     let detail = match field {
         "content" | "workspace" | "hook messages" => {
             format!("ours {} / recorded {}", line("ours:"), line("recorded:"))

@@ -348,12 +348,8 @@ async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCal
             );
             ctx.project_root.clone()
         };
+        // The session reminds the model of the new directory after the turn's last result.
         if target != old {
-            text.push_str(&format!(
-                "\n\n<system-reminder>\n# Environment update\n - Primary working directory: {} (was {})\n</system-reminder>",
-                target.display(),
-                old.display()
-            ));
             out.context_modifiers
                 .push(ContextModifier::new(move |c: &mut ToolContext| {
                     c.cwd = target

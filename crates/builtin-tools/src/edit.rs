@@ -211,6 +211,11 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
                 "Error calling tool (Edit): EISDIR: illegal operation on a directory, read",
             ));
         }
+        // A file Read showed as not UTF-8 was not recorded as read: say so first, as Claude Code
+        // does (it checks the read state before it looks at the bytes).
+        Err(LoadError::NotText) if ctx.file_state.get(&path).is_none() => {
+            return Err(ValidationFailure::new(6, NOT_READ));
+        }
         Err(LoadError::NotText) => {
             return Err(ValidationFailure::new(
                 11,

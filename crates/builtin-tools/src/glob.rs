@@ -112,6 +112,11 @@ fn split_absolute(pattern: &str) -> Option<(PathBuf, String)> {
     Some((base, rest.join("/")))
 }
 
+/// A path for an error text: as the model gave it, else the resolved one.
+pub(crate) fn shown_path(given: Option<&str>, resolved: &std::path::Path) -> String {
+    given.map_or_else(|| resolved.display().to_string(), str::to_owned)
+}
+
 fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let mut root = input
         .path
@@ -126,7 +131,8 @@ fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         Err(_) => {
             return Err(ToolCallError::new(format!(
                 "Directory does not exist: {}. Note: your current working directory is {}.",
-                root.display(),
+                // The path as the model wrote it (recorded: a relative `sub` stays `sub`).
+                shown_path(input.path.as_deref(), &root),
                 ctx.cwd.display()
             )));
         }

@@ -50,16 +50,16 @@ pub struct GrepInput {
     pub output_mode: Option<OutputMode>,
     /// Lines of context before each match (content mode).
     #[serde(rename = "-B", default)]
-    pub before: Option<i64>,
+    pub before: Option<f64>,
     /// Lines of context after each match (content mode).
     #[serde(rename = "-A", default)]
-    pub after: Option<i64>,
+    pub after: Option<f64>,
     /// Lines of context around each match (content mode).
     #[serde(rename = "-C", default)]
-    pub around: Option<i64>,
+    pub around: Option<f64>,
     /// Same as -C.
     #[serde(default)]
-    pub context: Option<i64>,
+    pub context: Option<f64>,
     /// Show line numbers (content mode; default true).
     #[serde(rename = "-n", default)]
     pub line_numbers: Option<bool>,
@@ -71,10 +71,10 @@ pub struct GrepInput {
     pub file_type: Option<String>,
     /// Show at most this many entries (default 250; 0 for all).
     #[serde(default)]
-    pub head_limit: Option<i64>,
+    pub head_limit: Option<f64>,
     /// Skip this many entries first.
     #[serde(default)]
-    pub offset: Option<i64>,
+    pub offset: Option<f64>,
     /// Let `.` match newlines and patterns span lines.
     #[serde(default)]
     pub multiline: Option<bool>,
@@ -105,6 +105,28 @@ impl Tool for GrepTool {
 
     fn input_schema(&self) -> Value {
         tool_core::input_schema_for::<GrepInput>()
+    }
+
+    async fn validate_input(
+        &self,
+        input: &Value,
+        _ctx: &ToolContext,
+    ) -> Result<(), tool_core::ValidationFailure> {
+        // Claude Code's own check of the two paging numbers (its schema takes any number).
+        for (key, tail) in [("head_limit", " Pass 0 for unlimited."), ("offset", "")] {
+            if let Some(n) = input.get(key).and_then(Value::as_f64)
+                && (n < 0.0 || n.fract() != 0.0)
+            {
+                return Err(tool_core::ValidationFailure::new(
+                    1,
+                    format!(
+                        "{key} must be a whole number of 0 or more, got {}.{tail}",
+                        js_number(n)
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
@@ -143,8 +165,24 @@ fn split_globs(glob: &str) -> Vec<String> {
     out
 }
 
-fn nonneg(v: Option<i64>) -> Option<usize> {
-    v.map(|n| usize::try_from(n.max(0)).unwrap_or(0))
+fn nonneg(v: Option<f64>) -> Option<usize> {
+    // Saturating: a huge offset skips everything, a huge limit cuts nothing.
+    v.map(|n| n.max(0.0).floor() as usize)
+}
+
+/// A number as JavaScript's `String(n)` writes it (whole numbers without a fraction, up to
+/// 1e21), as Claude Code's texts show them.
+fn js_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e21 {
+        format!("{n:.0}")
+    } else {
+        n.to_string()
+    }
+}
+
+/// The offset as the model gave it, for the pagination texts.
+fn offset_text(input: &GrepInput) -> String {
+    js_number(input.offset.unwrap_or(0.0).max(0.0))
 }
 
 /// One file's results.
@@ -166,7 +204,7 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     if !root.exists() {
         return Err(ToolCallError::new(format!(
             "Path does not exist: {}. Note: your current working directory is {}.",
-            root.display(),
+            crate::glob::shown_path(input.path.as_deref(), &root),
             ctx.cwd.display()
         )));
     }
@@ -390,13 +428,13 @@ impl Sink for Collect {
 }
 
 /// ` limit: L, offset: O` parts, as applicable.
-fn pagination(limit: Option<usize>, offset: usize) -> Option<String> {
+fn pagination(limit: Option<usize>, offset: usize, offset_text: &str) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(l) = limit {
         parts.push(format!("limit: {l}"));
     }
     if offset > 0 {
-        parts.push(format!("offset: {offset}"));
+        parts.push(format!("offset: {offset_text}"));
     }
     (!parts.is_empty()).then(|| parts.join(", "))
 }
@@ -418,7 +456,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &Path) -> ToolOutput {
-    let no_entries = |offset: usize| {
+    let no_entries = |offset: &str| {
         format!("No entries at this offset. [Showing results with pagination = offset: {offset}]")
     };
     match mode {
@@ -438,9 +476,9 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
             let text = if total == 0 {
                 "No files found".to_owned()
             } else if shown.is_empty() {
-                no_entries(offset)
+                no_entries(&offset_text(input))
             } else {
-                let suffix = pagination(limit, offset)
+                let suffix = pagination(limit, offset, &offset_text(input))
                     .map(|p| format!(" {p}"))
                     .unwrap_or_default();
                 format!(
@@ -472,9 +510,9 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
             let text = if total == 0 {
                 "No matches found".to_owned()
             } else if shown.is_empty() {
-                no_entries(offset)
+                no_entries(&offset_text(input))
             } else {
-                let note = pagination(limit, offset)
+                let note = pagination(limit, offset, &offset_text(input))
                     .map(|p| format!("\n\n[Showing results with pagination = {p}]"))
                     .unwrap_or_default();
                 format!("{}{note}", shown.join("\n"))
@@ -505,9 +543,9 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
             let text = if files == 0 {
                 format!("No matches found\n\n{summary}")
             } else if shown.is_empty() {
-                no_entries(offset)
+                no_entries(&offset_text(input))
             } else {
-                let note = pagination(limit, offset)
+                let note = pagination(limit, offset, &offset_text(input))
                     .map(|p| format!(" with pagination = {p}"))
                     .unwrap_or_default();
                 format!("{}\n\n{summary}{note}", shown.join("\n"))

@@ -252,6 +252,8 @@ impl Window {
 
 struct Lines {
     lines: Vec<String>,
+    /// Some line shown was not valid UTF-8 (its bytes became U+FFFD).
+    invalid_utf8: bool,
     /// Total number of lines, known when the read reached the end of the file.
     total: Option<u64>,
 }
@@ -260,6 +262,7 @@ struct Lines {
 /// trailing `\r` on each line are removed. A final newline ends with an empty last line.
 fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<Lines> {
     let mut reader = BufReader::with_capacity(256 * 1024, File::open(path)?);
+    let mut invalid_utf8 = false;
     let mut buf = Vec::with_capacity(256);
     let mut lines = Vec::new();
     // Skip whole lines by counting newlines in the reader's buffer, without copying them.
@@ -270,6 +273,7 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
             // The file ended before the window: it has `index + 1` lines.
             return Ok(Lines {
                 lines,
+                invalid_utf8,
                 total: Some(index + 1),
             });
         }
@@ -297,12 +301,17 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
             }
             return Ok(Lines {
                 lines,
+                invalid_utf8,
                 total: Some(index + 1),
             });
         }
         let in_window = index >= skip && limit.is_none_or(|l| (lines.len() as u64) < l);
         if !in_window && index >= skip {
-            return Ok(Lines { lines, total: None });
+            return Ok(Lines {
+                lines,
+                total: None,
+                invalid_utf8,
+            });
         }
         if in_window {
             let mut bytes: &[u8] = &buf;
@@ -311,11 +320,14 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
             }
             bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
             bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-            lines.push(String::from_utf8_lossy(bytes).into_owned());
+            let line = String::from_utf8_lossy(bytes);
+            invalid_utf8 |= matches!(line, std::borrow::Cow::Owned(_));
+            lines.push(line.into_owned());
         }
         if !ended_with_newline {
             return Ok(Lines {
                 lines,
+                invalid_utf8,
                 total: Some(index + 1),
             });
         }
@@ -335,6 +347,7 @@ fn window_of_text(text: &str, skip: u64, limit: Option<u64>) -> Lines {
         None => all.len(),
     };
     Lines {
+        invalid_utf8: false,
         lines: all[start..end]
             .iter()
             .map(|l| l.trim_end_matches('\r').to_owned())
@@ -454,7 +467,13 @@ fn read_text(
     let seen = got.lines.join("\n");
     let numbered = number_lines(&got.lines, window.first_number);
     let n = got.lines.len() as u64;
-    record(ctx, path, seen.clone(), timestamp_ms, input, full_view);
+    // A file that is not UTF-8 is shown with U+FFFD for its bad bytes, and a note; it does
+    // not count as read, so Edit and Write refuse it (Claude Code 2.1.332, recorded).
+    if got.invalid_utf8 {
+        notice.push_str(NOT_UTF8_NOTE);
+    } else {
+        record(ctx, path, seen.clone(), timestamp_ms, input, full_view);
+    }
     Ok(text_output(
         path,
         format!("{numbered}{notice}"),
@@ -464,6 +483,9 @@ fn read_text(
         got.total.unwrap_or(0),
     ))
 }
+
+/// What Read adds after the lines of a file that is not valid UTF-8.
+const NOT_UTF8_NOTE: &str = "\n\n[This file is not valid UTF-8: it uses a legacy encoding such as Windows-1252, Shift-JIS or GBK, or it is binary. Its undecodable bytes show above as U+FFFD. Edit and Write will refuse it: change it with a shell command that keeps its encoding, or ask the user whether to convert it to UTF-8.]";
 
 fn record(
     ctx: &ToolContext,

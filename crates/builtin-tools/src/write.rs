@@ -115,6 +115,22 @@ impl Tool for WriteTool {
 
 fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let path = ctx.resolve_path(&input.file_path);
+    // A symbolic link whose target does not exist is not written through (Claude Code
+    // 2.1.332 refuses it the same way; recorded: explore seed 2, index 337).
+    if let Ok(link) = std::fs::symlink_metadata(&path)
+        && link.file_type().is_symlink()
+        && !path.exists()
+    {
+        let target = std::fs::read_link(&path).unwrap_or_default();
+        let target = path
+            .parent()
+            .map_or(target.clone(), |dir| dir.join(&target));
+        return Err(ToolCallError::new(format!(
+            "Refusing to write {}: it is a symbolic link. Write to the link's target path instead: {}.",
+            path.display(),
+            tool_core::normalize(&target).display()
+        )));
+    }
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| ToolCallError::new(format!("Cannot create {}: {e}", dir.display())))?;

@@ -143,6 +143,8 @@ type Running = BoxFuture<'static, (usize, ToolOutcome)>;
 /// A turn in progress. Push calls (or have them pushed by [`Session::run_turn`]), read
 /// updates with [`next`](Self::next), and [`collect`](Self::collect) the outcome.
 pub struct TurnRun<'s> {
+    /// The working directory when the turn started.
+    start_cwd: std::path::PathBuf,
     session: &'s mut Session,
     entries: Vec<Entry>,
     finished: bool,
@@ -194,7 +196,9 @@ impl<'s> TurnRun<'s> {
         let siblings = session
             .cancel_siblings_on_bash_error
             .then(|| session.ctx.cancel.child_token());
+        let start_cwd = session.ctx.cwd.clone();
         Self {
+            start_cwd,
             session,
             entries: Vec::new(),
             finished: false,
@@ -289,7 +293,7 @@ impl<'s> TurnRun<'s> {
     pub async fn collect(mut self) -> TurnOutcome {
         self.finish();
         while self.next().await.is_some() {}
-        let outcomes = self
+        let mut outcomes: Vec<ToolOutcome> = self
             .entries
             .iter_mut()
             .map(|e| {
@@ -298,6 +302,27 @@ impl<'s> TurnRun<'s> {
                 })
             })
             .collect();
+        // A turn that moved the working directory says so once, after the turn's last result
+        // (Claude Code attaches the reminder to the last result of the message it sends).
+        let cwd = &self.session.ctx.cwd;
+        if *cwd != self.start_cwd
+            && let Some(last) = outcomes.last_mut()
+        {
+            let reminder = format!(
+                "<system-reminder>\n# Environment update\n - Primary working directory: {} (was {})\n</system-reminder>",
+                cwd.display(),
+                self.start_cwd.display()
+            );
+            match &mut last.content {
+                tool_core::ToolResultContent::Text(t) => {
+                    let joined = format!("{}\n\n{reminder}", t.trim_end());
+                    *t = joined;
+                }
+                tool_core::ToolResultContent::Blocks(b) => {
+                    b.push(tool_core::ContentBlock::text(reminder));
+                }
+            }
+        }
         if self.session.ctx.cancel.is_cancelled() {
             self.session.ctx.cancel = CancellationToken::new();
         }
