@@ -180,6 +180,16 @@ fn js_number(n: f64) -> String {
     }
 }
 
+/// A context flag's value as ripgrep reads the number Claude Code writes: a whole number of 0 or
+/// more, else ripgrep's own error.
+fn context_flag(flag: &str, value: f64) -> Result<usize, ToolCallError> {
+    js_number(value).parse::<usize>().map_err(|e| {
+        rg_rejected(&format!(
+            "error parsing flag {flag}: value is not a valid number: {e}"
+        ))
+    })
+}
+
 /// The offset as the model gave it, for the pagination texts.
 fn offset_text(input: &GrepInput) -> String {
     js_number(input.offset.unwrap_or(0.0).max(0.0))
@@ -209,6 +219,22 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         )));
     }
     let multiline = input.multiline.unwrap_or(false);
+    // Context flags reach ripgrep in content mode only (`context` beats `-C` beats `-A`/`-B`),
+    // as the decimal Claude Code writes; ripgrep parses its flags before the pattern.
+    let (before, after) = if mode == OutputMode::Content {
+        match (input.context.or(input.around), input.before, input.after) {
+            (Some(c), _, _) => {
+                let c = context_flag("-C", c)?;
+                (c, c)
+            }
+            (None, b, a) => (
+                b.map(|v| context_flag("-B", v)).transpose()?.unwrap_or(0),
+                a.map(|v| context_flag("-A", v)).transpose()?.unwrap_or(0),
+            ),
+        }
+    } else {
+        (0, 0)
+    };
     let mut mb = RegexMatcherBuilder::new();
     mb.case_insensitive(input.ignore_case.unwrap_or(false));
     if multiline {
@@ -216,20 +242,14 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     } else {
         mb.line_terminator(Some(b'\n'));
     }
-    let matcher = mb
-        .build(&input.pattern)
-        .map_err(|e| rg_rejected(&e.to_string()))?;
-    let (before, after) = if mode == OutputMode::Content {
-        match nonneg(input.context).or(nonneg(input.around)) {
-            Some(c) => (c, c),
-            None => (
-                nonneg(input.before).unwrap_or(0),
-                nonneg(input.after).unwrap_or(0),
-            ),
+    let matcher = mb.build(&input.pattern).map_err(|e| {
+        let mut message = e.to_string();
+        // ripgrep adds this hint to the error of a pattern with a newline (recorded).
+        if message.contains("the literal \"\\n\" is not allowed in a regex") {
+            message.push_str("\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched.");
         }
-    } else {
-        (0, 0)
-    };
+        rg_rejected(&message)
+    })?;
     let line_numbers = input.line_numbers.unwrap_or(true);
     let mut globs: Vec<String> = VCS_DIRS.iter().map(|d| format!("!{d}")).collect();
     if let Some(g) = &input.glob {

@@ -48,9 +48,11 @@ pub struct ReadInput {
     pub file_path: String,
     /// Line number to start at (1-based).
     #[serde(default)]
+    #[schemars(extend("x-semantic" = true))]
     pub offset: Option<i64>,
     /// How many lines to read.
     #[serde(default)]
+    #[schemars(extend("x-semantic" = true))]
     pub limit: Option<i64>,
     /// For PDF files: one page ("3") or one range ("1-5").
     #[serde(default)]
@@ -467,13 +469,12 @@ fn read_text(
     let seen = got.lines.join("\n");
     let numbered = number_lines(&got.lines, window.first_number);
     let n = got.lines.len() as u64;
-    // A file that is not UTF-8 is shown with U+FFFD for its bad bytes, and a note; it does
-    // not count as read, so Edit and Write refuse it (Claude Code 2.1.332, recorded).
+    // A file that is not UTF-8 is shown with U+FFFD for its bad bytes, and a note (Claude
+    // Code 2.1.332, recorded); Edit and Write then refuse to change it.
     if got.invalid_utf8 {
         notice.push_str(NOT_UTF8_NOTE);
-    } else {
-        record(ctx, path, seen.clone(), timestamp_ms, input, full_view);
     }
+    record(ctx, path, seen.clone(), timestamp_ms, input, full_view);
     Ok(text_output(
         path,
         format!("{numbered}{notice}"),

@@ -113,6 +113,9 @@ impl Tool for WriteTool {
     }
 }
 
+/// Why Write does not replace a file that is not UTF-8 text.
+const NOT_UTF8_WRITE: &str = "File is not valid UTF-8: it uses a legacy encoding such as Windows-1252, Shift-JIS or GBK, or it is binary. These tools write UTF-8 (or UTF-16LE behind its byte-order mark) and never convert a file's encoding on their own, so nothing was written. If the file is text, make the change with a shell command that reads and writes it in its own encoding (iconv, or PowerShell Get-Content/Set-Content -Encoding), or ask the user whether to convert it to UTF-8 first. To replace the whole file with new UTF-8 text anyway, delete it first, then Write it.";
+
 fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let path = ctx.resolve_path(&input.file_path);
     // A symbolic link whose target does not exist is not written through (Claude Code
@@ -152,23 +155,9 @@ fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallEr
             )
         }
         Err(LoadError::Missing) => (None, Encoding::Utf8 { bom: false }, None),
-        Err(LoadError::NotText) => {
-            // Replacing a non-text file with text is what the model asked for; it is written
-            // as UTF-8. Without text to compare, any newer mtime counts as a change.
-            let meta = std::fs::metadata(&path).map_err(|e| ToolCallError::new(e.to_string()))?;
-            let seen = ctx
-                .file_state
-                .get(&path)
-                .ok_or_else(|| ToolCallError::new(NOT_READ))?;
-            if text_file::mtime_ms(&meta) > seen.timestamp_ms {
-                return Err(ToolCallError::new(UNEXPECTEDLY_MODIFIED));
-            }
-            (
-                Some(String::new()),
-                Encoding::Utf8 { bom: false },
-                Some((text_file::mtime_ms(&meta), meta.len())),
-            )
-        }
+        // Not UTF-8 (nor UTF-16LE behind its BOM): refused, nothing written (Claude Code
+        // 2.1.332's text, recorded: explore seed 2, index 430's group).
+        Err(LoadError::NotText) => return Err(ToolCallError::new(NOT_UTF8_WRITE)),
         Err(LoadError::Directory) => {
             return Err(ToolCallError::new(format!(
                 "Cannot write {}: it is a directory.",

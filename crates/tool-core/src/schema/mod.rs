@@ -35,6 +35,10 @@ const UNPARSABLE_PREVIEW_BYTES: usize = 200;
 #[derive(Debug, Clone)]
 pub struct CompiledSchema {
     schema: Value,
+    /// Top-level number fields whose one-element arrays are read as numbers (as Claude Code's
+    /// Read does), marked `"x-semantic": true` in the tool's schema; the marker is removed from
+    /// the schema the model is sent.
+    semantic: std::collections::BTreeSet<String>,
     #[cfg(feature = "jsonschema")]
     validator: jsonschema::Validator,
 }
@@ -152,21 +156,26 @@ pub fn render_unparsable_input(tool_name: &str, raw: &str) -> String {
 
 impl CompiledSchema {
     /// Compile a schema. Fails when the schema itself is invalid, naming the problem.
-    pub fn compile(schema: Value) -> Result<Self, Error> {
+    pub fn compile(mut schema: Value) -> Result<Self, Error> {
+        let semantic = take_semantic_markers(&mut schema);
         #[cfg(feature = "jsonschema")]
         {
             let validator = jsonschema::validator_for(&schema)
                 .map_err(|e| Error::InvalidSchema(e.to_string()))?;
-            Ok(Self { schema, validator })
+            Ok(Self {
+                schema,
+                semantic,
+                validator,
+            })
         }
         #[cfg(not(feature = "jsonschema"))]
         {
             structural::supported(&schema).map_err(Error::InvalidSchema)?;
-            Ok(Self { schema })
+            Ok(Self { schema, semantic })
         }
     }
 
-    /// The schema as given.
+    /// The schema as the model is sent it (without `x-semantic` markers).
     pub fn schema(&self) -> &Value {
         &self.schema
     }
@@ -186,7 +195,7 @@ impl CompiledSchema {
                 });
             }
         };
-        coerce(&self.schema, &mut value);
+        coerce(&self.schema, &self.semantic, &mut value);
         let issues = self.issues(&value);
         if issues.is_empty() {
             return Ok(value);
@@ -477,7 +486,7 @@ fn zod_issue(kind: &Kind, segs: &[Seg]) -> Value {
 /// do: a string (or a one-element array) holding a number becomes that number where the schema
 /// wants a number; `"true"`/`"false"` become booleans where it wants a boolean. Integral floats
 /// become integers where the schema wants an integer.
-fn coerce(schema: &Value, value: &mut Value) {
+fn coerce(schema: &Value, semantic: &std::collections::BTreeSet<String>, value: &mut Value) {
     let (Some(props), Value::Object(obj)) =
         (schema.get("properties").and_then(Value::as_object), value)
     else {
@@ -487,7 +496,11 @@ fn coerce(schema: &Value, value: &mut Value) {
         let Some(prop) = props.get(key) else { continue };
         let types = declared_types(Some(prop));
         if types.contains(&"integer") || types.contains(&"number") {
-            if let Some(n) = js_number(v) {
+            // Numbers and numeric strings are read everywhere; one-element arrays only in the
+            // fields marked semantic (recorded: Read's take `[2]`, Grep's and Bash's refuse it).
+            if (!v.is_array() || semantic.contains(key))
+                && let Some(n) = js_number(v)
+            {
                 *v = number_value(n, types.contains(&"integer"));
             }
         } else if types.contains(&"boolean") {
@@ -499,6 +512,24 @@ fn coerce(schema: &Value, value: &mut Value) {
         }
     }
 }
+
+/// Remove the `"x-semantic": true` markers of the top-level properties, returning their names.
+fn take_semantic_markers(schema: &mut Value) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            if let Value::Object(p) = prop
+                && p.remove(SEMANTIC_MARKER) == Some(Value::Bool(true))
+            {
+                names.insert(name.clone());
+            }
+        }
+    }
+    names
+}
+
+/// The marker of a property whose one-element arrays are read as numbers.
+pub const SEMANTIC_MARKER: &str = "x-semantic";
 
 /// JavaScript's `Number(v)` for the values Claude Code coerces: numbers, numeric strings and
 /// one-element arrays of those. Anything else is left for the schema to reject.
@@ -552,13 +583,16 @@ mod tests {
     use super::*;
 
     fn read_schema() -> CompiledSchema {
-        CompiledSchema::compile(object_schema(&[
+        let mut schema = object_schema(&[
             ("file_path", "string", true),
             ("offset", "integer", false),
             ("limit", "integer", false),
             ("allow_large", "boolean", false),
-        ]))
-        .unwrap()
+        ]);
+        for field in ["offset", "limit"] {
+            schema["properties"][field][SEMANTIC_MARKER] = json!(true);
+        }
+        CompiledSchema::compile(schema).unwrap()
     }
 
     fn render(input: Value) -> String {
