@@ -97,16 +97,16 @@ pub(crate) async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::R
     // expected results for the calls concerned in `"toolgate_expected"` (by id); the rest is
     // compared with the recording as usual.
     let raw: Value = serde_json::from_str(&std::fs::read_to_string(scenario_file)?)?;
-    if raw.get("differs").and_then(Value::as_str).is_some() {
-        if let Some(Value::Object(ours_expected)) = raw.get("toolgate_expected") {
-            for w in &mut want {
-                let id = w.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
-                if let Some(Value::Object(e)) = ours_expected.get(id)
-                    && let Value::Object(wo) = w
-                {
-                    for (k, v) in e {
-                        wo.insert(k.clone(), v.clone());
-                    }
+    if raw.get("differs").and_then(Value::as_str).is_some()
+        && let Some(Value::Object(ours_expected)) = raw.get("toolgate_expected")
+    {
+        for w in &mut want {
+            let id = w.get("tool_use_id").and_then(Value::as_str).unwrap_or("");
+            if let Some(Value::Object(e)) = ours_expected.get(id)
+                && let Value::Object(wo) = w
+            {
+                for (k, v) in e {
+                    wo.insert(k.clone(), v.clone());
                 }
             }
         }
