@@ -43,7 +43,8 @@ async fn content_pagination_reports_truncation_exactly() {
         (
             2,
             9,
-            "No entries at this offset. [Showing results with pagination = offset: 9]",
+            // Content mode's own wording (recorded: explore seed 3).
+            "No entries at this offset\n\n[Showing results with pagination = offset: 9]",
         ),
     ];
     for (limit, offset, want) in cases {

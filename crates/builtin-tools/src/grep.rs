@@ -530,7 +530,11 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
             let text = if total == 0 {
                 "No matches found".to_owned()
             } else if shown.is_empty() {
-                no_entries(&offset_text(input))
+                // Content mode words it its own way (recorded).
+                format!(
+                    "No entries at this offset\n\n[Showing results with pagination = offset: {}]",
+                    offset_text(input)
+                )
             } else {
                 let note = pagination(limit, offset, &offset_text(input))
                     .map(|p| format!("\n\n[Showing results with pagination = {p}]"))
@@ -561,7 +565,11 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
                 plural(files, "file", "files")
             );
             let text = if files == 0 {
-                format!("No matches found\n\n{summary}")
+                // The offset is reported even when nothing matched (recorded).
+                let note = pagination(None, offset, &offset_text(input))
+                    .map(|p| format!(" with pagination = {p}"))
+                    .unwrap_or_default();
+                format!("No matches found\n\n{summary}{note}")
             } else if shown.is_empty() {
                 no_entries(&offset_text(input))
             } else {

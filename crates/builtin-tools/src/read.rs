@@ -396,6 +396,20 @@ fn read_text(
     let timestamp_ms = text_file::mtime_ms(meta);
     if size == 0 {
         record(ctx, path, String::new(), timestamp_ms, input, true);
+        // An empty file has one (empty) line: an offset past it gets the shorter-than warning
+        // (recorded).
+        if let Some(offset) = input.offset.filter(|o| *o > 1) {
+            return Ok(text_output(
+                path,
+                format!(
+                    "<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has 1 lines.</system-reminder>"
+                ),
+                "",
+                window.first_number,
+                0,
+                1,
+            ));
+        }
         return Ok(text_output(path, "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".into(), "", window.first_number, 0, 0));
     }
     let mut head = [0u8; 2];
@@ -465,13 +479,18 @@ fn read_text(
             got.total = None;
         }
     }
-    let full_view = window.skip == 0 && got.total.is_some_and(|t| t == got.lines.len() as u64);
+    // A full view: the whole file, read from its start as Claude Code counts it (no offset, or
+    // 1; an offset of 0 or below reads from the start but is not one, as recorded).
+    let full_view = window.skip == 0
+        && input.offset.is_none_or(|o| o == 1)
+        && got.total.is_some_and(|t| t == got.lines.len() as u64);
     let seen = got.lines.join("\n");
     let numbered = number_lines(&got.lines, window.first_number);
     let n = got.lines.len() as u64;
     // A file that is not UTF-8 is shown with U+FFFD for its bad bytes, and a note (Claude
     // Code 2.1.332, recorded); Edit and Write then refuse to change it.
-    if got.invalid_utf8 {
+    let covered = window.skip == 0 && got.total.is_some_and(|t| t == got.lines.len() as u64);
+    if got.invalid_utf8 || (!is_utf16 && !covered && invalid_elsewhere(path, size)) {
         notice.push_str(NOT_UTF8_NOTE);
     }
     record(ctx, path, seen.clone(), timestamp_ms, input, full_view);
@@ -483,6 +502,13 @@ fn read_text(
         n,
         got.total.unwrap_or(0),
     ))
+}
+
+/// Is a file (up to 16 MiB; larger ones are judged by the lines read) not valid UTF-8 outside
+/// the lines a Read showed? The note is about the file, not the window.
+fn invalid_elsewhere(path: &Path, size: u64) -> bool {
+    size <= 16 * 1024 * 1024
+        && std::fs::read(path).is_ok_and(|bytes| std::str::from_utf8(&bytes).is_err())
 }
 
 /// What Read adds after the lines of a file that is not valid UTF-8.

@@ -54,7 +54,10 @@ fn check(input: &WriteInput, ctx: &ToolContext) -> Result<(), ValidationFailure>
     if meta.is_dir() {
         return Err(ValidationFailure::new(
             5,
-            format!("Cannot write {}: it is a directory.", path.display()),
+            format!(
+                "{} is a directory, not a file. To create a file inside it, include the file name in file_path.",
+                path.display()
+            ),
         ));
     }
     let Some(seen) = ctx.file_state.get(&path) else {
