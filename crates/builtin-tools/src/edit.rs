@@ -349,6 +349,10 @@ impl Tool for EditTool {
 
 fn edit(input: &EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let path = ctx.resolve_path(&input.file_path);
+    // A symbolic link is never written through (Claude Code 2.1.332 refuses it, recorded).
+    if let Some(refusal) = text_file::symlink_refusal(&path) {
+        return Err(refusal);
+    }
     // Re-check right before writing: the file may have changed since validation.
     let plan = check(input, ctx).map_err(|f| match f.code {
         7 | 4 => ToolCallError::new(UNEXPECTEDLY_MODIFIED),

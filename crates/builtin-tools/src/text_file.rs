@@ -97,6 +97,23 @@ pub(crate) fn detect_line_ending(text: &str) -> LineEnding {
     }
 }
 
+/// The refusal to write through `path` when it is a symbolic link, naming the path it leads to.
+pub(crate) fn symlink_refusal(path: &Path) -> Option<tool_core::ToolCallError> {
+    let link = fs::symlink_metadata(path).ok()?;
+    if !link.file_type().is_symlink() {
+        return None;
+    }
+    let target = fs::read_link(path).unwrap_or_default();
+    let target = path
+        .parent()
+        .map_or(target.clone(), |dir| dir.join(&target));
+    Some(tool_core::ToolCallError::new(format!(
+        "Refusing to write {}: it is a symbolic link. Write to the link's target path instead: {}.",
+        path.display(),
+        tool_core::normalize(&target).display()
+    )))
+}
+
 /// Load a file as text.
 pub(crate) fn load(path: &Path) -> Result<TextFile, LoadError> {
     let meta = fs::metadata(path)?;

@@ -121,21 +121,10 @@ const NOT_UTF8_WRITE: &str = "File is not valid UTF-8: it uses a legacy encoding
 
 fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let path = ctx.resolve_path(&input.file_path);
-    // A symbolic link whose target does not exist is not written through (Claude Code
-    // 2.1.332 refuses it the same way; recorded: explore seed 2, index 337).
-    if let Ok(link) = std::fs::symlink_metadata(&path)
-        && link.file_type().is_symlink()
-        && !path.exists()
-    {
-        let target = std::fs::read_link(&path).unwrap_or_default();
-        let target = path
-            .parent()
-            .map_or(target.clone(), |dir| dir.join(&target));
-        return Err(ToolCallError::new(format!(
-            "Refusing to write {}: it is a symbolic link. Write to the link's target path instead: {}.",
-            path.display(),
-            tool_core::normalize(&target).display()
-        )));
+    // A symbolic link is never written through (Claude Code 2.1.332 refuses it the same way;
+    // recorded: explore seed 2, index 337, and seed 3's triage).
+    if let Some(refusal) = crate::text_file::symlink_refusal(&path) {
+        return Err(refusal);
     }
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)

@@ -275,10 +275,18 @@ impl Policy {
         let agent = &request.ctx.agent_name;
         match request.subject {
             PermissionSubject::ReadPaths(p) if !p.is_empty() => {
-                format!(
+                let mut text = format!(
                     "{agent} requested permissions to read from {}, but you haven't granted it yet.",
                     p[0].display()
-                )
+                );
+                if let Some(target) = symlink_escape(request.ctx, &p[0]) {
+                    text.push_str(&format!(
+                        " {} resolves through a symlink to {}, which is outside the allowed working directories.",
+                        p[0].display(),
+                        target.display()
+                    ));
+                }
+                text
             }
             PermissionSubject::WritePaths(p) if !p.is_empty() => {
                 format!(
@@ -289,6 +297,23 @@ impl Policy {
             _ => permission_not_granted(agent, request.tool_name),
         }
     }
+}
+
+/// Where `path` really leads when it is written inside the working directories but a symbolic
+/// link takes it outside them.
+fn symlink_escape(
+    ctx: &tool_core::ToolContext,
+    path: &std::path::Path,
+) -> Option<std::path::PathBuf> {
+    let literal = tool_core::normalize(path);
+    if !ctx.working_dirs.iter().any(|d| literal.starts_with(d)) {
+        return None;
+    }
+    let real = std::fs::canonicalize(&literal).ok()?;
+    let inside = ctx.working_dirs.iter().any(|d| {
+        real.starts_with(d) || std::fs::canonicalize(d).is_ok_and(|c| real.starts_with(c))
+    });
+    (!inside).then_some(real)
 }
 
 impl PermissionPolicy for Policy {
@@ -439,6 +464,17 @@ impl Policy {
                     return Decision::allow(DecisionReason::ReadInsideWorkingDirectory {
                         path: paths[0].display().to_string(),
                     });
+                }
+                // A path inside the working directories that a symlink takes outside them asks,
+                // whatever the whole-tool allows say (as Claude Code 2.1.332 does, recorded).
+                if paths.iter().any(|p| symlink_escape(ctx, p).is_some()) {
+                    return Decision::ask(
+                        Self::ask_message(request),
+                        DecisionReason::Check {
+                            name: "a symlink inside the working directories leads outside them"
+                                .into(),
+                        },
+                    );
                 }
                 if let Some(e) = self.find(RuleList::Allow, "Edit") {
                     return Decision::allow(e.reason());
