@@ -211,12 +211,21 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
                 "Error calling tool (Edit): EISDIR: illegal operation on a directory, read",
             ));
         }
-        // A file Read showed as not UTF-8 was not recorded as read: say so first, as Claude Code
-        // does (it checks the read state before it looks at the bytes).
-        Err(LoadError::NotText) if ctx.file_state.get(&path).is_none() => {
-            return Err(ValidationFailure::new(6, NOT_READ));
-        }
+        // Not UTF-8: Claude Code reads it anyway (bad bytes as U+FFFD), so its checks of an
+        // existing file and of the read state come first, in its order (recorded).
         Err(LoadError::NotText) => {
+            let lossy = std::fs::read(&path)
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            if input.old_string.is_empty() && !lossy.trim().is_empty() {
+                return Err(ValidationFailure::new(
+                    3,
+                    "Cannot create new file - file already exists.",
+                ));
+            }
+            if ctx.file_state.get(&path).is_none() {
+                return Err(ValidationFailure::new(6, NOT_READ));
+            }
             return Err(ValidationFailure::new(
                 11,
                 "File is not UTF-8 or UTF-16LE text; editing it as text could corrupt it. Use a tool that understands its format.",
@@ -244,6 +253,20 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
             "File is a Jupyter Notebook. Use the NotebookEdit to edit this file.",
         ));
     }
+    let not_found = || {
+        ValidationFailure::new(
+            8,
+            format!(
+                "String to replace not found in file.\nString: {}{}",
+                input.old_string,
+                if has_escape_forms(&input.old_string) {
+                    ESCAPE_SWAP_NOTE
+                } else {
+                    ""
+                }
+            ),
+        )
+    };
     let Some(seen) = ctx.file_state.get(&path) else {
         return Err(ValidationFailure::new(6, NOT_READ));
     };
@@ -261,18 +284,7 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
         return Err(ValidationFailure::new(7, MODIFIED_SINCE_READ));
     }
     if matches == 0 {
-        return Err(ValidationFailure::new(
-            8,
-            format!(
-                "String to replace not found in file.\nString: {}{}",
-                input.old_string,
-                if has_escape_forms(&input.old_string) {
-                    ESCAPE_SWAP_NOTE
-                } else {
-                    ""
-                }
-            ),
-        ));
+        return Err(not_found());
     }
     if matches > 1 && !input.replace_all.unwrap_or(false) {
         return Err(ValidationFailure::new(
