@@ -39,6 +39,14 @@ pub(crate) const DECLARED: &[(&str, &str)] = &[
         "the text names the killed process's id, which differs on every run",
     ),
     (
+        "Environment update",
+        "which result of a batch carries the working-directory reminder depends on the order its calls finish in (Claude Code: the last to finish; toolgate: the last in block order)",
+    ),
+    (
+        "Command running in background with ID",
+        "a Bash timeout of a few milliseconds races the command's start: Claude Code may report the call as started in the background before it ran, toolgate as timed out",
+    ),
+    (
         "content \"y\\ny\\ny\"",
         "toolgate runs without asking the commands its command database shows only read (here `yes`), where Claude Code's fixed list of read-only commands asks",
     ),

@@ -146,6 +146,14 @@ fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     }
     let hidden_off = ctx.env_var("CLAUDE_CODE_GLOB_HIDDEN") == Some("false");
     let respect_ignores = ctx.env_var("CLAUDE_CODE_GLOB_NO_IGNORE") == Some("false");
+    // A relative pattern with a directory part matches at any depth below the root, as if it
+    // began with `**/` (recorded: `sub/*` and `deep/*` searched from `sub` both find files).
+    let pattern =
+        if pattern.contains('/') && !pattern.starts_with("**/") && !pattern.starts_with('/') {
+            format!("**/{pattern}")
+        } else {
+            pattern
+        };
     let mut globs = vec![pattern];
     if hidden_off {
         globs.push("!.*".to_owned());

@@ -46,7 +46,14 @@ where
     T: Send,
     V: FnMut(&Path, &dyn Fn() -> Option<SystemTime>) -> Option<T> + Send,
 {
-    let mut overrides = OverrideBuilder::new(spec.root);
+    // ripgrep runs from the working directory: globs match paths relative to it when the
+    // search is below it (recorded: `sub/**` searched from `sub` finds `sub/a.txt`).
+    let base = if spec.root.starts_with(&spec.ctx.cwd) {
+        spec.ctx.cwd.as_path()
+    } else {
+        spec.root
+    };
+    let mut overrides = OverrideBuilder::new(base);
     for g in &spec.globs {
         overrides.add(g).map_err(|e| rg_rejected(&e.to_string()))?;
     }
