@@ -19,6 +19,8 @@ pub(crate) const UNEXPECTEDLY_MODIFIED: &str =
     "File has been unexpectedly modified. Read it again before attempting to write it.";
 pub(crate) const DENIED: &str =
     "File is in a directory that is denied by your permission settings.";
+const READ_DENIED_EDIT: &str =
+    "File is covered by a Read deny rule in your permission settings and cannot be edited.";
 pub(crate) const READ_DENIED_WRITE: &str =
     "File is covered by a Read deny rule in your permission settings and cannot be written.";
 pub(crate) const STATE_CURRENT: &str =
@@ -182,7 +184,7 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
         return Err(ValidationFailure::new(2, DENIED));
     }
     if ctx.path_policy.read_denied(&path, ctx) {
-        return Err(ValidationFailure::new(2, READ_DENIED_WRITE));
+        return Err(ValidationFailure::new(2, READ_DENIED_EDIT));
     }
     if let Ok(meta) = std::fs::metadata(&path)
         && meta.len() > MAX_EDIT_FILE_BYTES

@@ -80,8 +80,7 @@ impl Policy {
         None
     }
 
-    /// A deny rule of `family` covering a spelling of `path` on a Windows volume (a drive or a
-    /// UNC path), compared without case.
+    /// A deny rule of `family` covering a spelling of `path`, compared without case.
     pub(super) fn folded_deny(
         &self,
         family: PathFamily,
@@ -89,13 +88,10 @@ impl Policy {
         spellings: &[PathBuf],
         ctx: &tool_core::ToolContext,
     ) -> Option<usize> {
-        let windows = crate::path_rule::case_folding_volume(path)
-            || spellings
-                .iter()
-                .any(|s| crate::path_rule::case_folding_volume(s));
-        if !windows {
-            return None;
-        }
+        // Claude Code compares path rules without case on every volume (recorded: a deny
+        // `Edit(/sub/**)` refuses `Sub/f0.rs` on Linux); a deny is folded everywhere here too,
+        // the stricter reading. Allow rules keep their case.
+        let _ = path;
         spellings.iter().find_map(|p| {
             let is_dir = std::fs::metadata(p).is_ok_and(|m| m.is_dir());
             self.index
