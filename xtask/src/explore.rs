@@ -43,6 +43,10 @@ pub(crate) const DECLARED: &[(&str, &str)] = &[
         "which result of a batch carries the working-directory reminder depends on the order its calls finish in (Claude Code: the last to finish; toolgate: the last in block order)",
     ),
     (
+        "within its 0s timeout",
+        "a Bash timeout below a second races the command: Claude Code lets a command that ends within a few milliseconds finish, toolgate times it out",
+    ),
+    (
         "Command running in background with ID",
         "a Bash timeout of a few milliseconds races the command's start: Claude Code may report the call as started in the background before it ran, toolgate as timed out",
     ),

@@ -528,7 +528,11 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
                 .collect();
             let limit = (head > 0 && all_lines.saturating_sub(offset) > head).then_some(head);
             let text = if total == 0 {
-                "No matches found".to_owned()
+                // The offset is reported even when nothing matched (recorded).
+                let note = pagination(None, offset, &offset_text(input))
+                    .map(|p| format!("\n\n[Showing results with pagination = {p}]"))
+                    .unwrap_or_default();
+                format!("No matches found{note}")
             } else if shown.is_empty() {
                 // Content mode words it its own way (recorded).
                 format!(

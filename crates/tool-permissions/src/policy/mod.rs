@@ -392,9 +392,17 @@ impl Policy {
         if let Some(d) = self.content_deny(request) {
             return d;
         }
-        // 4. Whole-tool ask.
+        // 4. Whole-tool ask. For a tool that reads, its text names the tool, not the path
+        // (recorded: an ask rule `Read` gives "requested permissions to use Read"; an ask rule
+        // `Edit` keeps the path).
         if let Some(e) = self.find(RuleList::Ask, tool) {
-            return Decision::ask(Self::ask_message(request), e.reason());
+            let message = match request.subject {
+                PermissionSubject::ReadPaths(_) => {
+                    permission_not_granted(&request.ctx.agent_name, request.tool_name)
+                }
+                _ => Self::ask_message(request),
+            };
+            return Decision::ask(message, e.reason());
         }
         // 5. Paths no rule can vouch for.
         if let Some(d) = self.path_identity_ask(request) {
