@@ -282,7 +282,10 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
     }
     let actual = find_actual(&current.text, &input.old_string);
     let matches = actual.as_deref().map_or(0, |a| count(&current.text, a));
-    if changed && matches != 1 {
+    // A file changed since it was read may still be edited where the edit is unambiguous: one
+    // match, or every match with replace_all (recorded: explore seed 4).
+    let replace_all = input.replace_all.unwrap_or(false);
+    if changed && (matches == 0 || (matches > 1 && !replace_all)) {
         return Err(ValidationFailure::new(7, MODIFIED_SINCE_READ));
     }
     if matches == 0 {
