@@ -183,7 +183,7 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
     if ctx.path_policy.edit_denied(&path, ctx) {
         return Err(ValidationFailure::new(2, DENIED));
     }
-    if ctx.path_policy.read_denied(&path, ctx) {
+    if ctx.path_policy.write_read_denied(&path, ctx) {
         return Err(ValidationFailure::new(2, READ_DENIED_EDIT));
     }
     if let Ok(meta) = std::fs::metadata(&path)
@@ -228,10 +228,7 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
             if ctx.file_state.get(&path).is_none() {
                 return Err(ValidationFailure::new(6, NOT_READ));
             }
-            return Err(ValidationFailure::new(
-                11,
-                "File is not UTF-8 or UTF-16LE text; editing it as text could corrupt it. Use a tool that understands its format.",
-            ));
+            return Err(ValidationFailure::new(11, crate::write::NOT_UTF8_WRITE));
         }
         Err(LoadError::Io(e)) => {
             return Err(ValidationFailure::new(

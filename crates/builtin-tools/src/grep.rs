@@ -242,6 +242,13 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     } else {
         mb.line_terminator(Some(b'\n'));
     }
+    // ripgrep settles the file type before it compiles the pattern (recorded).
+    if let Some(t) = &input.file_type {
+        let mut types = ignore::types::TypesBuilder::new();
+        types.add_defaults();
+        types.select(t);
+        types.build().map_err(|e| rg_rejected(&e.to_string()))?;
+    }
     let matcher = mb.build(&input.pattern).map_err(|e| {
         let mut message = e.to_string();
         // ripgrep adds this hint to the error of a pattern with a newline (recorded).
@@ -515,17 +522,30 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
         OutputMode::Content => {
             found.sort_by(|a, b| a.path.cmp(&b.path));
             let total = found.len();
-            let all_lines: usize = found.iter().map(|f| f.lines).sum();
+            // With context, ripgrep separates the groups of different files with `--` too,
+            // and the separators are lines of its output (recorded).
+            let context_on = [input.context, input.around, input.before, input.after]
+                .iter()
+                .flatten()
+                .any(|v| *v > 0.0);
+            let mut all: Vec<&str> = Vec::new();
+            for f in found.iter().filter(|f| f.lines > 0) {
+                if context_on && !all.is_empty() {
+                    all.push("--");
+                }
+                all.extend(f.text.split('\n'));
+            }
+            let files_with_lines = found.iter().filter(|f| f.lines > 0).count();
+            let all_lines: usize = found.iter().map(|f| f.lines).sum::<usize>()
+                + if context_on {
+                    files_with_lines.saturating_sub(1)
+                } else {
+                    0
+                };
             let offset = nonneg(input.offset).unwrap_or(0);
             let head = nonneg(input.head_limit).unwrap_or(DEFAULT_HEAD_LIMIT);
             let take = if head == 0 { usize::MAX } else { head };
-            let shown: Vec<&str> = found
-                .iter()
-                .filter(|f| f.lines > 0)
-                .flat_map(|f| f.text.split('\n'))
-                .skip(offset)
-                .take(take)
-                .collect();
+            let shown: Vec<&str> = all.into_iter().skip(offset).take(take).collect();
             let limit = (head > 0 && all_lines.saturating_sub(offset) > head).then_some(head);
             let text = if total == 0 {
                 // The offset is reported even when nothing matched (recorded).

@@ -38,7 +38,7 @@ fn check(input: &WriteInput, ctx: &ToolContext) -> Result<(), ValidationFailure>
     if ctx.path_policy.edit_denied(&path, ctx) {
         return Err(ValidationFailure::new(1, DENIED));
     }
-    if ctx.path_policy.read_denied(&path, ctx) {
+    if ctx.path_policy.write_read_denied(&path, ctx) {
         return Err(ValidationFailure::new(1, READ_DENIED_WRITE));
     }
     let meta = match std::fs::metadata(&path) {
@@ -116,8 +116,8 @@ impl Tool for WriteTool {
     }
 }
 
-/// Why Write does not replace a file that is not UTF-8 text.
-const NOT_UTF8_WRITE: &str = "File is not valid UTF-8: it uses a legacy encoding such as Windows-1252, Shift-JIS or GBK, or it is binary. These tools write UTF-8 (or UTF-16LE behind its byte-order mark) and never convert a file's encoding on their own, so nothing was written. If the file is text, make the change with a shell command that reads and writes it in its own encoding (iconv, or PowerShell Get-Content/Set-Content -Encoding), or ask the user whether to convert it to UTF-8 first. To replace the whole file with new UTF-8 text anyway, delete it first, then Write it.";
+/// Why Write (and Edit) do not change a file that is not UTF-8 text (Claude Code's text).
+pub(crate) const NOT_UTF8_WRITE: &str = "File is not valid UTF-8: it uses a legacy encoding such as Windows-1252, Shift-JIS or GBK, or it is binary. These tools write UTF-8 (or UTF-16LE behind its byte-order mark) and never convert a file's encoding on their own, so nothing was written. If the file is text, make the change with a shell command that reads and writes it in its own encoding (iconv, or PowerShell Get-Content/Set-Content -Encoding), or ask the user whether to convert it to UTF-8 first. To replace the whole file with new UTF-8 text anyway, delete it first, then Write it.";
 
 fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let path = ctx.resolve_path(&input.file_path);

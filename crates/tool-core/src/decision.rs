@@ -501,6 +501,13 @@ pub trait PathPolicy: Send + Sync {
     fn search_hidden(&self, path: &Path, ctx: &crate::ToolContext) -> bool {
         self.read_denied(path, ctx)
     }
+
+    /// True when Edit and Write must refuse `path` because reading it is denied: a Read deny
+    /// covering it, or (as Claude Code reads it) a deny of the whole Read tool. By default,
+    /// `read_denied`.
+    fn write_read_denied(&self, path: &Path, ctx: &crate::ToolContext) -> bool {
+        self.read_denied(path, ctx)
+    }
 }
 
 /// A path policy that denies nothing.

@@ -15,6 +15,12 @@ impl PathPolicy for Policy {
             .is_some()
     }
 
+    /// A Read deny covering the path, or a deny of the whole Read tool (recorded: with
+    /// `deny: ["Read"]`, Claude Code's Write refuses every file as covered by a Read deny).
+    fn write_read_denied(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
+        self.read_denied(path, ctx) || tool_core::PermissionPolicy::removes_tool(self, "Read")
+    }
+
     fn edit_denied(&self, path: &Path, ctx: &tool_core::ToolContext) -> bool {
         self.path_rule(RuleList::Deny, PathFamily::Edit, path, ctx)
             .is_some()
