@@ -141,6 +141,25 @@ impl Gen {
         if self.r.chance(30) {
             self.dirs.push("emptydir".into());
         }
+        if self.r.chance(15) {
+            self.files
+                .insert("linkdir".into(), json!({"symlink": "sub"}));
+            self.add("sub/in_linked_dir.txt", json!({"content": "alpha in sub\n", "mtime": MTIME}));
+        }
+        if self.r.chance(15) {
+            self.add("ünï/日本.txt", json!({"content": "unicode name alpha\n", "mtime": MTIME}));
+        }
+        if self.r.chance(10) {
+            self.add("nb.ipynb", json!({"content": NOTEBOOK, "mtime": MTIME}));
+        }
+        if self.r.chance(5) {
+            for i in 0..120 {
+                self.files.insert(
+                    format!("many/m{i:03}.txt"),
+                    json!({"content": "alpha\n", "mtime": MTIME + (i % 7)}),
+                );
+            }
+        }
     }
 
     /// A file's extension and fixture spec.
@@ -152,7 +171,7 @@ impl Gen {
         };
         let text = |s: &str| json!({"content": s, "mtime": mtime});
         let b64 = |bytes: &[u8]| json!({"content_b64": b64(bytes), "mtime": mtime});
-        match self.r.below(18) {
+        match self.r.below(20) {
             0 => ("txt", text("alpha\nbeta\ngamma\n")),
             1 => ("txt", text("no newline at end")),
             2 => ("txt", text("crlf one\r\ncrlf two\r\n")),
@@ -179,6 +198,8 @@ impl Gen {
             ),
             15 => ("py", text("def alpha():\n    return 'beta'\n\nclass Gamma:\n    pass\n")),
             16 => ("rs", text("fn alpha() -> u8 {\n\t1\n}\n// beta\n")),
+            17 => ("txt", b64(&utf16be("utf sixteen be\nbeta\n"))),
+            18 => ("pdf", b64(PDF)),
             _ => ("md", text("# Ünïcödé\n\ttabbed beta\n日本語 alpha\n")),
         }
     }
@@ -193,6 +214,8 @@ impl Gen {
             "dangling.txt",
             "outside.txt",
             "nodir/new.txt",
+            "linkdir",
+            "linkdir/in_linked_dir.txt",
         ];
         if self.r.chance(75) && !self.names.is_empty() {
             let i = self.r.below(self.names.len());
@@ -558,6 +581,21 @@ impl Gen {
             json!({"before_turn": [action], "content": calls}),
         ])
     }
+}
+
+/// A minimal notebook: one markdown cell and one code cell with an output.
+const NOTEBOOK: &str = r##"{"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# Title alpha\n"]}, {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [{"name": "stdout", "output_type": "stream", "text": ["beta\n"]}], "source": ["print('beta')"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"##;
+
+/// A minimal one-page PDF.
+const PDF: &[u8] = b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj 3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 100 100]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n";
+
+/// UTF-16BE bytes with a byte-order mark.
+fn utf16be(s: &str) -> Vec<u8> {
+    let mut out = vec![0xFE, 0xFF];
+    for u in s.encode_utf16() {
+        out.extend(u.to_be_bytes());
+    }
+    out
 }
 
 /// UTF-16LE bytes with a byte-order mark.
