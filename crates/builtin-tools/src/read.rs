@@ -214,10 +214,33 @@ fn read(input: &ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         return read_image(&path, meta.len());
     }
     if ext == "pdf" {
-        return Err(ToolCallError::new(format!(
-            "Reading PDF files is not supported by this tool: {}. Extract the text with a shell command (for example `pdftotext`) and read that instead.",
-            path.display()
-        )));
+        // The whole document goes to the model, as Claude Code sends it (recorded); pages are
+        // not rendered here.
+        if input.pages.is_some() || meta.len() > MAX_PDF_BYTES {
+            return Err(ToolCallError::new(format!(
+                "Reading PDF pages or PDFs over 32MB is not supported by this tool: {}. Extract the text with a shell command (for example `pdftotext`) and read that instead.",
+                path.display()
+            )));
+        }
+        let bytes = std::fs::read(&path).map_err(|e| ToolCallError::new(e.to_string()))?;
+        let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let blocks = vec![
+            ContentBlock::text(format!(
+                "PDF file read: {} ({} bytes)",
+                path.display(),
+                bytes.len()
+            )),
+            ContentBlock::Document {
+                source: tool_core::ImageSource::Base64 {
+                    media_type: "application/pdf".into(),
+                    data: data.clone(),
+                },
+            },
+        ];
+        return Ok(ToolOutput::new(
+            json!({"type": "pdf", "file": {"filePath": path.display().to_string(), "base64": data, "originalSize": bytes.len()}}),
+            ToolResultContent::Blocks(blocks),
+        ));
     }
     if ext == "ipynb" {
         return read_notebook(&path, &meta, ctx);
@@ -490,7 +513,9 @@ fn read_text(
     // A file that is not UTF-8 is shown with U+FFFD for its bad bytes, and a note (Claude
     // Code 2.1.332, recorded); Edit and Write then refuse to change it.
     let covered = window.skip == 0 && got.total.is_some_and(|t| t == got.lines.len() as u64);
-    if got.invalid_utf8 || (!is_utf16 && !covered && invalid_elsewhere(path, size)) {
+    if head == [0xFE, 0xFF] {
+        notice.push_str(UTF16_BE_NOTE);
+    } else if got.invalid_utf8 || (!is_utf16 && !covered && invalid_elsewhere(path, size)) {
         notice.push_str(NOT_UTF8_NOTE);
     }
     record(ctx, path, seen.clone(), timestamp_ms, input, full_view);
@@ -510,6 +535,12 @@ fn invalid_elsewhere(path: &Path, size: u64) -> bool {
     size <= 16 * 1024 * 1024
         && std::fs::read(path).is_ok_and(|bytes| std::str::from_utf8(&bytes).is_err())
 }
+
+/// What Read adds after the lines of a UTF-16 big-endian file (Claude Code's text, recorded).
+const UTF16_BE_NOTE: &str = "\n\n[This file is UTF-16 big-endian (it starts FE FF), which these tools cannot write. Edit and Write will refuse it: change it with a shell command that keeps its encoding, or ask the user whether to convert it to UTF-8.]";
+
+/// Largest PDF Read sends whole.
+const MAX_PDF_BYTES: u64 = 32 * 1024 * 1024;
 
 /// What Read adds after the lines of a file that is not valid UTF-8.
 const NOT_UTF8_NOTE: &str = "\n\n[This file is not valid UTF-8: it uses a legacy encoding such as Windows-1252, Shift-JIS or GBK, or it is binary. Its undecodable bytes show above as U+FFFD. Edit and Write will refuse it: change it with a shell command that keeps its encoding, or ask the user whether to convert it to UTF-8.]";

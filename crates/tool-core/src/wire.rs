@@ -60,6 +60,11 @@ pub enum ContentBlock {
         /// The image data.
         source: ImageSource,
     },
+    /// A document (a PDF), as the Messages API takes it.
+    Document {
+        /// The document's data.
+        source: ImageSource,
+    },
 }
 
 impl ContentBlock {
@@ -99,7 +104,7 @@ impl ToolResultContent {
                 .iter()
                 .map(|b| match b {
                     ContentBlock::Text { text } => utf16_len(text),
-                    ContentBlock::Image { .. } => 0,
+                    ContentBlock::Image { .. } | ContentBlock::Document { .. } => 0,
                 })
                 .sum(),
         }
@@ -112,14 +117,14 @@ impl ToolResultContent {
             ToolResultContent::Text(s) => s.trim().is_empty(),
             ToolResultContent::Blocks(blocks) => blocks.iter().all(|b| match b {
                 ContentBlock::Text { text } => text.trim().is_empty(),
-                ContentBlock::Image { .. } => false,
+                ContentBlock::Image { .. } | ContentBlock::Document { .. } => false,
             }),
         }
     }
 
-    /// True when any block is an image.
+    /// True when any block is an image or a document (a result the size policy leaves whole).
     pub fn has_image(&self) -> bool {
-        matches!(self, ToolResultContent::Blocks(b) if b.iter().any(|b| matches!(b, ContentBlock::Image { .. })))
+        matches!(self, ToolResultContent::Blocks(b) if b.iter().any(|b| matches!(b, ContentBlock::Image { .. } | ContentBlock::Document { .. })))
     }
 
     /// The text, with blocks' texts joined by newlines and images left out.
@@ -130,7 +135,7 @@ impl ToolResultContent {
                 .iter()
                 .filter_map(|b| match b {
                     ContentBlock::Text { text } => Some(text.as_str()),
-                    ContentBlock::Image { .. } => None,
+                    ContentBlock::Image { .. } | ContentBlock::Document { .. } => None,
                 })
                 .collect::<Vec<_>>()
                 .join("\n"),

@@ -144,10 +144,16 @@ impl Gen {
         if self.r.chance(15) {
             self.files
                 .insert("linkdir".into(), json!({"symlink": "sub"}));
-            self.add("sub/in_linked_dir.txt", json!({"content": "alpha in sub\n", "mtime": MTIME}));
+            self.add(
+                "sub/in_linked_dir.txt",
+                json!({"content": "alpha in sub\n", "mtime": MTIME}),
+            );
         }
         if self.r.chance(15) {
-            self.add("ünï/日本.txt", json!({"content": "unicode name alpha\n", "mtime": MTIME}));
+            self.add(
+                "ünï/日本.txt",
+                json!({"content": "unicode name alpha\n", "mtime": MTIME}),
+            );
         }
         if self.r.chance(10) {
             self.add("nb.ipynb", json!({"content": NOTEBOOK, "mtime": MTIME}));
