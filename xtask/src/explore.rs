@@ -47,6 +47,10 @@ pub(crate) const DECLARED: &[(&str, &str)] = &[
         "a Bash timeout below a second races the command: Claude Code lets a command that ends within a few milliseconds finish, toolgate times it out",
     ),
     (
+        "[SYSTEM NOTIFICATION - NOT USER INPUT]",
+        "when a background task's completion notice reaches the model depends on timing",
+    ),
+    (
         "Command running in background with ID",
         "a Bash timeout of a few milliseconds races the command's start: Claude Code may report the call as started in the background before it ran, toolgate as timed out",
     ),
@@ -305,6 +309,20 @@ fn signature(scenario: &Value, message: &str) -> String {
             .find_map(|l| l.trim_start().strip_prefix(prefix))
             .and_then(|t| serde_json::from_str::<String>(t.trim()).ok())
     };
+    // Two long file lists, both cut short in the message: Glob's order among ties again.
+    let raw = |prefix: &str| {
+        message
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix(prefix))
+            .map(str::trim)
+    };
+    if field == "content"
+        && tool == "Glob"
+        && raw("ours:").is_some_and(|t| t.ends_with('…'))
+        && raw("recorded:").is_some_and(|t| t.ends_with('…'))
+    {
+        return format!("{kind} {tool} order: same lines, another order");
+    }
     if field == "content"
         && let (Some(ours), Some(recorded)) = (texts("ours:"), texts("recorded:"))
     {
@@ -314,6 +332,11 @@ fn signature(scenario: &Value, message: &str) -> String {
             v.join("\n")
         };
         if ours != recorded && sorted(&ours) == sorted(&recorded) {
+            return format!("{kind} {tool} order: same lines, another order");
+        }
+        // A list cut at the same length from a differently ordered whole: the order again.
+        let (a, b): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), recorded.lines().collect());
+        if tool == "Glob" && a.len() == b.len() && a.len() > 100 && a.last() == b.last() {
             return format!("{kind} {tool} order: same lines, another order");
         }
     }

@@ -228,7 +228,10 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
             if ctx.file_state.get(&path).is_none() {
                 return Err(ValidationFailure::new(6, NOT_READ));
             }
-            return Err(ValidationFailure::new(11, crate::write::NOT_UTF8_WRITE));
+            return Err(ValidationFailure::new(
+                11,
+                crate::write::not_text_refusal(&path),
+            ));
         }
         Err(LoadError::Io(e)) => {
             return Err(ValidationFailure::new(

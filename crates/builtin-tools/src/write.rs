@@ -119,6 +119,26 @@ impl Tool for WriteTool {
 /// Why Write (and Edit) do not change a file that is not UTF-8 text (Claude Code's text).
 pub(crate) const NOT_UTF8_WRITE: &str = "File is not valid UTF-8: it uses a legacy encoding such as Windows-1252, Shift-JIS or GBK, or it is binary. These tools write UTF-8 (or UTF-16LE behind its byte-order mark) and never convert a file's encoding on their own, so nothing was written. If the file is text, make the change with a shell command that reads and writes it in its own encoding (iconv, or PowerShell Get-Content/Set-Content -Encoding), or ask the user whether to convert it to UTF-8 first. To replace the whole file with new UTF-8 text anyway, delete it first, then Write it.";
 
+/// Why Write (and Edit) do not change `path`, a file that is not UTF-8 text: its UTF-16
+/// big-endian variant when it starts with FE FF (Claude Code's texts, recorded).
+pub(crate) fn not_text_refusal(path: &std::path::Path) -> String {
+    let be = std::fs::File::open(path)
+        .and_then(|mut f| {
+            let mut head = [0u8; 2];
+            std::io::Read::read_exact(&mut f, &mut head).map(|()| head)
+        })
+        .is_ok_and(|h| h == [0xFE, 0xFF]);
+    if be {
+        NOT_UTF8_WRITE.replacen(
+            "File is not valid UTF-8: it uses a legacy encoding such as Windows-1252, Shift-JIS or GBK, or it is binary.",
+            "File is UTF-16 big-endian (it starts FE FF), which these tools cannot write.",
+            1,
+        )
+    } else {
+        NOT_UTF8_WRITE.to_owned()
+    }
+}
+
 fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let path = ctx.resolve_path(&input.file_path);
     // A symbolic link is never written through (Claude Code 2.1.332 refuses it the same way;
@@ -149,7 +169,7 @@ fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallEr
         Err(LoadError::Missing) => (None, Encoding::Utf8 { bom: false }, None),
         // Not UTF-8 (nor UTF-16LE behind its BOM): refused, nothing written (Claude Code
         // 2.1.332's text, recorded: explore seed 2, index 430's group).
-        Err(LoadError::NotText) => return Err(ToolCallError::new(NOT_UTF8_WRITE)),
+        Err(LoadError::NotText) => return Err(ToolCallError::new(not_text_refusal(&path))),
         Err(LoadError::Directory) => {
             return Err(ToolCallError::new(format!(
                 "Cannot write {}: it is a directory.",
@@ -163,7 +183,13 @@ fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallEr
             )));
         }
     };
-    let bytes = text_file::encode(&input.content, encoding, LineEnding::Lf);
+    // Empty content is an empty file, without the byte-order mark of the encoding kept
+    // (recorded: a UTF-16LE file written with "" is left empty).
+    let bytes = if input.content.is_empty() {
+        Vec::new()
+    } else {
+        text_file::encode(&input.content, encoding, LineEnding::Lf)
+    };
     text_file::commit(
         ctx,
         &path,

@@ -102,7 +102,9 @@ impl PolicyBuilder {
         let matcher = match (&rule.content, PathFamily::of(&rule.tool)) {
             (None, _) => RuleMatcher::WholeTool,
             (Some(content), Some(family)) => {
-                if !matches!(rule.tool.as_str(), "Read" | "Edit") {
+                // (A `Write(...)` allow rule is not applied at all; `build` says so instead.)
+                let write_allow = rule.tool == "Write" && list == RuleList::Allow;
+                if !matches!(rule.tool.as_str(), "Read" | "Edit") && !write_allow {
                     let governs = match family {
                         PathFamily::Read => "Read",
                         PathFamily::Edit => "Edit",
@@ -228,6 +230,14 @@ impl PolicyBuilder {
                     "toolgate does not match the content of {} rules",
                     e.rule.tool
                 ))
+            } else if e.rule.tool == "Write" && e.rule.content.is_some() {
+                // Claude Code 2.1.332 grants no write through a `Write(path)` allow rule (it
+                // still asks; recorded with explore); its deny and ask rules are kept here, the
+                // stricter reading.
+                Some(
+                    "a Write(path) allow rule grants nothing in Claude Code; allow Edit(path) to let Write and Edit change those paths"
+                        .to_owned(),
+                )
             } else if let Some(set) = self
                 .managed_only
                 .as_ref()
