@@ -99,7 +99,13 @@ pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
             o.insert("name".into(), Value::String(name.clone()));
         }
         let file = scenarios.join(format!("{name}.json"));
-        std::fs::write(&file, serde_json::to_string_pretty(&s)? + "\n")?;
+        let text = serde_json::to_string_pretty(&s)? + "\n";
+        // A recording is reused only for the very scenario it was made from: when the grammar
+        // changed what this seed and index give, the old recording goes.
+        if std::fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
+            let _ = std::fs::remove_file(results.join(format!("{name}.json")));
+        }
+        std::fs::write(&file, text)?;
         names.push(name);
     }
 
