@@ -321,7 +321,16 @@ impl PermissionPolicy for Policy {
     /// the mode's last word on an ask.
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
         let decision = self.decide_before_mode_post(request);
+        // Plan mode refuses the writes nothing decided; an ask rule still asks (recorded:
+        // explore seed 6).
         if decision.verdict == tool_core::Verdict::Ask
+            && !matches!(
+                &decision.reason,
+                DecisionReason::Rule {
+                    list: RuleList::Ask,
+                    ..
+                }
+            )
             && request.ctx.permission_mode == PermissionMode::Plan
             && let PermissionSubject::WritePaths(paths) = request.subject
             && let Some(p) = paths.first()
