@@ -47,6 +47,10 @@ pub(crate) const DECLARED: &[(&str, &str)] = &[
         "a Bash timeout below a second races the command: Claude Code lets a command that ends within a few milliseconds finish, toolgate times it out",
     ),
     (
+        "PreToolUse: && hook additional context",
+        "where a PreToolUse hook's added context lands (a block after the results, or the text of the message's last result) varies from run to run in Claude Code; toolgate puts it after the results",
+    ),
+    (
         "[SYSTEM NOTIFICATION - NOT USER INPUT]",
         "when a background task's completion notice reaches the model depends on timing",
     ),
@@ -62,9 +66,15 @@ pub(crate) const DECLARED: &[(&str, &str)] = &[
 
 /// The reason a difference is declared, if it is.
 fn declared(signature: &str, message: &str) -> Option<&'static str> {
+    // A needle of several parts joined by ` && ` needs every part.
+    let found = |needle: &str| {
+        needle
+            .split(" && ")
+            .all(|part| signature.contains(part) || message.contains(part))
+    };
     DECLARED
         .iter()
-        .find(|(needle, _)| signature.contains(needle) || message.contains(needle))
+        .find(|(needle, _)| found(needle))
         .map(|(_, why)| *why)
 }
 

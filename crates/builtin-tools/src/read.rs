@@ -459,6 +459,8 @@ fn read_text(
                 .unwrap_or(0),
         };
         let offset = input.offset.unwrap_or(1);
+        // The file counts as read (recorded: a Write after such a Read is not refused).
+        record(ctx, path, String::new(), timestamp_ms, input, false);
         return Ok(text_output(
             path,
             format!(
