@@ -461,10 +461,18 @@ fn read_text(
         let offset = input.offset.unwrap_or(1);
         // The file counts as read (recorded: a Write after such a Read is not refused).
         record(ctx, path, String::new(), timestamp_ms, input, false);
+        // The encoding note follows this warning too (recorded: explore seed 7).
+        let note = if head == [0xFE, 0xFF] {
+            UTF16_BE_NOTE
+        } else if !is_utf16 && invalid_elsewhere(path, size) {
+            NOT_UTF8_NOTE
+        } else {
+            ""
+        };
         return Ok(text_output(
             path,
             format!(
-                "<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {total} lines.</system-reminder>"
+                "<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {total} lines.</system-reminder>{note}"
             ),
             "",
             window.first_number,
