@@ -114,6 +114,15 @@ enum Command {
     },
     /// Run the built-in demo (a Read → Edit session in a temporary directory).
     Demo,
+    /// Print the tool definitions in the Messages API's `tools` format, ready to send to a
+    /// model: the built-in tools, less those the policy denies as a whole.
+    Tools {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Offer only these tools (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        tools: Option<Vec<String>>,
+    },
     /// Run a transcript against a workspace, or an oracle scenario file in a fresh temporary
     /// layout, and print the tool_result blocks as JSON lines. A transcript is a JSON list of
     /// turns of tool_use blocks; Messages API JSON (an assistant message, a response, a
@@ -217,6 +226,21 @@ async fn main() -> anyhow::Result<()> {
             {
                 print!("{}", loaded.explain_shell(command, &ctx));
             }
+            Ok(())
+        }
+        Some(Command::Tools { policy, tools }) => {
+            let ws = policy.workspace()?;
+            let home = home_dir(&ws);
+            let loaded = policy.sources(&ws, &home).load()?;
+            let registry = builtin_tools::registry()?;
+            let offered = |name: &str| {
+                tools.as_ref().is_none_or(|t| t.iter().any(|x| x == name))
+                    && !tool_core::PermissionPolicy::removes_tool(&loaded, name)
+            };
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&registry.definitions(&offered))?
+            );
             Ok(())
         }
         None | Some(Command::Demo) => {

@@ -253,3 +253,45 @@ fn check_names_the_toml_rule_and_lint_points_at_errors() {
         "{text}"
     );
 }
+
+#[test]
+fn tools_prints_the_definitions_the_policy_leaves() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join(".claude")).unwrap();
+    std::fs::write(
+        d.path().join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Bash", "Edit(./secret.txt)"]}}"#,
+    )
+    .unwrap();
+    let names = |extra: &[&str]| -> Vec<String> {
+        let out = toolgate()
+            .args(["tools", "--dir"])
+            .arg(d.path())
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let defs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let defs = defs.as_array().unwrap();
+        for def in defs {
+            assert!(
+                def["description"].is_string() && def["input_schema"].is_object(),
+                "{def}"
+            );
+        }
+        defs.iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    // A whole-tool deny removes Bash; a content deny leaves Edit offered.
+    let all = names(&[]);
+    assert!(!all.contains(&"Bash".to_owned()), "{all:?}");
+    for t in ["Read", "Edit", "Write", "Grep", "Glob"] {
+        assert!(all.contains(&t.to_owned()), "{t}: {all:?}");
+    }
+    assert_eq!(names(&["--tools", "Read,Bash"]), ["Read"]);
+}
