@@ -114,6 +114,17 @@ enum Command {
     },
     /// Run the built-in demo (a Read → Edit session in a temporary directory).
     Demo,
+    /// A Claude Code PreToolUse hook that asks toolgate: reads the hook's JSON on stdin and
+    /// answers deny or ask with toolgate's reason, or nothing when toolgate allows (Claude
+    /// Code's own rules and prompts then apply). Never answers allow on an error.
+    Guard {
+        /// Also answer allow for calls an allow rule of the policy grants.
+        #[arg(long)]
+        allow: bool,
+        /// Answer deny, not ask, when the call cannot be decided.
+        #[arg(long)]
+        fail_closed: bool,
+    },
     /// Print the tool definitions in the Messages API's `tools` format, ready to send to a
     /// model: the built-in tools, less those the policy denies as a whole.
     Tools {
@@ -225,6 +236,26 @@ async fn main() -> anyhow::Result<()> {
                 && let Some(command) = input.get("command").and_then(serde_json::Value::as_str)
             {
                 print!("{}", loaded.explain_shell(command, &ctx));
+            }
+            Ok(())
+        }
+        Some(Command::Guard { allow, fail_closed }) => {
+            let mut input = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+                .context("reading the hook's input")?;
+            let home = home_dir(std::path::Path::new("/"));
+            let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+            let out = toolgate::guard::answer(
+                &input,
+                &home,
+                xdg.as_deref(),
+                toolgate::guard::GuardOptions { allow, fail_closed },
+            );
+            if let Some(e) = out.stderr {
+                eprintln!("{e}");
+            }
+            if let Some(o) = out.stdout {
+                println!("{o}");
             }
             Ok(())
         }
