@@ -78,6 +78,20 @@ fn trust_hint(
     )
 }
 
+/// Print one line of results. A reader that went away (`toolgate run ... | head`) ends the
+/// program quietly, with success, instead of a panic.
+fn emit(line: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("toolgate: cannot write the results: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn exit_failure() -> ! {
     use std::io::Write as _;
     let _ = std::io::stdout().flush();
@@ -466,7 +480,7 @@ async fn main() -> anyhow::Result<()> {
             for turn in turns {
                 let out = session.run_turn(&turn).await;
                 for r in out.user_message().tool_results() {
-                    println!("{}", serde_json::to_string(r)?);
+                    emit(&serde_json::to_string(r)?);
                 }
             }
             Ok(())
@@ -486,7 +500,7 @@ async fn run_scenario(file: &std::path::Path) -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     for (_, r) in &run.results {
-        println!("{}", serde_json::to_string(r)?);
+        emit(&serde_json::to_string(r)?);
     }
     Ok(())
 }

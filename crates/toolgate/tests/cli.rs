@@ -419,3 +419,46 @@ fn guard_with_allow_answers_allow_for_an_allow_rule() {
         "{out}"
     );
 }
+
+#[test]
+fn run_into_a_closed_pipe_ends_quietly() {
+    use std::io::BufRead as _;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("a.txt"),
+        "a line of forty characters, more or less\n".repeat(20),
+    )
+    .unwrap();
+    let path = d.path().join("a.txt").display().to_string();
+    // Many results, far more than a pipe holds, so that writes go on after the reader left.
+    let turns: Vec<serde_json::Value> = (0..200)
+        .map(|i| {
+            serde_json::json!([{"type": "tool_use", "id": format!("toolu_{i}"), "name": "Read",
+                "input": {"file_path": path}}])
+        })
+        .collect();
+    let file = d.path().join("turns.json");
+    std::fs::write(&file, serde_json::to_string(&turns).unwrap()).unwrap();
+    let mut child = toolgate()
+        .arg("run")
+        .arg(&file)
+        .arg("--dir")
+        .arg(d.path())
+        .env("HOME", d.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("toolu_0"), "{first}");
+    // The reader is gone (dropped above); the program must end without a panic.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+}
