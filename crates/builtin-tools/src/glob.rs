@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_core::{PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput};
 
-use crate::search::{Found, WalkSpec, display_relative, walk_files};
+use crate::search::{Found, WalkSpec, display_relative, shown_path, walk_files};
 use crate::text_file;
 
 /// At most this many paths are listed.
@@ -112,11 +112,6 @@ fn split_absolute(pattern: &str) -> Option<(PathBuf, String)> {
     Some((base, rest.join("/")))
 }
 
-/// A path for an error text: as the model gave it, else the resolved one.
-pub(crate) fn shown_path(given: Option<&str>, resolved: &std::path::Path) -> String {
-    given.map_or_else(|| resolved.display().to_string(), str::to_owned)
-}
-
 fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let mut root = input
         .path
@@ -161,7 +156,7 @@ fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     let spec = WalkSpec {
         root: &root,
         globs,
-        file_type: None,
+        types: crate::search::file_types(None)?,
         respect_ignores,
         ctx,
     };

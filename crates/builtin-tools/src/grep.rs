@@ -214,7 +214,7 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     if !root.exists() {
         return Err(ToolCallError::new(format!(
             "Path does not exist: {}. Note: your current working directory is {}.",
-            crate::glob::shown_path(input.path.as_deref(), &root),
+            crate::search::shown_path(input.path.as_deref(), &root),
             ctx.cwd.display()
         )));
     }
@@ -243,12 +243,7 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         mb.line_terminator(Some(b'\n'));
     }
     // ripgrep settles the file type before it compiles the pattern (recorded).
-    if let Some(t) = &input.file_type {
-        let mut types = ignore::types::TypesBuilder::new();
-        types.add_defaults();
-        types.select(t);
-        types.build().map_err(|e| rg_rejected(&e.to_string()))?;
-    }
+    let types = crate::search::file_types(input.file_type.as_deref())?;
     let matcher = mb.build(&input.pattern).map_err(|e| {
         let mut message = e.to_string();
         // ripgrep adds this hint to the error of a pattern with a newline (recorded).
@@ -277,7 +272,7 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     let spec = WalkSpec {
         root: &root,
         globs,
-        file_type: input.file_type.as_deref(),
+        types,
         respect_ignores: true,
         ctx,
     };

@@ -514,15 +514,13 @@ fn read_text(
     }
     // A full view: the whole file, read from its start as Claude Code counts it (no offset, or
     // 1; an offset of 0 or below reads from the start but is not one, as recorded).
-    let full_view = window.skip == 0
-        && input.offset.is_none_or(|o| o == 1)
-        && got.total.is_some_and(|t| t == got.lines.len() as u64);
+    let covered = window.skip == 0 && got.total.is_some_and(|t| t == got.lines.len() as u64);
+    let full_view = covered && input.offset.is_none_or(|o| o == 1);
     let seen = got.lines.join("\n");
     let numbered = number_lines(&got.lines, window.first_number);
     let n = got.lines.len() as u64;
     // A file that is not UTF-8 is shown with U+FFFD for its bad bytes, and a note (Claude
     // Code 2.1.332, recorded); Edit and Write then refuse to change it.
-    let covered = window.skip == 0 && got.total.is_some_and(|t| t == got.lines.len() as u64);
     if head == [0xFE, 0xFF] {
         notice.push_str(UTF16_BE_NOTE);
     } else if got.invalid_utf8 || (!is_utf16 && !covered && invalid_elsewhere(path, size)) {

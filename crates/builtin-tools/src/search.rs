@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 use ignore::overrides::OverrideBuilder;
-use ignore::types::TypesBuilder;
+use ignore::types::{Types, TypesBuilder};
 use ignore::{WalkBuilder, WalkState};
 use tool_core::ToolCallError;
 
@@ -20,12 +20,23 @@ pub(crate) struct WalkSpec<'a> {
     pub root: &'a Path,
     /// Override globs in ripgrep's `--glob` form (`!x` excludes).
     pub globs: Vec<String>,
-    /// A ripgrep file type to select.
-    pub file_type: Option<&'a str>,
+    /// The ripgrep file types to select ([`file_types`]).
+    pub types: Types,
     /// Respect `.gitignore` and friends.
     pub respect_ignores: bool,
     /// The call's context: its path policy says which files are unreadable (never visited).
     pub ctx: &'a tool_core::ToolContext,
+}
+
+/// ripgrep's file types with `file_type` selected (all files when none is), or ripgrep's error
+/// for a type it does not know.
+pub(crate) fn file_types(file_type: Option<&str>) -> Result<Types, ToolCallError> {
+    let mut types = TypesBuilder::new();
+    types.add_defaults();
+    if let Some(t) = file_type {
+        types.select(t);
+    }
+    types.build().map_err(|e| rg_rejected(&e.to_string()))
 }
 
 /// The error text Claude Code gives when ripgrep refuses its arguments.
@@ -58,18 +69,12 @@ where
         overrides.add(g).map_err(|e| rg_rejected(&e.to_string()))?;
     }
     let overrides = overrides.build().map_err(|e| rg_rejected(&e.to_string()))?;
-    let mut types = TypesBuilder::new();
-    types.add_defaults();
-    if let Some(t) = spec.file_type {
-        types.select(t);
-    }
-    let types = types.build().map_err(|e| rg_rejected(&e.to_string()))?;
     let mut builder = WalkBuilder::new(spec.root);
     builder
         .standard_filters(spec.respect_ignores)
         .hidden(false)
         .overrides(overrides)
-        .types(types)
+        .types(spec.types.clone())
         .threads(
             std::thread::available_parallelism()
                 .map_or(2, |n| n.get())
@@ -98,6 +103,11 @@ where
         })
     });
     Ok(out.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// A path for an error text: as the model gave it, else the resolved one.
+pub(crate) fn shown_path(given: Option<&str>, resolved: &Path) -> String {
+    given.map_or_else(|| resolved.display().to_string(), str::to_owned)
 }
 
 /// A path as the model sees it: relative to the cwd when inside it, else absolute.

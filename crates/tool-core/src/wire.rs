@@ -122,6 +122,23 @@ impl ToolResultContent {
         }
     }
 
+    /// Add `note` after the content, as Claude Code joins reminders and hook texts to a result:
+    /// after a blank line, the content's own trailing whitespace dropped first (no blank line
+    /// before it when the content is empty); a result of blocks gets it as a text block.
+    pub fn append_note(&mut self, note: &str) {
+        match self {
+            ToolResultContent::Text(t) => {
+                let kept = t.trim_end().len();
+                t.truncate(kept);
+                if !t.is_empty() {
+                    t.push_str("\n\n");
+                }
+                t.push_str(note);
+            }
+            ToolResultContent::Blocks(blocks) => blocks.push(ContentBlock::text(note)),
+        }
+    }
+
     /// True when any block is an image or a document (a result the size policy leaves whole).
     pub fn has_image(&self) -> bool {
         matches!(self, ToolResultContent::Blocks(b) if b.iter().any(|b| matches!(b, ContentBlock::Image { .. } | ContentBlock::Document { .. })))

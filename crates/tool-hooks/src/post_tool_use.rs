@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use tool_core::stage::{Next, OutcomeFuture, PipelineStage, StageLayer};
-use tool_core::{ContentBlock, Stage, ToolInvocation, ToolResultContent};
+use tool_core::{Stage, ToolInvocation, ToolResultContent};
 
 use crate::hooks::{
     HookEvent, HookSession, Hooks, PostHookOutcome, PostToolUseInput, reminder_text, run_units,
@@ -141,23 +141,8 @@ impl PipelineStage for PostToolUse {
 /// Join hook texts to a result after a blank line each, the result's own trailing whitespace
 /// dropped first (as Claude Code joins them); a result of blocks gets them as text blocks.
 fn join_texts(content: &mut ToolResultContent, texts: Vec<String>) {
-    if texts.is_empty() {
-        return;
-    }
-    match content {
-        ToolResultContent::Text(t) => {
-            let mut joined = t.trim_end().to_owned();
-            for a in texts {
-                if !joined.is_empty() {
-                    joined.push_str("\n\n");
-                }
-                joined.push_str(&a);
-            }
-            *t = joined;
-        }
-        ToolResultContent::Blocks(blocks) => {
-            blocks.extend(texts.into_iter().map(ContentBlock::text));
-        }
+    for t in texts {
+        content.append_note(&t);
     }
 }
 

@@ -48,7 +48,7 @@ mod validate;
 pub use allow_tools::{ALLOW_TOOLS_SOURCE, AllowTools};
 pub use call::CallTool;
 pub use permission::Permission;
-pub use pipeline::{Pipeline, ToolService, decision_stack, standard_stack};
+pub use pipeline::{HostLayer, Pipeline, ToolService, decision_stack, standard_stack};
 pub use result_policy::ResultPolicy;
 pub use schema::SchemaCheck;
 pub use session::{Session, SessionBuilder, TurnOutcome};

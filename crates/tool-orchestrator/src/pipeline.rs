@@ -29,8 +29,14 @@ pub type ToolService = BoxCloneSyncService<ToolInvocation, ToolOutcome, tool_cor
 /// A host's middleware, boxed: it wraps a part of the stack (see [`Stack`]).
 pub(crate) type BoxedLayer = Box<dyn FnOnce(ToolService) -> ToolService + Send + Sync>;
 
-/// Box a tower layer over [`ToolService`] as a [`BoxedLayer`].
-pub(crate) fn boxed_layer<L>(layer: L) -> BoxedLayer
+/// A host's tower middleware for a session's stack: any layer over the boxed [`ToolService`]
+/// whose service is again a cloneable, thread-safe service of tool calls.
+pub trait HostLayer: Send + Sync + 'static {
+    /// Wrap `inner`.
+    fn wrap(self, inner: ToolService) -> ToolService;
+}
+
+impl<L> HostLayer for L
 where
     L: tower_layer::Layer<ToolService> + Send + Sync + 'static,
     L::Service: tower_service::Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
@@ -40,7 +46,14 @@ where
         + 'static,
     <L::Service as tower_service::Service<ToolInvocation>>::Future: Send + 'static,
 {
-    Box::new(move |inner| BoxCloneSyncService::new(layer.layer(inner)))
+    fn wrap(self, inner: ToolService) -> ToolService {
+        BoxCloneSyncService::new(self.layer(inner))
+    }
+}
+
+/// Box a host layer as a [`BoxedLayer`].
+pub(crate) fn boxed_layer(layer: impl HostLayer) -> BoxedLayer {
+    Box::new(move |inner| layer.wrap(inner))
 }
 
 /// The assembled pipeline for one session's calls.

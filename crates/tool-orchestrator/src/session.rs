@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use tool_core::{
     Approver, InterruptBehavior, Lookup, PathPolicy, PermissionPolicy, ToolContext, ToolDefinition,
-    ToolInvocation, ToolOutcome, ToolRegistry, ToolUse, UserMessage,
+    ToolOutcome, ToolRegistry, ToolUse, UserMessage,
 };
 use tool_hooks::Hooks;
 use tool_permissions::{Policy, PolicyFiles};
 
 use crate::allow_tools::AllowTools;
-use crate::pipeline::{BoxedLayer, Pipeline, Stack, ToolService, boxed_layer};
+use crate::pipeline::{BoxedLayer, HostLayer, Pipeline, Stack, boxed_layer};
 use crate::turn::{InterruptHandle, TurnRun};
 
 /// Builds a [`Session`].
@@ -95,16 +95,7 @@ impl SessionBuilder {
     /// assert_eq!(calls.load(Ordering::SeqCst), 1);
     /// # });
     /// ```
-    pub fn layer<L>(mut self, layer: L) -> Self
-    where
-        L: tower_layer::Layer<ToolService> + Send + Sync + 'static,
-        L::Service: tower_service::Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        <L::Service as tower_service::Service<ToolInvocation>>::Future: Send + 'static,
-    {
+    pub fn layer(mut self, layer: impl HostLayer) -> Self {
         self.around_stack.push(boxed_layer(layer));
         self
     }
@@ -113,16 +104,7 @@ impl SessionBuilder {
     /// passed the schema, validation, the PreToolUse hooks and the permission decision, with
     /// their final input, and the tool's raw outcome before the result policy and the
     /// PostToolUse hooks. Of several, the first added is the outermost.
-    pub fn layer_around_call<L>(mut self, layer: L) -> Self
-    where
-        L: tower_layer::Layer<ToolService> + Send + Sync + 'static,
-        L::Service: tower_service::Service<ToolInvocation, Response = ToolOutcome, Error = tool_core::Error>
-            + Clone
-            + Send
-            + Sync
-            + 'static,
-        <L::Service as tower_service::Service<ToolInvocation>>::Future: Send + 'static,
-    {
+    pub fn layer_around_call(mut self, layer: impl HostLayer) -> Self {
         self.around_call.push(boxed_layer(layer));
         self
     }

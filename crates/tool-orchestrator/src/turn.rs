@@ -313,15 +313,7 @@ impl<'s> TurnRun<'s> {
                 cwd.display(),
                 self.start_cwd.display()
             );
-            match &mut last.content {
-                tool_core::ToolResultContent::Text(t) => {
-                    let joined = format!("{}\n\n{reminder}", t.trim_end());
-                    *t = joined;
-                }
-                tool_core::ToolResultContent::Blocks(b) => {
-                    b.push(tool_core::ContentBlock::text(reminder));
-                }
-            }
+            last.content.append_note(&reminder);
         }
         if self.session.ctx.cancel.is_cancelled() {
             self.session.ctx.cancel = CancellationToken::new();
