@@ -63,7 +63,7 @@ impl SessionBuilder {
         }
     }
 
-    /// Add the host's own middleware (any tower layer over the boxed [`ToolService`]) around
+    /// Add the host's own middleware (any tower layer over the boxed [`ToolService`](crate::ToolService)) around
     /// the whole stack: it sees every call first, before the schema check, and every outcome
     /// last, refusals included. Of several, the first added is the outermost.
     ///
