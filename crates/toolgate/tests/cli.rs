@@ -8,6 +8,24 @@ fn toolgate() -> Command {
     Command::new(env!("CARGO_BIN_EXE_toolgate"))
 }
 
+/// Run `cmd`, fail the test with its stderr unless it succeeded, and return its stdout.
+fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Each line of `text` as JSON.
+fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 #[test]
 fn check_names_the_rule_file_and_line_of_a_denied_command() {
     let d = tempfile::tempdir().unwrap();
@@ -18,22 +36,16 @@ fn check_names_the_rule_file_and_line_of_a_denied_command() {
         "{\n  \"permissions\": {\n    \"deny\": [\n      \"Bash(curl:*)\"\n    ]\n  }\n}\n",
     )
     .unwrap();
-    let out = toolgate()
-        .args([
-            "check",
-            "Bash",
-            r#"{"command": "ls && timeout 5 curl https://x.example"}"#,
-            "--dir",
-        ])
-        .arg(d.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = stdout_of(
+        toolgate()
+            .args([
+                "check",
+                "Bash",
+                r#"{"command": "ls && timeout 5 curl https://x.example"}"#,
+                "--dir",
+            ])
+            .arg(d.path()),
     );
-    let text = String::from_utf8_lossy(&out.stdout);
     let file = std::fs::canonicalize(&settings).unwrap();
     assert!(text.starts_with("deny\n"), "{text}");
     assert!(
@@ -52,22 +64,13 @@ fn run_prints_tool_results_as_json_lines() {
     let transcript = d.path().join("t.json");
     let path = d.path().join("a.txt").display().to_string();
     std::fs::write(&transcript, serde_json::json!([[{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": path}}, {"type": "tool_use", "id": "t2", "name": "Nope", "input": {}}]]).to_string()).unwrap();
-    let out = toolgate()
-        .arg("run")
-        .arg(&transcript)
-        .arg("--workspace")
-        .arg(d.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&stdout_of(
+        toolgate()
+            .arg("run")
+            .arg(&transcript)
+            .arg("--workspace")
+            .arg(d.path()),
+    ));
     assert_eq!(
         lines[0],
         serde_json::json!({"type": "tool_result", "tool_use_id": "t1", "content": "1\thi\n2\t"})
@@ -77,22 +80,9 @@ fn run_prints_tool_results_as_json_lines() {
 
 /// Run `toolgate run FILE` in `dir` and return the printed tool_result blocks.
 fn run_file(dir: &std::path::Path, file: &std::path::Path) -> Vec<serde_json::Value> {
-    let out = toolgate()
-        .arg("run")
-        .arg(file)
-        .arg("--dir")
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    json_lines(&stdout_of(
+        toolgate().arg("run").arg(file).arg("--dir").arg(dir),
+    ))
 }
 
 #[test]
@@ -264,18 +254,13 @@ fn tools_prints_the_definitions_the_policy_leaves() {
     )
     .unwrap();
     let names = |extra: &[&str]| -> Vec<String> {
-        let out = toolgate()
-            .args(["tools", "--dir"])
-            .arg(d.path())
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let defs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let defs: serde_json::Value = serde_json::from_str(&stdout_of(
+            toolgate()
+                .args(["tools", "--dir"])
+                .arg(d.path())
+                .args(extra),
+        ))
+        .unwrap();
         let defs = defs.as_array().unwrap();
         for def in defs {
             assert!(
