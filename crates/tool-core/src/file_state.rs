@@ -9,8 +9,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// What the model saw of one file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the model saw of one file. Serializable, so a host can keep a session's cache between
+/// processes (see [`FileStateCache::entries`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FileState {
     /// The text seen (the returned range for a Read, the whole file after Edit or Write),
     /// with a BOM removed and CRLF turned into LF.
@@ -114,6 +115,19 @@ impl FileStateCache {
         }
     }
 
+    /// Every entry, least recently used first: inserting them in this order into a new cache
+    /// rebuilds the same recency order.
+    pub fn entries(&self) -> Vec<(PathBuf, FileState)> {
+        let inner = self.lock();
+        let mut all: Vec<_> = inner
+            .map
+            .iter()
+            .map(|(p, (s, used))| (*used, p.clone(), s.clone()))
+            .collect();
+        all.sort_by_key(|(used, _, _)| *used);
+        all.into_iter().map(|(_, p, s)| (p, s)).collect()
+    }
+
     /// Forget `path`.
     pub fn remove(&self, path: &Path) {
         let mut inner = self.lock();
@@ -177,6 +191,24 @@ mod tests {
         c.insert("/big".into(), st("12345678901"));
         assert!(c.get(Path::new("/big")).is_none());
         assert_eq!(c.bytes(), 6);
+    }
+
+    #[test]
+    fn entries_rebuild_the_same_recency_order() {
+        let c = FileStateCache::new(3, 1000);
+        c.insert("/a".into(), st("a"));
+        c.insert("/b".into(), st("b"));
+        c.insert("/c".into(), st("c"));
+        assert!(c.get(Path::new("/a")).is_some());
+        let order: Vec<_> = c.entries().into_iter().map(|(p, _)| p).collect();
+        assert_eq!(order, [Path::new("/b"), Path::new("/c"), Path::new("/a")]);
+        let copy = FileStateCache::new(3, 1000);
+        for (p, s) in c.entries() {
+            copy.insert(p, s);
+        }
+        copy.insert("/d".into(), st("d"));
+        assert!(copy.get(Path::new("/b")).is_none(), "b is still the oldest");
+        assert!(copy.get(Path::new("/a")).is_some());
     }
 
     #[test]

@@ -101,6 +101,7 @@ mod path_rule;
 mod policy;
 mod protected;
 mod rule;
+mod saved;
 mod shell_policy;
 mod shell_rule;
 mod sources;
@@ -114,6 +115,9 @@ pub use lint::LintWarning;
 pub use policy::{IgnoredRule, Layer, Policy, PolicyBuilder, RuleEntry};
 pub use protected::{Protection, protected};
 pub use rule::PermissionRule;
+pub use saved::{
+    SAVED_APPROVAL_MARK, is_saved_approval, narrowest_rule, revoke_approval, save_approval,
+};
 pub use shell_rule::{ShellPattern, units};
 pub use sources::{PolicyFile, PolicyFiles, PolicySources, Trust};
 pub use trust::{TRUSTED_FILES, TrustEntry, TrustStore, project_hash};

@@ -2,7 +2,9 @@
 //!
 //! What it is for: what the program and `cargo xtask` share: running transcripts and oracle
 //! scenarios against a workspace ([`scenario`], [`transcript`]), the CLI's policy sources and
-//! checks ([`check`]), the Claude Code hook that asks toolgate ([`guard`]), its terminal approver ([`prompt`]) and the built-in demo ([`demo`]).
+//! checks ([`check`]), the Claude Code hook that asks toolgate ([`guard`]), the terminal
+//! approver ([`prompt`]), the run report ([`report`]), kept sessions ([`session_file`]) and the
+//! built-in demo ([`demo`]).
 //!
 //! What it is not for: embedding. A host uses the library crates directly: `tool-permissions`
 //! to decide, `tool-hooks` to run hooks, `tool-orchestrator` for sessions; this crate adds
@@ -12,5 +14,7 @@ pub mod check;
 pub mod demo;
 pub mod guard;
 pub mod prompt;
+pub mod report;
 pub mod scenario;
+pub mod session_file;
 pub mod transcript;

@@ -164,6 +164,14 @@ enum Command {
         /// The permission mode (default, acceptEdits, plan, dontAsk, bypassPermissions).
         #[arg(long)]
         mode: Option<String>,
+        /// Keep the session in FILE between invocations (its id, working directory, session
+        /// approvals and what the model has read), so a host can run one turn per call.
+        #[arg(long, value_name = "FILE")]
+        session: Option<PathBuf>,
+        /// Print the tool_result blocks as JSON lines (the default when standard output is
+        /// not a terminal; on a terminal the default is a report).
+        #[arg(long)]
+        json: bool,
     },
     /// Trust the project's policy files as they are now: their allow rules apply until their
     /// content changes. Records a hash in the user layer's trust.toml.
@@ -196,6 +204,25 @@ enum PolicyCommand {
         #[command(flatten)]
         policy: PolicyArgs,
     },
+    /// Show every rule with its list, layer, file and line; approvals saved with "always" are
+    /// marked.
+    List {
+        #[command(flatten)]
+        policy: PolicyArgs,
+    },
+    /// Remove an approval saved with "always" from the project's .toolgate/policy.local.toml.
+    Revoke {
+        /// The rule, as `policy list` shows it.
+        rule: String,
+        /// The project (default: the current directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// Where "always" approvals of the project in `ws` are saved.
+fn saved_approvals_file(ws: &std::path::Path) -> PathBuf {
+    ws.join(".toolgate/policy.local.toml")
 }
 
 /// A context for deciding about calls in `ws` under `policy`.
@@ -412,11 +439,64 @@ async fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Some(Command::Policy(PolicyCommand::List { policy })) => {
+            let ws = policy.workspace()?;
+            let home = home_dir(&ws);
+            let loaded = policy.sources(&ws, &home).load()?;
+            let ignored = loaded
+                .ignored_rules()
+                .iter()
+                .map(|i| (&i.entry, Some(&i.why)));
+            let rules = loaded.rules().iter().map(|e| (e, None));
+            for (entry, why) in rules.chain(ignored) {
+                let saved = match (&entry.file, entry.line) {
+                    (Some(f), Some(l)) if tool_permissions::is_saved_approval(f, l) => {
+                        "  [saved approval]"
+                    }
+                    _ => "",
+                };
+                let not_applied = why
+                    .map(|w| format!("  [not applied: {w}]"))
+                    .unwrap_or_default();
+                emit(&format!(
+                    "{:<5} {}  {}{saved}{not_applied}",
+                    entry.list.to_string(),
+                    entry.text,
+                    entry.source()
+                ));
+            }
+            Ok(())
+        }
+        Some(Command::Policy(PolicyCommand::Revoke { rule, dir })) => {
+            let args = PolicyArgs {
+                dir,
+                policy: Vec::new(),
+                settings: None,
+                trust_project: false,
+            };
+            let ws = args.workspace()?;
+            let file = saved_approvals_file(&ws);
+            let was_trusted = project_trusted(&args, &ws)?;
+            if tool_permissions::revoke_approval(&file, &rule)? {
+                if was_trusted {
+                    retrust(&args, &ws)?;
+                }
+                println!("removed `{rule}` from {}", file.display());
+                Ok(())
+            } else {
+                anyhow::bail!(
+                    "`{rule}` is not an approval saved in {} (rules you wrote yourself are edited by hand)",
+                    file.display()
+                )
+            }
+        }
         Some(Command::Run {
             file,
             policy,
             tools,
             mode,
+            session: session_file,
+            json,
         }) => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;
@@ -454,14 +534,25 @@ async fn main() -> anyhow::Result<()> {
             let data = std::env::var_os("XDG_DATA_HOME")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| home.join(".local/share"));
-            let session_id = format!("run-{}", std::process::id());
+            let kept = match &session_file {
+                Some(f) => toolgate::session_file::SessionState::load(f, &ws)?,
+                None => None,
+            };
+            let session_id = match &kept {
+                Some(k) => k.session_id.clone(),
+                None => format!("run-{}", uuid::Uuid::new_v4()),
+            };
             let mut ctx = decision_context(&ws, &home, &loaded, mode.as_deref())?;
             ctx.tool_results_dir = data.join("toolgate/tool-results").join(&session_id);
             ctx.task_output_dir = ctx.tool_results_dir.with_file_name("tasks");
             ctx.session_id = session_id;
             ctx.env = Arc::new(std::env::vars().collect());
             ctx.prompt_id = Some(uuid::Uuid::new_v4().to_string());
-            let mut builder = Session::builder(builtin_tools::registry()?, ctx)
+            if let Some(k) = &kept {
+                k.restore(&mut ctx);
+            }
+            let registry = Arc::new(builtin_tools::registry()?);
+            let mut builder = Session::builder(builtin_tools::registry()?, ctx.clone())
                 .policy(Arc::new(loaded))
                 .hooks(hooks);
             if let Some(t) = tools {
@@ -469,23 +560,99 @@ async fn main() -> anyhow::Result<()> {
             }
             // On a terminal an ask becomes a question; otherwise it is refused, as headless
             // Claude Code refuses it.
+            let mut approver = None;
             {
                 use std::io::IsTerminal as _;
                 if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-                    builder =
-                        builder.approver(Arc::new(toolgate::prompt::TerminalApprover::stdio()));
+                    let trusted_before = project_trusted(&policy, &ws)?;
+                    let (args, root) = (policy.clone(), ws.clone());
+                    let save_to = toolgate::prompt::SaveTo {
+                        file: saved_approvals_file(&ws),
+                        after_save: Box::new(move || {
+                            if trusted_before {
+                                retrust(&args, &root).map_err(|e| {
+                                    format!("the project's trust could not be renewed: {e}")
+                                })?;
+                            }
+                            Ok(())
+                        }),
+                    };
+                    let a = Arc::new(
+                        toolgate::prompt::TerminalApprover::stdio().remembering(
+                            Arc::clone(&registry),
+                            ctx.clone(),
+                            kept.as_ref()
+                                .map(|k| k.approvals.clone())
+                                .unwrap_or_default(),
+                            Some(save_to),
+                        ),
+                    );
+                    builder = builder.approver(a.clone());
+                    approver = Some(a);
                 }
             }
+            let report = {
+                use std::io::IsTerminal as _;
+                !json && std::io::stdout().is_terminal()
+            };
+            let colour = if report && std::env::var_os("NO_COLOR").is_none() {
+                toolgate::report::Colour::On
+            } else {
+                toolgate::report::Colour::Off
+            };
+            let mut summary = toolgate::report::Summary::default();
             let mut session = builder.build();
-            for turn in turns {
-                let out = session.run_turn(&turn).await;
-                for r in out.user_message().tool_results() {
-                    emit(&serde_json::to_string(r)?);
+            for (i, turn) in turns.iter().enumerate() {
+                let started = std::time::Instant::now();
+                let out = session.run_turn(turn).await;
+                let wall = started.elapsed();
+                if report {
+                    emit(
+                        toolgate::report::turn(
+                            i + 1,
+                            turn,
+                            &out.outcomes,
+                            wall,
+                            colour,
+                            &mut summary,
+                        )
+                        .trim_end(),
+                    );
+                } else {
+                    for r in out.user_message().tool_results() {
+                        emit(&serde_json::to_string(r)?);
+                    }
                 }
+            }
+            if report {
+                emit(&toolgate::report::summary(&summary, colour));
+            }
+            if let Some(f) = &session_file {
+                let approvals = match &approver {
+                    Some(a) => a.session_rules(),
+                    None => kept.map(|k| k.approvals).unwrap_or_default(),
+                };
+                toolgate::session_file::SessionState::of(session.context(), approvals).save(f)?;
             }
             Ok(())
         }
     }
+}
+
+/// Is the project in `ws` trusted as it is now (its trust record matches its policy files)?
+fn project_trusted(args: &PolicyArgs, ws: &std::path::Path) -> anyhow::Result<bool> {
+    let home = home_dir(ws);
+    let store = TrustStore::load(&args.sources(ws, &home).trust_store_path())?;
+    Ok(store.is_trusted(&project_hash(ws)?))
+}
+
+/// Record the project's trust again after the user's own change to its policy (a saved or
+/// revoked approval), so that change does not untrust the project.
+fn retrust(args: &PolicyArgs, ws: &std::path::Path) -> anyhow::Result<()> {
+    let home = home_dir(ws);
+    let mut store = TrustStore::load(&args.sources(ws, &home).trust_store_path())?;
+    store.record(ws, &project_hash(ws)?)?;
+    Ok(())
 }
 
 async fn run_scenario(file: &std::path::Path) -> anyhow::Result<()> {

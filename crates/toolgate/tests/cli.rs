@@ -447,3 +447,192 @@ fn run_into_a_closed_pipe_ends_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(out.status.success(), "{:?}: {err}", out.status);
 }
+
+#[test]
+fn run_prints_one_result_per_block_of_a_response_and_a_session_carries_reads_to_the_next_run() {
+    use serde_json::json;
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("a.txt"), "alpha\n").unwrap();
+    let a = ws.join("a.txt").display().to_string();
+    let response = json!({"id": "msg_1", "type": "message", "role": "assistant",
+        "model": "m", "stop_reason": "tool_use", "content": [
+        {"type": "text", "text": "Let me look."},
+        {"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": a}},
+        {"type": "tool_use", "id": "r2", "name": "Glob", "input": {"pattern": "*.txt", "path": ws}},
+        {"type": "tool_use", "id": "r3", "name": "Grep", "input": {"pattern": "alpha", "path": ws}},
+        {"type": "tool_use", "id": "r4", "name": "Bash", "input": {"command": "echo four"}}
+    ]});
+    let file = d.path().join("response.json");
+    std::fs::write(&file, response.to_string()).unwrap();
+    let run = |file: &std::path::Path, session: Option<&std::path::Path>| {
+        let mut cmd = toolgate();
+        cmd.arg("run")
+            .arg(file)
+            .arg("--dir")
+            .arg(&ws)
+            .arg("--mode")
+            .arg("acceptEdits");
+        cmd.env("HOME", d.path());
+        if let Some(s) = session {
+            cmd.arg("--session").arg(s);
+        }
+        json_lines(&stdout_of(&mut cmd))
+    };
+    let lines = run(&file, None);
+    let ids: Vec<&str> = lines
+        .iter()
+        .map(|l| l["tool_use_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["r1", "r2", "r3", "r4"]);
+    assert_eq!(lines[0]["content"], "1\talpha\n2\t");
+
+    // A Read in one invocation, an Edit in the next: with --session the Edit finds the Read.
+    let read = d.path().join("read.json");
+    std::fs::write(
+        &read,
+        json!([[{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": a}}]])
+            .to_string(),
+    )
+    .unwrap();
+    let edit = d.path().join("edit.json");
+    std::fs::write(&edit, json!([[{"type": "tool_use", "id": "t2", "name": "Edit", "input": {"file_path": a, "old_string": "alpha", "new_string": "beta"}}]]).to_string()).unwrap();
+    let without = run(&edit, None);
+    assert_eq!(without[0]["is_error"], true, "{without:?}");
+    assert!(
+        without[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("has not been read yet"),
+        "{without:?}"
+    );
+    let session = d.path().join("session.json");
+    run(&read, Some(&session));
+    let with = run(&edit, Some(&session));
+    assert_eq!(with[0].get("is_error"), None, "{with:?}");
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "beta\n");
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&session).unwrap()).unwrap();
+    assert_eq!(
+        kept["files"][0]["content"], "beta\n",
+        "the Edit's view is kept: {kept}"
+    );
+
+    // A session file of another project is refused, not misapplied.
+    let other = tempfile::tempdir().unwrap();
+    let out = toolgate()
+        .arg("run")
+        .arg(&read)
+        .arg("--dir")
+        .arg(other.path())
+        .arg("--session")
+        .arg(&session)
+        .env("HOME", d.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to the project"));
+}
+
+#[tokio::test]
+async fn an_always_approval_is_saved_with_the_comments_kept_and_policy_list_shows_its_line() {
+    use std::sync::Arc;
+    use tool_core::{Approval, ApprovalRequest, Approver, Decision, DecisionReason, ToolContext};
+    use toolgate::prompt::{SaveTo, TerminalApprover};
+    let d = toml_project();
+    let ws = std::fs::canonicalize(d.path().join("p")).unwrap();
+    let local = ws.join(".toolgate/policy.local.toml");
+    let original =
+        "# my own rules\n[permissions]\nask = [\n  \"Bash(npm publish:*)\", # careful\n]\n";
+    std::fs::write(&local, original).unwrap();
+    let registry = Arc::new(builtin_tools::registry().unwrap());
+    let ctx = ToolContext::new(&ws, d.path().join("home"), ws.join(".results"));
+    let request = |command: &str| ApprovalRequest {
+        tool_name: "Bash".into(),
+        tool_use_id: "t1".into(),
+        input: serde_json::json!({"command": command}),
+        decision: Decision::ask("needs approval", DecisionReason::NotGranted),
+    };
+    let saves = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = Arc::clone(&saves);
+    let approver = TerminalApprover::new(std::io::Cursor::new(b"a\n".to_vec()), std::io::sink())
+        .remembering(
+            Arc::clone(&registry),
+            ctx,
+            Vec::new(),
+            Some(SaveTo {
+                file: local.clone(),
+                after_save: Box::new(move || {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    Ok(())
+                }),
+            }),
+        );
+    let first = approver.approve(request("npm run lint")).await;
+    assert!(matches!(first, Approval::Approve { .. }));
+    assert_eq!(saves.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // The same call again is answered by the remembered rule (no answer is left to read);
+    // another command is not.
+    assert!(matches!(
+        approver.approve(request("npm run lint")).await,
+        Approval::Approve { .. }
+    ));
+    assert!(matches!(
+        approver.approve(request("npm run build")).await,
+        Approval::Reject { .. }
+    ));
+    assert_eq!(approver.session_rules(), ["Bash(npm run lint)"]);
+
+    let text = std::fs::read_to_string(&local).unwrap();
+    assert!(
+        text.starts_with(
+            "# my own rules\n[permissions]\nask = [\n  \"Bash(npm publish:*)\", # careful\n]\n"
+        ),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .position(|l| l.contains("\"Bash(npm run lint)\""))
+        .unwrap()
+        + 1;
+
+    // policy list shows it with its file and line, marked; trusted, it applies.
+    let out = in_project(&d, &["policy", "list", "--trust-project"]);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    let expected = format!(
+        "allow Bash(npm run lint)  local settings ({}:{line})  [saved approval]",
+        local.display()
+    );
+    assert!(
+        listed.lines().any(|l| l == expected),
+        "{expected}\nnot in\n{listed}"
+    );
+    assert!(
+        listed.contains("ask   Bash(npm publish:*)")
+            && !listed.contains("publish:*)  local settings ({}:4)  [saved"),
+        "{listed}"
+    );
+    let check = in_project(
+        &d,
+        &[
+            "check",
+            "Bash",
+            r#"{"command": "npm run lint"}"#,
+            "--trust-project",
+        ],
+    );
+    assert!(String::from_utf8_lossy(&check.stdout).starts_with("allow\n"));
+
+    // Revoked, it is gone and the user's own rules stay.
+    let out = in_project(&d, &["policy", "revoke", "Bash(npm run lint)"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&local).unwrap(), original);
+    let out = in_project(&d, &["policy", "revoke", "Bash(npm publish:*)"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not an approval saved"));
+}
