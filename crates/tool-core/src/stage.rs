@@ -103,7 +103,13 @@ where
         let next = Next {
             call: Box::new(move |inv| Box::pin(ready.call(inv))),
         };
-        self.stage.clone().run(inv, next)
+        let stage = std::any::type_name::<P>();
+        let stage = stage.rsplit("::").next().unwrap_or(stage);
+        let span = tracing::debug_span!("stage", stage);
+        Box::pin(tracing::Instrument::instrument(
+            self.stage.clone().run(inv, next),
+            span,
+        ))
     }
 }
 

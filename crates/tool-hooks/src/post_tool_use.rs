@@ -95,6 +95,15 @@ impl PipelineStage for PostToolUse {
             let event = event.as_str();
             let mut texts = Vec::new();
             for (h, r) in results {
+                tracing::info!(
+                    target: "toolgate::audit",
+                    kind = "hook",
+                    event,
+                    hook = %h.name,
+                    blocking_error = r.blocking_error.as_deref(),
+                    added_context = !r.additional_context.is_empty(),
+                    stop = r.prevent_continuation,
+                );
                 if external
                     && !failed
                     && let Some(out) = r.updated_output

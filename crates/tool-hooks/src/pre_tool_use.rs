@@ -101,7 +101,16 @@ impl PipelineStage for PreToolUse {
                 ));
             };
             let mut combined = HookOutcome::default();
-            for (_, o) in outcomes {
+            for (h, o) in outcomes {
+                tracing::info!(
+                    target: "toolgate::audit",
+                    kind = "hook",
+                    event = "PreToolUse",
+                    hook = %h.name,
+                    verdict = o.decision.as_ref().map(|d| d.verdict.to_string()),
+                    reason = o.decision.as_ref().and_then(|d| d.reason.clone()),
+                    rewrote_input = o.updated_input.is_some(),
+                );
                 combined.merge(o);
             }
             if let Some(updated) = combined.updated_input.clone() {

@@ -36,6 +36,7 @@
 //! ```
 
 mod allow_tools;
+pub mod audit;
 mod call;
 mod permission;
 mod pipeline;

@@ -16,6 +16,7 @@ use tool_hooks::{Hooks, PostToolUse, PreToolUse};
 use tower::ServiceBuilder;
 use tower::ServiceExt;
 use tower::util::BoxCloneSyncService;
+use tracing::Instrument as _;
 
 use crate::call::{CallTool, panic_message};
 use crate::permission::Permission;
@@ -183,37 +184,46 @@ impl Pipeline {
         ctx: ToolContext,
         offered: &(dyn Fn(&str) -> bool + Sync),
     ) -> ToolOutcome {
-        let tool = match self.registry.lookup(&tool_use.name, &|n| offered(n)) {
-            Lookup::Found(t) => t,
+        let span = tracing::info_span!(
+            "tool_call",
+            session = %ctx.session_id,
+            tool_use_id = %tool_use.id,
+            tool = %tool_use.name
+        );
+        let started = std::time::Instant::now();
+        let outcome = match self.registry.lookup(&tool_use.name, &|n| offered(n)) {
             Lookup::NotFound(text) => {
-                return ToolOutcome::refused(tool_use.id.clone(), Stage::Lookup, text);
+                ToolOutcome::refused(tool_use.id.clone(), Stage::Lookup, text)
+            }
+            _ if ctx.cancel.is_cancelled() => {
+                ToolOutcome::refused(tool_use.id.clone(), Stage::Cancelled, CANCEL_MESSAGE)
+            }
+            Lookup::Found(tool) => {
+                let name = tool.name().to_owned();
+                let inv =
+                    ToolInvocation::new(tool_use.id.clone(), tool, tool_use.input.clone(), ctx);
+                let svc = self.service.clone();
+                let fut = AssertUnwindSafe(svc.oneshot(inv)).catch_unwind();
+                match fut.instrument(span.clone()).await {
+                    Ok(Ok(outcome)) => outcome,
+                    Ok(Err(e)) => ToolOutcome::refused(
+                        tool_use.id.clone(),
+                        Stage::Internal,
+                        error_calling_tool(&name, &e.to_string()),
+                    ),
+                    Err(panic) => {
+                        let msg = panic_message(panic.as_ref());
+                        tracing::error!(parent: &span, tool = %name, panic = %msg, "pipeline panicked");
+                        ToolOutcome::refused(
+                            tool_use.id.clone(),
+                            Stage::Internal,
+                            error_calling_tool(&name, &msg),
+                        )
+                    }
+                }
             }
         };
-        if ctx.cancel.is_cancelled() {
-            return ToolOutcome::refused(tool_use.id.clone(), Stage::Cancelled, CANCEL_MESSAGE);
-        }
-        let name = tool.name().to_owned();
-        let span = tracing::debug_span!("tool_call", tool = %name, id = %tool_use.id);
-        let inv = ToolInvocation::new(tool_use.id.clone(), tool, tool_use.input.clone(), ctx);
-        let svc = self.service.clone();
-        let fut = AssertUnwindSafe(svc.oneshot(inv)).catch_unwind();
-        let _enter = span.enter();
-        match fut.await {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(e)) => ToolOutcome::refused(
-                tool_use.id.clone(),
-                Stage::Internal,
-                error_calling_tool(&name, &e.to_string()),
-            ),
-            Err(panic) => {
-                let msg = panic_message(panic.as_ref());
-                tracing::error!(tool = %name, panic = %msg, "pipeline panicked");
-                ToolOutcome::refused(
-                    tool_use.id.clone(),
-                    Stage::Internal,
-                    error_calling_tool(&name, &msg),
-                )
-            }
-        }
+        span.in_scope(|| crate::audit::emit_call(tool_use, &outcome, started.elapsed()));
+        outcome
     }
 }

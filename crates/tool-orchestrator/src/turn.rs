@@ -20,6 +20,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use tracing::Instrument as _;
 
 use futures::StreamExt;
 use futures::future::BoxFuture;
@@ -155,6 +156,8 @@ pub struct TurnRun<'s> {
     cap: usize,
     in_flight: usize,
     peak: usize,
+    /// The turn's `tracing` span, the parent of its calls' spans.
+    span: tracing::Span,
     siblings: Option<CancellationToken>,
     errored: Option<String>,
 }
@@ -197,7 +200,9 @@ impl<'s> TurnRun<'s> {
             .cancel_siblings_on_bash_error
             .then(|| session.ctx.cancel.child_token());
         let start_cwd = session.ctx.cwd.clone();
+        let span = tracing::info_span!("turn", session = %session.ctx.session_id);
         Self {
+            span,
             start_cwd,
             session,
             entries: Vec::new(),
@@ -402,14 +407,19 @@ impl<'s> TurnRun<'s> {
         if !e.safe {
             // An unsafe call runs alone: it runs on this task (its blocking work still goes to
             // the blocking pool), saving a task hand-off per call.
-            self.running.push(Box::pin(async move {
-                let outcome = pipeline.run(&block, ctx, &move |n| offered(n)).await;
-                (i, outcome)
-            }));
+            self.running.push(Box::pin(
+                async move {
+                    let outcome = pipeline.run(&block, ctx, &move |n| offered(n)).await;
+                    (i, outcome)
+                }
+                .instrument(self.span.clone()),
+            ));
             return;
         }
-        let task =
-            tokio::spawn(async move { pipeline.run(&block, ctx, &move |n| offered(n)).await });
+        let task = tokio::spawn(
+            async move { pipeline.run(&block, ctx, &move |n| offered(n)).await }
+                .instrument(self.span.clone()),
+        );
         self.running.push(Box::pin(async move {
             match task.await {
                 Ok(outcome) => (i, outcome),

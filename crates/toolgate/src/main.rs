@@ -172,6 +172,10 @@ enum Command {
         /// not a terminal; on a terminal the default is a report).
         #[arg(long)]
         json: bool,
+        /// Append the audit trail to FILE: one JSON line per permission decision, hook and
+        /// call (see the README for the fields).
+        #[arg(long, value_name = "FILE")]
+        audit: Option<PathBuf>,
     },
     /// Trust the project's policy files as they are now: their allow rules apply until their
     /// content changes. Records a hash in the user layer's trust.toml.
@@ -242,11 +246,29 @@ fn decision_context(
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::from_env("TOOLGATE_LOG"))
-        .with_writer(std::io::stderr)
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let cli = Cli::parse();
+    let audit = match &cli.command {
+        Some(Command::Run { audit: Some(f), .. }) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(f)
+                .with_context(|| format!("opening the audit log {}", f.display()))?,
+        ),
+        _ => None,
+    };
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_filter(tracing_subscriber::EnvFilter::from_env("TOOLGATE_LOG")),
+        )
+        .with(audit.map(tool_orchestrator::audit::AuditLayer::new))
         .init();
-    match Cli::parse().command {
+    match cli.command {
         Some(Command::Check {
             tool,
             input,
@@ -497,6 +519,7 @@ async fn main() -> anyhow::Result<()> {
             mode,
             session: session_file,
             json,
+            audit: _,
         }) => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {}", file.display()))?;

@@ -636,3 +636,73 @@ async fn an_always_approval_is_saved_with_the_comments_kept_and_policy_list_show
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not an approval saved"));
 }
+
+#[test]
+fn the_audit_log_has_a_decision_line_per_decided_call_naming_its_rule_or_check() {
+    use serde_json::json;
+    let d = tempfile::tempdir().unwrap();
+    let hook = "#!/bin/sh\ncat > /dev/null\nexit 0\n";
+    let scenario = json!({"name": "audit", "fixture": {"files": {"a.txt": "alpha\n",
+        "hook.sh": {"content": hook, "mode": "755"}}},
+    "settings": {"permissions": {"allow": ["Bash(echo:*)"], "ask": ["Bash(ls:*)"], "deny": ["Bash(rm:*)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "{{WORKSPACE}}/hook.sh"}]}]}},
+    "turns": [[
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "echo hi"}},
+        {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "ls"}},
+        {"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "rm -rf a.txt"}},
+        {"type": "tool_use", "id": "t4", "name": "Bash", "input": {"command": "echo x > .git/hooks/pre-commit"}},
+        {"type": "tool_use", "id": "t5", "name": "Nope", "input": {}}
+    ]]});
+    let file = d.path().join("s.json");
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    let log = d.path().join("audit.jsonl");
+    stdout_of(toolgate().arg("run").arg(&file).arg("--audit").arg(&log));
+    let lines = json_lines(&std::fs::read_to_string(&log).unwrap());
+    let of = |kind: &str, id: &str| -> Vec<&serde_json::Value> {
+        lines
+            .iter()
+            .filter(|l| l["kind"] == kind && l["tool_use_id"] == id)
+            .collect()
+    };
+    let rules = [
+        ("t1", "allow", "Bash(echo:*)"),
+        ("t2", "ask", "Bash(ls:*)"),
+        ("t3", "deny", "Bash(rm:*)"),
+    ];
+    for (id, verdict, rule) in rules {
+        let decisions = of("decision", id);
+        assert_eq!(decisions.len(), 1, "{id}: {lines:?}");
+        assert_eq!(decisions[0]["verdict"], verdict, "{id}");
+        assert_eq!(decisions[0]["rule"], rule, "{id}");
+        assert!(
+            decisions[0]["source"]
+                .as_str()
+                .unwrap()
+                .contains("settings.json:"),
+            "{id}"
+        );
+        assert_eq!(of("hook", id).len(), 1, "{id}: the PreToolUse hook's line");
+    }
+    let read = of("decision", "t4");
+    assert_eq!(read.len(), 1);
+    assert_eq!(read[0]["verdict"], "ask");
+    assert_eq!(read[0]["check"], "a write to a protected path", "{read:?}");
+    assert!(
+        of("decision", "t5").is_empty(),
+        "an unknown tool is refused before any decision"
+    );
+    for id in ["t1", "t2", "t3", "t4", "t5"] {
+        let calls = of("call", id);
+        assert_eq!(calls.len(), 1, "{id}");
+        assert!(calls[0]["duration_ms"].is_number() && calls[0]["session"].is_string());
+        assert!(
+            calls[0]["input_digest"]
+                .as_str()
+                .unwrap()
+                .starts_with("sha256:")
+        );
+        assert!(calls[0]["time"].as_str().unwrap().ends_with('Z'));
+    }
+    assert_eq!(of("call", "t1")[0]["outcome"], "ok");
+    assert_eq!(of("call", "t5")[0]["outcome"], "refused");
+}
