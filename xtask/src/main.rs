@@ -111,6 +111,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Task::Conformance { dir } => {
             let dir = dir.unwrap_or_else(|| workspace_root().join("tests/conformance"));
+            build_toolgate()?;
             let (pass, fail, skip) = conformance::run_dir(&dir).await?;
             println!("{pass} passed, {fail} failed, {skip} skipped");
             if fail > 0 {
@@ -282,6 +283,30 @@ fn ci() -> anyhow::Result<()> {
         if !status.success() {
             bail!("cargo {} failed ({status})", args.join(" "));
         }
+    }
+    Ok(())
+}
+
+/// Build the `toolgate` program beside this one (`target/<profile>/toolgate`), where the
+/// scenario runner finds it for scenarios whose hook command is `toolgate guard`.
+fn build_toolgate() -> anyhow::Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args([
+        "build",
+        "--quiet",
+        "--package",
+        "toolgate",
+        "--bin",
+        "toolgate",
+    ])
+    .current_dir(workspace_root());
+    if !cfg!(debug_assertions) {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().context("building toolgate")?;
+    if !status.success() {
+        bail!("building toolgate failed ({status})");
     }
     Ok(())
 }

@@ -37,11 +37,31 @@ pub struct GuardAnswer {
 }
 
 /// The answer to one PreToolUse hook input. `home` and `xdg` say where the user's settings are.
+///
+/// In `bypassPermissions` mode Claude Code runs a call a hook answers ask for without asking
+/// anyone, so there an ask (and an error) is answered deny: the only answer that still stops
+/// the call.
 pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) -> GuardAnswer {
+    let bypass = serde_json::from_str::<Value>(input).is_ok_and(|v| {
+        v.get("permission_mode").and_then(Value::as_str) == Some("bypassPermissions")
+    });
+    const BYPASS_NOTE: &str =
+        " [answered deny: in bypassPermissions mode Claude Code would run what a hook asks about]";
     match decide(input, home, xdg) {
         Ok(d) => match d.verdict {
-            Verdict::Deny | Verdict::Ask => GuardAnswer {
-                stdout: Some(hook_output(d.verdict, &reason_text(&d))),
+            Verdict::Deny => GuardAnswer {
+                stdout: Some(hook_output(Verdict::Deny, &reason_text(&d))),
+                stderr: None,
+            },
+            Verdict::Ask if bypass => GuardAnswer {
+                stdout: Some(hook_output(
+                    Verdict::Deny,
+                    &format!("{}{BYPASS_NOTE}", reason_text(&d)),
+                )),
+                stderr: None,
+            },
+            Verdict::Ask => GuardAnswer {
+                stdout: Some(hook_output(Verdict::Ask, &reason_text(&d))),
                 stderr: None,
             },
             Verdict::Allow if opts.allow && explicit_allow(&d) => GuardAnswer {
@@ -51,7 +71,7 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
             Verdict::Allow => GuardAnswer::default(),
         },
         Err(why) => {
-            let verdict = if opts.fail_closed {
+            let verdict = if opts.fail_closed || bypass {
                 Verdict::Deny
             } else {
                 Verdict::Ask

@@ -643,9 +643,15 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
     ctx.session_id = session_id;
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     env.insert("HOME".into(), subs.home.display().to_string());
+    // The oracle's PATH, with the directory of this build's `toolgate` first, so a scenario's
+    // hook command `toolgate guard` runs the guard being tested.
+    let system_path = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
     env.insert(
         "PATH".into(),
-        "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin".into(),
+        match toolgate_dir() {
+            Some(dir) => format!("{}:{system_path}", dir.display()),
+            None => system_path.to_owned(),
+        },
     );
     for (k, v) in &s.env {
         env.insert(k.clone(), subs.apply(v));
@@ -750,4 +756,19 @@ pub async fn run(s: &Scenario, layout: &Layout) -> Result<Run, RunError> {
         extra_blocks,
         workspace_after: snapshot_workspace(&subs.ws, subs),
     })
+}
+
+/// The directory of the `toolgate` program of this build: `TOOLGATE_BIN_DIR` when set, else
+/// the directory of the running program or its parent (`target/debug` for `toolgate`, xtask
+/// and test binaries in `target/debug/deps`), when a `toolgate` is there.
+pub fn toolgate_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("TOOLGATE_BIN_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .skip(1)
+        .take(2)
+        .find(|d| d.join("toolgate").is_file())
+        .map(Path::to_path_buf)
 }

@@ -362,6 +362,36 @@ fn guard_answers_deny_and_ask_keeps_quiet_on_allow_and_never_allows_on_an_error(
         &home,
     );
     assert_eq!(decision(&out), "ask", "{out}");
+    // In bypassPermissions mode Claude Code runs what a hook asks about: the ask becomes a
+    // deny, and so does an error.
+    let bypass = |tool: &str, input: serde_json::Value| {
+        call(tool, input).replace(
+            "\"permission_mode\":\"default\"",
+            "\"permission_mode\":\"bypassPermissions\"",
+        )
+    };
+    let (out, _, _) = guard(
+        &[],
+        &bypass(
+            "Bash",
+            serde_json::json!({"command": "echo x > .git/hooks/pre-commit"}),
+        ),
+        &home,
+    );
+    assert_eq!(decision(&out), "deny", "{out}");
+    assert!(out.contains("bypassPermissions"), "{out}");
+    let (out, _, _) = guard(&[], &bypass("Bash", serde_json::json!({})), &home);
+    assert_eq!(decision(&out), "deny", "{out}");
+    let (out, _, _) = guard(
+        &[],
+        &bypass("Bash", serde_json::json!({"command": "ls"})),
+        &home,
+    );
+    assert_eq!(
+        out.trim(),
+        "",
+        "what toolgate allows is still left to Claude Code"
+    );
     // A read inside the project: no answer, Claude Code decides.
     let path = ws.join("a.txt").display().to_string();
     let (out, _, _) = guard(
