@@ -31,7 +31,7 @@ enum Task {
     },
     /// Run a benchmark and print the figures beside the reference tool's (`read`).
     Bench {
-        /// Which benchmark: read, grep, rules, hooks or pipeline.
+        /// Which benchmark: read, grep, rules, hooks, pipeline or guard.
         which: String,
         /// Size of the generated file in MiB (read; default 1024).
         #[arg(long, default_value_t = 1024)]
@@ -125,8 +125,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             "rules" => bench::rules(),
             "hooks" => bench::hooks().await,
             "pipeline" => bench::pipeline().await,
+            "guard" => bench::guard(),
             other => {
-                bail!("unknown benchmark `{other}` (available: read, grep, rules, hooks, pipeline)")
+                bail!(
+                    "unknown benchmark `{other}` (available: read, grep, rules, hooks, pipeline, guard)"
+                )
             }
         },
         Task::Security {
@@ -289,7 +292,7 @@ fn ci() -> anyhow::Result<()> {
 
 /// Build the `toolgate` program beside this one (`target/<profile>/toolgate`), where the
 /// scenario runner finds it for scenarios whose hook command is `toolgate guard`.
-fn build_toolgate() -> anyhow::Result<()> {
+pub(crate) fn build_toolgate() -> anyhow::Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.args([

@@ -20,7 +20,8 @@
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::OnceLock;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 
@@ -31,12 +32,15 @@ use crate::lang::{self, ScriptEffects};
 /// The shipped database.
 const SHIPPED: &str = include_str!("commands.toml");
 
-/// The shipped database, parsed once. If it does not load, the database is empty, so every
-/// program is unknown (fail closed); the unit tests prove the shipped file loads.
+/// The shipped database, read once and each program compiled when first asked for (a
+/// process that decides one command compiles the few programs it names, not all of them).
+/// If it does not load, the database is empty, so every program is unknown (fail closed); a
+/// program whose entry does not compile is unknown too. The tests prove the shipped file
+/// loads whole, and that every program compiled on demand equals its eager compilation.
 pub fn database() -> &'static Database {
     static DB: OnceLock<Database> = OnceLock::new();
     DB.get_or_init(|| {
-        Database::parse(SHIPPED).unwrap_or_else(|e| Database {
+        Database::parse_lazily(SHIPPED).unwrap_or_else(|e| Database {
             load_error: Some(e.to_string()),
             ..Database::default()
         })
@@ -303,8 +307,9 @@ pub struct Program {
     pub options: Vec<OptionSpec>,
     /// Its operand grammar.
     pub operands: Vec<Slot>,
-    /// Its subcommands by name (aliases included), when the first operand selects one.
-    pub subcommands: BTreeMap<String, Program>,
+    /// Its subcommands by name (aliases included), when the first operand selects one; each
+    /// compiled when first looked up.
+    subcommands: BTreeMap<String, Arc<Subcommand>>,
     /// Subcommands also accept this program's options (`cargo build -v`).
     pub shared_options: bool,
     /// It walks the directories it is given (or the working directory) recursively: `rg`,
@@ -314,10 +319,73 @@ pub struct Program {
     pub hook: Option<Hook>,
     /// `key=value` operands and what the key's value is (`dd`).
     pub keys: BTreeMap<String, Vec<EffectKind>>,
-    index: HashMap<String, usize>,
+    index: BTreeMap<String, usize>,
+}
+
+/// A subcommand, compiled when it is first looked up (git has a hundred; a command names one).
+pub struct Subcommand {
+    name: String,
+    raw: RawProgram,
+    parent_syntax: Syntax,
+    style: Option<String>,
+    sets: Arc<BTreeMap<String, RawSet>>,
+    compiled: OnceLock<Result<Program, String>>,
+}
+
+impl Subcommand {
+    /// The subcommand, compiled; its compile error when its entry is wrong.
+    fn compiled(&self) -> &Result<Program, String> {
+        self.compiled.get_or_init(|| {
+            compile(
+                &self.name,
+                &self.raw,
+                Some((&self.parent_syntax, self.style.as_deref())),
+                &self.sets,
+            )
+            .map_err(|e| e.to_string())
+        })
+    }
+
+    /// The subcommand's program; `None` when its entry does not compile (it is then unknown).
+    pub fn program(&self) -> Option<&Program> {
+        self.compiled().as_ref().ok()
+    }
+}
+
+impl fmt::Debug for Subcommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.compiled().fmt(f)
+    }
 }
 
 impl Program {
+    /// The subcommand a word selects (a name or an alias).
+    pub fn subcommand(&self, word: &str) -> Option<&Program> {
+        self.subcommands.get(word).and_then(|s| s.program())
+    }
+
+    /// Does the first operand select a subcommand?
+    pub fn has_subcommands(&self) -> bool {
+        !self.subcommands.is_empty()
+    }
+
+    /// Every subcommand once (not once per alias), compiled now.
+    pub fn subcommands(&self) -> impl Iterator<Item = &Program> {
+        let mut seen = std::collections::BTreeSet::new();
+        self.subcommands
+            .values()
+            .filter(move |s| seen.insert(Arc::as_ptr(s)))
+            .filter_map(|s| s.program())
+    }
+
+    /// The first error among this program's subcommands, at any depth.
+    fn subcommand_error(&self) -> Option<String> {
+        self.subcommands.values().find_map(|s| match s.compiled() {
+            Ok(p) => p.subcommand_error(),
+            Err(e) => Some(e.clone()),
+        })
+    }
+
     /// The option a name spells exactly.
     pub fn option(&self, name: &str) -> Option<&OptionSpec> {
         self.index.get(name).map(|&i| &self.options[i])
@@ -350,6 +418,10 @@ impl Program {
 #[derive(Debug, Default)]
 pub struct Database {
     programs: BTreeMap<String, Program>,
+    /// Programs not compiled yet: each one's TOML tables, compiled on first use.
+    pending: BTreeMap<String, Pending>,
+    /// The `[sets.*]` programs include.
+    sets: Arc<BTreeMap<String, RawSet>>,
     by_name: HashMap<String, String>,
     config: BTreeMap<String, Vec<(String, String)>>,
     /// Why the shipped data did not load (the database is then empty).
@@ -391,7 +463,49 @@ impl Interpretation {
 // ---------------------------------------------------------------------------------------------
 // Loading
 
-#[derive(Deserialize, Default)]
+/// Add `part` (whole tables) to its owner's section, or to the shared text.
+fn flush<'t>(
+    sections: &mut BTreeMap<&'t str, String>,
+    shared: &mut String,
+    owner: Option<&'t str>,
+    part: &str,
+) {
+    match owner {
+        Some(name) => sections.entry(name).or_default().push_str(part),
+        None => shared.push_str(part),
+    }
+}
+
+/// A program's TOML tables, compiled on first use.
+#[derive(Debug, Default)]
+struct Pending {
+    text: String,
+    compiled: OnceLock<Option<Program>>,
+}
+
+/// The `aliases` of the program `name`, read from the first table of its section (the
+/// program's own, before any subcommand's).
+fn section_aliases(name: &str, section: &str) -> Result<Vec<String>, Error> {
+    #[derive(Deserialize)]
+    struct Line {
+        aliases: Vec<String>,
+    }
+    let own = section
+        .split_inclusive('\n')
+        .enumerate()
+        .take_while(|(i, l)| *i == 0 || !l.starts_with('['))
+        .map(|(_, l)| l);
+    for line in own {
+        if line.trim_start().starts_with("aliases") {
+            let parsed: Line =
+                toml::from_str(line).map_err(|e| bad(format!("{name}: aliases: {e}")))?;
+            return Ok(parsed.aliases);
+        }
+    }
+    Ok(Vec::new())
+}
+
+#[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
     #[serde(default)]
@@ -402,7 +516,7 @@ struct RawFile {
     p: BTreeMap<String, RawProgram>,
 }
 
-#[derive(Deserialize, Default, Clone)]
+#[derive(Debug, Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawSet {
     #[serde(default)]
@@ -415,7 +529,7 @@ struct RawSet {
     options: Vec<RawOption>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawProgram {
     #[serde(default)]
@@ -455,7 +569,7 @@ struct RawProgram {
     sub: BTreeMap<String, RawProgram>,
 }
 
-#[derive(Deserialize, Default, Clone)]
+#[derive(Debug, Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawOption {
     names: String,
@@ -568,17 +682,13 @@ impl Database {
     pub fn parse(text: &str) -> Result<Database, Error> {
         let raw: RawFile = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
         let mut db = Database::default();
-        for (name, table) in &raw.config {
-            let mut pats = Vec::new();
-            for (category, keys) in table {
-                for k in keys {
-                    pats.push((k.to_ascii_lowercase(), category.clone()));
-                }
-            }
-            db.config.insert(name.clone(), pats);
-        }
+        db.read_config(&raw);
+        db.sets = Arc::new(raw.sets.clone());
         for (name, rp) in &raw.p {
-            let prog = compile(name, rp, None, &raw.sets)?;
+            let prog = compile(name, rp, None, &db.sets)?;
+            if let Some(e) = prog.subcommand_error() {
+                return Err(bad(e));
+            }
             for n in std::iter::once(name).chain(&rp.aliases) {
                 if db.by_name.insert(n.clone(), name.clone()).is_some() {
                     return Err(bad(format!("{n}: named twice")));
@@ -589,6 +699,67 @@ impl Database {
         Ok(db)
     }
 
+    /// Read a database from its TOML text, compiling each program only when it is first
+    /// asked for. The sets, the configuration tables and every program's names are read now.
+    pub fn parse_lazily(text: &str) -> Result<Database, Error> {
+        // Split the text at table headers into the shared tables (`[sets.*]`, `[config.*]`)
+        // and each program's tables (`[p.NAME]`, `[p.NAME.sub.*]`, `[[p.NAME.options]]`).
+        let mut shared = String::new();
+        let mut sections: BTreeMap<&str, String> = BTreeMap::new();
+        let mut owner: Option<&str> = None;
+        let mut start = 0;
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            if line.starts_with('[') {
+                flush(&mut sections, &mut shared, owner, &text[start..at]);
+                start = at;
+                let header = line.trim_start_matches('[');
+                owner = header
+                    .strip_prefix("p.")
+                    .map(|rest| rest.split(['.', ']']).next().unwrap_or_default().trim());
+                if matches!(owner, Some(n) if n.is_empty() || n.starts_with('"')) {
+                    return Err(bad(format!(
+                        "a program header this reader cannot split: {line}"
+                    )));
+                }
+            }
+            at += line.len();
+        }
+        flush(&mut sections, &mut shared, owner, &text[start..at]);
+        let raw: RawFile = toml::from_str(&shared).map_err(|e| bad(e.to_string()))?;
+        let mut db = Database::default();
+        db.read_config(&raw);
+        db.sets = Arc::new(raw.sets);
+        for (name, section) in sections {
+            let name = name.to_owned();
+            for n in std::iter::once(name.clone()).chain(section_aliases(&name, &section)?) {
+                if db.by_name.insert(n.clone(), name.clone()).is_some() {
+                    return Err(bad(format!("{n}: named twice")));
+                }
+            }
+            db.pending.insert(
+                name,
+                Pending {
+                    text: section,
+                    compiled: OnceLock::new(),
+                },
+            );
+        }
+        Ok(db)
+    }
+
+    fn read_config(&mut self, raw: &RawFile) {
+        for (name, table) in &raw.config {
+            let mut pats = Vec::new();
+            for (category, keys) in table {
+                for k in keys {
+                    pats.push((k.to_ascii_lowercase(), category.clone()));
+                }
+            }
+            self.config.insert(name.clone(), pats);
+        }
+    }
+
     /// Why the shipped data did not load, when it did not: every program is then unknown, and
     /// an analysis must not treat "unknown" as "a program a rule may name".
     pub fn load_error(&self) -> Option<&str> {
@@ -597,22 +768,42 @@ impl Database {
 
     /// The program run by this name (its basename, or an alias).
     pub fn program(&self, name: &str) -> Option<&Program> {
-        self.by_name.get(name).and_then(|n| self.programs.get(n))
+        let name = self.by_name.get(name)?;
+        self.programs
+            .get(name)
+            .or_else(|| self.compile_pending(name))
     }
 
-    /// Every program.
+    /// A pending program, compiled now if it was not yet; `None` if it does not compile.
+    fn compile_pending(&self, name: &str) -> Option<&Program> {
+        let pending = self.pending.get(name)?;
+        pending
+            .compiled
+            .get_or_init(|| {
+                let raw: RawFile = toml::from_str(&pending.text).ok()?;
+                let rp = raw.p.get(name)?;
+                compile(name, rp, None, &self.sets).ok()
+            })
+            .as_ref()
+    }
+
+    /// Every program (those not compiled yet are compiled now; one that does not compile is
+    /// left out).
     pub fn programs(&self) -> impl Iterator<Item = &Program> {
-        self.programs.values()
+        let mut all: Vec<&Program> = self.programs.values().collect();
+        all.extend(self.pending.keys().filter_map(|n| self.compile_pending(n)));
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all.into_iter()
     }
 
     /// How many programs.
     pub fn len(&self) -> usize {
-        self.programs.len()
+        self.programs.len() + self.pending.len()
     }
 
     /// Is the database empty (it did not load)?
     pub fn is_empty(&self) -> bool {
-        self.programs.is_empty()
+        self.len() == 0
     }
 
     /// The effects of a configuration key (`[config.git]`, `[config.ssh]`): the category
@@ -660,8 +851,8 @@ impl Database {
 fn compile(
     name: &str,
     rp: &RawProgram,
-    parent: Option<(&Program, Option<&str>)>,
-    sets: &BTreeMap<String, RawSet>,
+    parent: Option<(&Syntax, Option<&str>)>,
+    sets: &Arc<BTreeMap<String, RawSet>>,
 ) -> Result<Program, Error> {
     let mut syntax = match (&rp.style, parent) {
         (Some(s), _) => style(s, name)?,
@@ -669,7 +860,7 @@ fn compile(
         (None, Some((p, None))) => Syntax {
             any_option: false,
             numeric: false,
-            ..p.syntax
+            ..*p
         },
         (None, None) => return Err(bad(format!("{name}: no style"))),
     };
@@ -816,10 +1007,20 @@ fn compile(
     }
 
     for (sub_name, sub_raw) in &rp.sub {
-        let full = format!("{name} {sub_name}");
-        let sub = compile(&full, sub_raw, Some((&prog, rp.sub_style.as_deref())), sets)?;
+        let sub = Arc::new(Subcommand {
+            name: format!("{name} {sub_name}"),
+            raw: sub_raw.clone(),
+            parent_syntax: prog.syntax,
+            style: rp.sub_style.clone(),
+            sets: Arc::clone(sets),
+            compiled: OnceLock::new(),
+        });
         for n in std::iter::once(sub_name).chain(&sub_raw.aliases) {
-            if prog.subcommands.insert(n.clone(), sub.clone()).is_some() {
+            if prog
+                .subcommands
+                .insert(n.clone(), Arc::clone(&sub))
+                .is_some()
+            {
                 return Err(bad(format!("{name}: subcommand {n} named twice")));
             }
         }
@@ -1007,8 +1208,8 @@ impl Run<'_, '_> {
                 continue;
             }
             // An operand.
-            if !prog.subcommands.is_empty() {
-                let Some(sub) = prog.subcommands.get(w.as_str()) else {
+            if prog.has_subcommands() {
+                let Some(sub) = prog.subcommand(w.as_str()) else {
                     self.unknown(w, &label, "subcommand not in the command database");
                     return;
                 };

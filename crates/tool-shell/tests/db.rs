@@ -19,6 +19,45 @@ fn shipped_database_loads() {
     assert_eq!(db.len(), database().len());
 }
 
+/// The shipped database compiles each program on first use; every program, and every name it
+/// runs by, must come out exactly as the eager reading of the whole file gives it.
+#[test]
+fn programs_compiled_on_demand_equal_the_eager_compilation() {
+    let text = include_str!("../src/commands.toml");
+    let eager = Database::parse(text).unwrap_or_else(|e| panic!("{e}"));
+    let lazy = Database::parse_lazily(text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(lazy.len(), eager.len());
+    for p in eager.programs() {
+        for name in std::iter::once(&p.name).chain(&p.aliases) {
+            let on_demand = lazy
+                .program(name)
+                .unwrap_or_else(|| panic!("{name} is missing or does not compile"));
+            assert_eq!(format!("{on_demand:?}"), format!("{p:?}"), "{name}");
+        }
+    }
+    assert_eq!(
+        format!("{:?}", lazy.programs().collect::<Vec<_>>()),
+        format!("{:?}", eager.programs().collect::<Vec<_>>())
+    );
+    for (table, key) in [
+        ("git", "core.pager"),
+        ("git", "alias.x"),
+        ("ssh", "proxycommand"),
+    ] {
+        assert_eq!(
+            lazy.config_category(table, key),
+            eager.config_category(table, key)
+        );
+    }
+    // A program header the splitter cannot place is an error, not a silent loss.
+    assert!(Database::parse_lazily("[p.\"odd.name\"]\nstyle = \"gnu\"\n").is_err());
+    // A broken program is unknown (fail closed) without hiding the others.
+    let broken = "[p.good]\nstyle = \"gnu\"\n\n[p.bad]\nstyle = \"nonsense\"\n";
+    let db = Database::parse_lazily(broken).unwrap();
+    assert!(db.program("good").is_some());
+    assert!(db.program("bad").is_none());
+}
+
 fn has(i: &tool_shell::db::Interpretation, kind: EffectKind, value: &str) -> bool {
     i.effects
         .iter()
@@ -524,7 +563,7 @@ fn every_option_declares_its_effect_and_names_are_unique() {
                 assert!(EffectKind::from_name(k.as_str()) == Some(*k));
             }
         }
-        for s in p.subcommands.values() {
+        for s in p.subcommands() {
             walk(s, options);
         }
     }
@@ -571,7 +610,7 @@ fn abbreviations_never_resolve_to_a_different_option() {
                 }
             }
         }
-        for s in p.subcommands.values() {
+        for s in p.subcommands() {
             walk(s);
         }
     }

@@ -47,8 +47,11 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
     });
     const BYPASS_NOTE: &str =
         " [answered deny: in bypassPermissions mode Claude Code would run what a hook asks about]";
-    match decide(input, home, xdg) {
-        Ok(d) => match d.verdict {
+    match decide(input, home, xdg, opts.allow) {
+        Ok(Decided {
+            decision: d,
+            explicit_allow,
+        }) => match d.verdict {
             Verdict::Deny => GuardAnswer {
                 stdout: Some(hook_output(Verdict::Deny, &reason_text(&d))),
                 stderr: None,
@@ -64,7 +67,7 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
                 stdout: Some(hook_output(Verdict::Ask, &reason_text(&d))),
                 stderr: None,
             },
-            Verdict::Allow if opts.allow && explicit_allow(&d) => GuardAnswer {
+            Verdict::Allow if opts.allow && explicit_allow => GuardAnswer {
                 stdout: Some(hook_output(Verdict::Allow, &reason_text(&d))),
                 stderr: None,
             },
@@ -113,8 +116,45 @@ fn hook_output(verdict: Verdict, reason: &str) -> String {
     .to_string()
 }
 
+/// Does Claude Code trust the project (its trust dialog was accepted, as recorded in
+/// `~/.claude.json`)? Claude Code then applies the project's own allow rules itself.
+fn claude_code_trusts(home: &Path, project: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(home.join(".claude.json")) else {
+        return false;
+    };
+    let Ok(v) = serde_json::from_str::<Value>(&text) else {
+        return false;
+    };
+    let Some(key) = project.to_str() else {
+        return false;
+    };
+    v.get("projects")
+        .and_then(|p| p.get(key))
+        .and_then(|p| p.get("hasTrustDialogAccepted"))
+        .and_then(Value::as_bool)
+        == Some(true)
+}
+
+/// What the guard acts on: the decision, and whether the policy as toolgate trusts it
+/// grants the call with an allow rule (what `--allow` may answer allow for).
+struct Decided {
+    decision: Decision,
+    explicit_allow: bool,
+}
+
 /// The decision for the call the hook input describes.
-fn decide(input: &str, home: &Path, xdg: Option<&Path>) -> Result<Decision, String> {
+///
+/// Trust: the project's allow rules count for the guard's allow answer (`--allow`, which
+/// waives Claude Code's prompt) only with a `toolgate trust` record. When Claude Code trusts
+/// the project it applies those rules itself, so they also keep the guard quiet: a call they
+/// allow gets no answer, and Claude Code decides it, instead of the guard asking about the
+/// project's ordinary work. Trust only adds allow rules; deny and ask rules always apply.
+fn decide(
+    input: &str,
+    home: &Path,
+    xdg: Option<&Path>,
+    answer_allow: bool,
+) -> Result<Decided, String> {
     let v: Value =
         serde_json::from_str(input).map_err(|e| format!("the input is not JSON: {e}"))?;
     let text = |key: &str| -> Result<&str, String> {
@@ -131,37 +171,70 @@ fn decide(input: &str, home: &Path, xdg: Option<&Path>) -> Result<Decision, Stri
     let project = std::env::var_os("CLAUDE_PROJECT_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| cwd.clone());
-    let sources = PolicySources::standard(&project, home, xdg, Trust::Store);
-    let policy = sources.load().map_err(|e| e.to_string())?;
-    let mut ctx = ToolContext::new(&project, home, project.join(".toolgate-guard-results"));
-    ctx.cwd = cwd;
-    ctx.working_dirs
-        .extend(policy.additional_directories().iter().cloned());
-    if let Some(mode) = v
+    let mode = v
         .get("permission_mode")
         .and_then(Value::as_str)
-        .and_then(|m| m.parse::<PermissionMode>().ok())
-    {
-        ctx.permission_mode = mode;
+        .and_then(|m| m.parse::<PermissionMode>().ok());
+    // Only the tool called: its schema is the only one compiled (the guard runs once per call).
+    let mut registry = tool_core::ToolRegistry::new();
+    for t in builtin_tools::all() {
+        if t.name() == tool || t.aliases().iter().any(|a| a == tool) {
+            registry.register(t).map_err(|e| e.to_string())?;
+        }
     }
-    let registry = builtin_tools::registry().map_err(|e| e.to_string())?;
-    if registry.get(tool).is_some() {
-        return tool_permissions::decide(&policy, &registry, tool, &tool_input, &ctx)
-            .map_err(|e| e.to_string());
+    let decide_with = |trust: Trust| -> Result<Decision, String> {
+        let sources = PolicySources::standard(&project, home, xdg, trust);
+        let policy = sources.load().map_err(|e| e.to_string())?;
+        let mut ctx = ToolContext::new(&project, home, project.join(".toolgate-guard-results"));
+        ctx.cwd = cwd.clone();
+        ctx.working_dirs
+            .extend(policy.additional_directories().iter().cloned());
+        if let Some(mode) = mode {
+            ctx.permission_mode = mode;
+        }
+        if registry.get(tool).is_some() {
+            return tool_permissions::decide(&policy, &registry, tool, &tool_input, &ctx)
+                .map_err(|e| e.to_string());
+        }
+        // A tool toolgate does not run (WebFetch, an MCP tool): the engine decides it from
+        // its name and, for WebFetch, its URL.
+        let subject = match (tool, tool_input.get("url").and_then(Value::as_str)) {
+            ("WebFetch", Some(url)) => PermissionSubject::Url(url.to_owned()),
+            _ => PermissionSubject::Nothing,
+        };
+        let request = PermissionRequest {
+            tool_name: tool,
+            input: &tool_input,
+            subject: &subject,
+            read_only: false,
+            requires_user_interaction: false,
+            ctx: &ctx,
+        };
+        Ok(policy.decide(&request))
+    };
+    let claude_trusts = claude_code_trusts(home, &project);
+    if !answer_allow {
+        // Only deny, ask or silence can come of it: one reading, with the project's allow
+        // rules as Claude Code applies them.
+        let trust = if claude_trusts {
+            Trust::Trusted
+        } else {
+            Trust::Store
+        };
+        return Ok(Decided {
+            decision: decide_with(trust)?,
+            explicit_allow: false,
+        });
     }
-    // A tool toolgate does not run (WebFetch, an MCP tool): the engine decides it from its
-    // name and, for WebFetch, its URL.
-    let subject = match (tool, tool_input.get("url").and_then(Value::as_str)) {
-        ("WebFetch", Some(url)) => PermissionSubject::Url(url.to_owned()),
-        _ => PermissionSubject::Nothing,
+    let stored = decide_with(Trust::Store)?;
+    let explicit_allow = stored.verdict == Verdict::Allow && explicit_allow(&stored);
+    let decision = if stored.verdict != Verdict::Allow && claude_trusts {
+        decide_with(Trust::Trusted)?
+    } else {
+        stored
     };
-    let request = PermissionRequest {
-        tool_name: tool,
-        input: &tool_input,
-        subject: &subject,
-        read_only: false,
-        requires_user_interaction: false,
-        ctx: &ctx,
-    };
-    Ok(policy.decide(&request))
+    Ok(Decided {
+        decision,
+        explicit_allow,
+    })
 }

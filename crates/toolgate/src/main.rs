@@ -244,12 +244,43 @@ fn decision_context(
     Ok(ctx)
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    // The guard runs once per tool call of Claude Code: it decides synchronously, without
+    // starting a runtime or a log subscriber it does not need.
+    if let Some(Command::Guard { allow, fail_closed }) = cli.command {
+        return guard(allow, fail_closed);
+    }
+    tokio::runtime::Runtime::new()
+        .context("starting the async runtime")?
+        .block_on(run(cli))
+}
+
+fn guard(allow: bool, fail_closed: bool) -> anyhow::Result<()> {
+    let mut input = String::new();
+    std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+        .context("reading the hook's input")?;
+    let home = home_dir(std::path::Path::new("/"));
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+    let out = toolgate::guard::answer(
+        &input,
+        &home,
+        xdg.as_deref(),
+        toolgate::guard::GuardOptions { allow, fail_closed },
+    );
+    if let Some(e) = out.stderr {
+        eprintln!("{e}");
+    }
+    if let Some(o) = out.stdout {
+        println!("{o}");
+    }
+    Ok(())
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
-    let cli = Cli::parse();
     let audit = match &cli.command {
         Some(Command::Run { audit: Some(f), .. }) => Some(
             std::fs::OpenOptions::new()
@@ -302,26 +333,7 @@ async fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Some(Command::Guard { allow, fail_closed }) => {
-            let mut input = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
-                .context("reading the hook's input")?;
-            let home = home_dir(std::path::Path::new("/"));
-            let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
-            let out = toolgate::guard::answer(
-                &input,
-                &home,
-                xdg.as_deref(),
-                toolgate::guard::GuardOptions { allow, fail_closed },
-            );
-            if let Some(e) = out.stderr {
-                eprintln!("{e}");
-            }
-            if let Some(o) = out.stdout {
-                println!("{o}");
-            }
-            Ok(())
-        }
+        Some(Command::Guard { allow, fail_closed }) => guard(allow, fail_closed),
         Some(Command::Tools { policy, tools }) => {
             let ws = policy.workspace()?;
             let home = home_dir(&ws);

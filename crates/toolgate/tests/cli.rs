@@ -392,6 +392,36 @@ fn guard_answers_deny_and_ask_keeps_quiet_on_allow_and_never_allows_on_an_error(
         "",
         "what toolgate allows is still left to Claude Code"
     );
+    // The project's own allow rule: the guard asks while Claude Code does not trust the
+    // project, keeps quiet once it does (Claude Code applies the rule itself), and never
+    // answers allow for it without a toolgate trust record.
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(make:*)"], "deny": ["Bash(curl:*)", "WebFetch(domain:evil.example)"]}}"#,
+    )
+    .unwrap();
+    let make = call("Bash", serde_json::json!({"command": "make test"}));
+    let (out, _, _) = guard(&[], &make, &home);
+    assert_eq!(decision(&out), "ask", "{out}");
+    let canonical = std::fs::canonicalize(&ws).unwrap();
+    std::fs::write(
+        home.join(".claude.json"),
+        serde_json::json!({"projects": {canonical.to_str().unwrap(): {"hasTrustDialogAccepted": true}}}).to_string(),
+    )
+    .unwrap();
+    let make = call("Bash", serde_json::json!({"command": "make test"}))
+        .replace(ws.to_str().unwrap(), canonical.to_str().unwrap());
+    let (out, _, _) = guard(&[], &make, &home);
+    assert_eq!(out.trim(), "", "trusted by Claude Code: no answer");
+    let (out, _, _) = guard(&["--allow"], &make, &home);
+    assert_eq!(out.trim(), "", "not allow: toolgate has no trust record");
+    let curl = call(
+        "Bash",
+        serde_json::json!({"command": "make && curl x.example"}),
+    )
+    .replace(ws.to_str().unwrap(), canonical.to_str().unwrap());
+    let (out, _, _) = guard(&[], &curl, &home);
+    assert_eq!(decision(&out), "deny", "trust never lifts a deny: {out}");
     // A read inside the project: no answer, Claude Code decides.
     let path = ws.join("a.txt").display().to_string();
     let (out, _, _) = guard(
