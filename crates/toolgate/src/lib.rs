@@ -2,7 +2,8 @@
 //!
 //! What it is for: what the program and `cargo xtask` share: running transcripts and oracle
 //! scenarios against a workspace ([`scenario`], [`transcript`]), the CLI's policy sources and
-//! checks ([`check`]), the Claude Code hook that asks toolgate ([`guard`]), the terminal
+//! checks ([`check`]), the Claude Code hook that asks toolgate ([`guard`]) and its installer
+//! ([`install`]), the terminal
 //! approver ([`prompt`]), the run report ([`report`]), kept sessions ([`session_file`]) and the
 //! built-in demo ([`demo`]).
 //!
@@ -13,6 +14,7 @@
 pub mod check;
 pub mod demo;
 pub mod guard;
+pub mod install;
 pub mod prompt;
 pub mod report;
 pub mod scenario;

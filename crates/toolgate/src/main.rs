@@ -138,6 +138,8 @@ enum Command {
         /// Answer deny, not ask, when the call cannot be decided.
         #[arg(long)]
         fail_closed: bool,
+        #[command(subcommand)]
+        action: Option<GuardAction>,
     },
     /// Print the tool definitions in the Messages API's `tools` format, ready to send to a
     /// model: the built-in tools, less those the policy denies as a whole.
@@ -196,6 +198,36 @@ enum Command {
 }
 
 #[derive(Subcommand)]
+enum GuardAction {
+    /// Add `toolgate guard` (this program, by its full path) as a PreToolUse hook for every
+    /// tool to a Claude Code settings file, keeping the file's other content and formatting;
+    /// with --uninstall, take it out again.
+    Install {
+        /// The user's settings, ~/.claude/settings.json (the default).
+        #[arg(long, group = "target")]
+        user: bool,
+        /// The project's shared settings, .claude/settings.json.
+        #[arg(long, group = "target")]
+        project: bool,
+        /// The project's local settings, .claude/settings.local.json.
+        #[arg(long, group = "target")]
+        local: bool,
+        /// The project (default: the current directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Remove the guard instead.
+        #[arg(long)]
+        uninstall: bool,
+        /// Install it with --allow.
+        #[arg(long, conflicts_with = "uninstall")]
+        allow: bool,
+        /// Install it with --fail-closed.
+        #[arg(long, conflicts_with = "uninstall")]
+        fail_closed: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum PolicyCommand {
     /// Load every layer and report errors (with file, line and column), rules that a broader
     /// rule shadows, allow rules that do not apply, and aliased rule families.
@@ -248,7 +280,12 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     // The guard runs once per tool call of Claude Code: it decides synchronously, without
     // starting a runtime or a log subscriber it does not need.
-    if let Some(Command::Guard { allow, fail_closed }) = cli.command {
+    if let Some(Command::Guard {
+        allow,
+        fail_closed,
+        action: None,
+    }) = cli.command
+    {
         return guard(allow, fail_closed);
     }
     tokio::runtime::Runtime::new()
@@ -333,7 +370,88 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Some(Command::Guard { allow, fail_closed }) => guard(allow, fail_closed),
+        Some(Command::Guard {
+            allow,
+            fail_closed,
+            action: None,
+        }) => guard(allow, fail_closed),
+        Some(Command::Guard {
+            action:
+                Some(GuardAction::Install {
+                    user: _,
+                    project,
+                    local,
+                    dir,
+                    uninstall,
+                    allow,
+                    fail_closed,
+                }),
+            ..
+        }) => {
+            let file = if project || local {
+                let args = PolicyArgs {
+                    dir,
+                    policy: Vec::new(),
+                    settings: None,
+                    trust_project: false,
+                };
+                let ws = args.workspace()?;
+                ws.join(if local {
+                    ".claude/settings.local.json"
+                } else {
+                    ".claude/settings.json"
+                })
+            } else {
+                let home = std::env::var_os("HOME")
+                    .map(PathBuf::from)
+                    .context("HOME is not set, so there are no user settings")?;
+                home.join(".claude/settings.json")
+            };
+            if uninstall {
+                let changed =
+                    toolgate::install::edit_file(&file, toolgate::install::without_guard)?;
+                println!(
+                    "{}: {}",
+                    file.display(),
+                    if changed {
+                        "guard removed"
+                    } else {
+                        "no toolgate guard to remove"
+                    }
+                );
+            } else {
+                let exe = std::env::current_exe().context("finding this program")?;
+                let exe = exe.to_string_lossy();
+                let mut command = if exe
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+                {
+                    exe.into_owned()
+                } else {
+                    format!("'{}'", exe.replace('\'', "'\\''"))
+                };
+                command.push_str(" guard");
+                if allow {
+                    command.push_str(" --allow");
+                }
+                if fail_closed {
+                    command.push_str(" --fail-closed");
+                }
+                let changed = toolgate::install::edit_file(&file, |t| {
+                    toolgate::install::with_guard(t, &command)
+                })?;
+                println!(
+                    "{}: {}",
+                    file.display(),
+                    if changed {
+                        format!("added the PreToolUse hook `{command}`")
+                    } else {
+                        "a toolgate guard is already installed".to_owned()
+                    }
+                );
+            }
+            Ok(())
+        }
         Some(Command::Tools { policy, tools }) => {
             let ws = policy.workspace()?;
             let home = home_dir(&ws);

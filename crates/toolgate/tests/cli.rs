@@ -766,3 +766,47 @@ fn the_audit_log_has_a_decision_line_per_decided_call_naming_its_rule_or_check()
     assert_eq!(of("call", "t1")[0]["outcome"], "ok");
     assert_eq!(of("call", "t5")[0]["outcome"], "refused");
 }
+
+#[test]
+fn guard_install_adds_the_hook_keeping_the_file_and_uninstall_takes_it_out() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    let local = ws.join(".claude/settings.local.json");
+    let original = "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\"]\n  },\n  \"model\": \"opus\"\n}\n";
+    std::fs::write(&local, original).unwrap();
+    let install = |args: &[&str]| {
+        stdout_of(
+            toolgate()
+                .args(["guard", "install"])
+                .args(args)
+                .arg("--dir")
+                .arg(&ws)
+                .env("HOME", d.path()),
+        )
+    };
+    let said = install(&["--local", "--fail-closed"]);
+    assert!(said.contains("added the PreToolUse hook"), "{said}");
+    let text = std::fs::read_to_string(&local).unwrap();
+    assert!(text.starts_with(original.trim_end().trim_end_matches('}').trim_end()), "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let command = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str().unwrap().to_owned();
+    assert!(command.ends_with("toolgate guard --fail-closed"), "{command}");
+    assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "*");
+    // The installed command is this program: it answers as the guard.
+    let program = command.trim_end_matches(" guard --fail-closed");
+    assert!(std::path::Path::new(program).is_file(), "{program}");
+    assert!(install(&["--local"]).contains("already installed"));
+    assert!(install(&["--local", "--uninstall"]).contains("guard removed"));
+    assert_eq!(std::fs::read_to_string(&local).unwrap(), original);
+    // The user's settings, created when missing.
+    install(&["--user"]);
+    let user: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join(".claude/settings.json")).unwrap()).unwrap();
+    assert!(user["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str().unwrap().ends_with("toolgate guard"));
+    // A settings file that is not JSON is left alone, with the place named.
+    std::fs::write(ws.join(".claude/settings.json"), "{\n  \"a\": 1,\n  oops\n}\n").unwrap();
+    let out = toolgate().args(["guard", "install", "--project", "--dir"]).arg(&ws).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("settings.json: 3:3:"), "{}", String::from_utf8_lossy(&out.stderr));
+}
