@@ -26,6 +26,7 @@ pub(crate) async fn run_dir(dir: &Path) -> anyhow::Result<(usize, usize, usize)>
         .collect();
     files.sort();
     let (mut pass, mut fail, mut skip) = (0, 0, 0);
+    let progress = crate::progress::Progress::new("conformance", files.len());
     for f in files {
         let name = f
             .file_stem()
@@ -39,21 +40,23 @@ pub(crate) async fn run_dir(dir: &Path) -> anyhow::Result<(usize, usize, usize)>
         match verdict {
             Verdict::Pass => {
                 pass += 1;
-                match differs_reason(&f) {
-                    Some(why) => println!("PASS {name} (differs on purpose: {why})"),
-                    None => println!("PASS {name}"),
-                }
+                let line = match differs_reason(&f) {
+                    Some(why) => format!("PASS {name} (differs on purpose: {why})"),
+                    None => format!("PASS {name}"),
+                };
+                progress.step(&line, false, false);
             }
             Verdict::Fail(why) => {
                 fail += 1;
-                println!("FAIL {name}: {why}");
+                progress.step(&format!("FAIL {name}: {why}"), true, true);
             }
             Verdict::Skip(why) => {
                 skip += 1;
-                println!("SKIP {name}: {why}");
+                progress.step(&format!("SKIP {name}: {why}"), true, false);
             }
         }
     }
+    progress.finish();
     Ok((pass, fail, skip))
 }
 

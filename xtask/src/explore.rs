@@ -138,9 +138,11 @@ pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
                 .collect()
         })
         .collect();
+    let recording = crate::progress::Progress::new("recording", todo.len());
     std::thread::scope(|scope| {
         for chunk in &chunks {
-            let (runner, scenarios, results) = (&runner, &scenarios, &results);
+            let (runner, scenarios, results, recording) =
+                (&runner, &scenarios, &results, &recording);
             scope.spawn(move || {
                 for name in chunk {
                     let status = Command::new("python3")
@@ -151,13 +153,18 @@ pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
                         .stdout(std::process::Stdio::null())
                         .stderr(std::process::Stdio::null())
                         .status();
-                    if !status.is_ok_and(|s| s.success()) {
-                        eprintln!("oracle run failed: {name}");
-                    }
+                    let ok = status.is_ok_and(|s| s.success());
+                    let line = if ok {
+                        format!("recorded {name}")
+                    } else {
+                        format!("oracle run failed: {name}")
+                    };
+                    recording.step(&line, !ok, !ok);
                 }
             });
         }
     });
+    recording.finish();
 
     // 3. Compare.
     let mut groups: BTreeMap<String, Vec<Difference>> = BTreeMap::new();

@@ -5,6 +5,7 @@ mod conformance;
 mod differential;
 mod explore;
 mod mutate;
+mod progress;
 mod security;
 
 use std::path::PathBuf;

@@ -538,7 +538,9 @@ pub(crate) fn case_lines(
 pub(crate) fn run(files: &[PathBuf]) -> anyhow::Result<(usize, usize, usize, usize)> {
     let (mut pass, mut fail, mut skip, mut unsafe_) = (0, 0, 0, 0);
     let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-    for item in case_lines(files) {
+    let items: Vec<_> = case_lines(files).collect();
+    let progress = crate::progress::Progress::new("security", items.len());
+    for item in items {
         let (here, case) = item?;
         let id = case["id"].as_str().unwrap_or("?");
         if let Some(first) = seen.insert(id.to_owned(), here.clone()) {
@@ -548,7 +550,11 @@ pub(crate) fn run(files: &[PathBuf]) -> anyhow::Result<(usize, usize, usize, usi
         match run_case(&case) {
             Outcome::Skip(why) => {
                 skip += 1;
-                println!("{id} expected={expected} SKIP: {why}");
+                progress.step(
+                    &format!("{id} expected={expected} SKIP: {why}"),
+                    true,
+                    false,
+                );
             }
             Outcome::Got(got) => {
                 let ok = parse_verdict(expected) == Some(got);
@@ -561,14 +567,16 @@ pub(crate) fn run(files: &[PathBuf]) -> anyhow::Result<(usize, usize, usize, usi
                 if dangerous {
                     unsafe_ += 1;
                 }
-                println!(
+                let line = format!(
                     "{id} expected={expected} got={got} {}{}",
                     if ok { "PASS" } else { "FAIL" },
                     if dangerous { " UNSAFE" } else { "" }
                 );
+                progress.step(&line, !ok, !ok);
             }
         }
     }
+    progress.finish();
     Ok((pass, fail, skip, unsafe_))
 }
 

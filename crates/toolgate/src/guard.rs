@@ -36,15 +36,24 @@ pub struct GuardAnswer {
     pub stderr: Option<String>,
 }
 
-/// The answer to one PreToolUse hook input. `home` and `xdg` say where the user's settings are.
+/// The answer to one PreToolUse (or PermissionRequest) hook input. `home` and `xdg` say where the user's settings are.
 ///
 /// In `bypassPermissions` mode Claude Code runs a call a hook answers ask for without asking
 /// anyone, so there an ask (and an error) is answered deny: the only answer that still stops
 /// the call.
 pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) -> GuardAnswer {
-    let bypass = serde_json::from_str::<Value>(input).is_ok_and(|v| {
-        v.get("permission_mode").and_then(Value::as_str) == Some("bypassPermissions")
-    });
+    let parsed = serde_json::from_str::<Value>(input).ok();
+    let field = |k: &str| {
+        parsed
+            .as_ref()
+            .and_then(|v| v.get(k))
+            .and_then(Value::as_str)
+    };
+    let bypass = field("permission_mode") == Some("bypassPermissions");
+    let event = match field("hook_event_name") {
+        Some("PermissionRequest") => Event::PermissionRequest,
+        _ => Event::PreToolUse,
+    };
     const BYPASS_NOTE: &str =
         " [answered deny: in bypassPermissions mode Claude Code would run what a hook asks about]";
     match decide(input, home, xdg, opts.allow) {
@@ -53,22 +62,23 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
             explicit_allow,
         }) => match d.verdict {
             Verdict::Deny => GuardAnswer {
-                stdout: Some(hook_output(Verdict::Deny, &reason_text(&d))),
+                stdout: hook_output(event, Verdict::Deny, &reason_text(&d)),
                 stderr: None,
             },
             Verdict::Ask if bypass => GuardAnswer {
-                stdout: Some(hook_output(
+                stdout: hook_output(
+                    event,
                     Verdict::Deny,
                     &format!("{}{BYPASS_NOTE}", reason_text(&d)),
-                )),
+                ),
                 stderr: None,
             },
             Verdict::Ask => GuardAnswer {
-                stdout: Some(hook_output(Verdict::Ask, &reason_text(&d))),
+                stdout: hook_output(event, Verdict::Ask, &reason_text(&d)),
                 stderr: None,
             },
             Verdict::Allow if opts.allow && explicit_allow => GuardAnswer {
-                stdout: Some(hook_output(Verdict::Allow, &reason_text(&d))),
+                stdout: hook_output(event, Verdict::Allow, &reason_text(&d)),
                 stderr: None,
             },
             Verdict::Allow => GuardAnswer::default(),
@@ -81,7 +91,7 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
             };
             let reason = format!("toolgate could not decide this call: {why}");
             GuardAnswer {
-                stdout: Some(hook_output(verdict, &reason)),
+                stdout: hook_output(event, verdict, &reason),
                 stderr: Some(reason),
             }
         }
@@ -107,13 +117,36 @@ fn reason_text(d: &Decision) -> String {
     }
 }
 
-fn hook_output(verdict: Verdict, reason: &str) -> String {
-    json!({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": verdict.to_string(),
-        "permissionDecisionReason": reason,
-    }})
-    .to_string()
+/// The hook's answer for `event`. A PermissionRequest hook answers the permission dialog:
+/// allow or deny, and no answer for an ask (the dialog is then shown as usual).
+fn hook_output(event: Event, verdict: Verdict, reason: &str) -> Option<String> {
+    Some(
+        match event {
+            Event::PreToolUse => json!({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": verdict.to_string(),
+                "permissionDecisionReason": reason,
+            }}),
+            Event::PermissionRequest => {
+                let behavior = match verdict {
+                    Verdict::Ask => return None,
+                    v => v.to_string(),
+                };
+                json!({"hookSpecificOutput": {
+                    "hookEventName": "PermissionRequest",
+                    "decision": {"behavior": behavior, "message": reason},
+                }})
+            }
+        }
+        .to_string(),
+    )
+}
+
+/// The hook events the guard answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    PreToolUse,
+    PermissionRequest,
 }
 
 /// Does Claude Code trust the project (its trust dialog was accepted, as recorded in

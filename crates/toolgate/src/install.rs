@@ -39,9 +39,7 @@ impl Node {
 
     fn get(&self, key: &str) -> Option<&Node> {
         match self {
-            Node::Object { members, .. } => {
-                members.iter().find(|(k, _, _)| k == key).map(|m| &m.2)
-            }
+            Node::Object { members, .. } => members.iter().find(|(k, _, _)| k == key).map(|m| &m.2),
             _ => None,
         }
     }
@@ -390,8 +388,10 @@ pub fn without_guard(text: &str) -> Result<Option<String>, String> {
                 Node::Scalar { .. } => false,
             };
             if empty {
-                let spans: Vec<Range<usize>> =
-                    members.iter().map(|(_, start, n)| *start..n.span().end).collect();
+                let spans: Vec<Range<usize>> = members
+                    .iter()
+                    .map(|(_, start, n)| *start..n.span().end)
+                    .collect();
                 text = cut(&text, &spans, i);
             }
         }
@@ -506,7 +506,10 @@ mod tests {
                 // empty.
                 let mut expect = json(original);
                 if let Some(hooks) = expect.get_mut("hooks").and_then(Value::as_object_mut) {
-                    if hooks.get("PreToolUse").is_some_and(|p| p == &serde_json::json!([])) {
+                    if hooks
+                        .get("PreToolUse")
+                        .is_some_and(|p| p == &serde_json::json!([]))
+                    {
                         hooks.remove("PreToolUse");
                     }
                     if hooks.is_empty() {

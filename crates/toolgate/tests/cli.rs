@@ -463,6 +463,39 @@ fn guard_with_allow_answers_allow_for_an_allow_rule() {
         v["hookSpecificOutput"]["permissionDecision"], "allow",
         "{out}"
     );
+
+    // The PermissionRequest event: allow or deny the dialog, and no answer for an ask (the
+    // dialog is shown as usual).
+    std::fs::write(
+        home.join(".config/toolgate/policy.toml"),
+        "[permissions]\nallow = [\"Bash(cargo test:*)\"]\ndeny = [\"Bash(curl:*)\"]\n",
+    )
+    .unwrap();
+    let request = |command: &str| {
+        serde_json::json!({"cwd": ws, "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": command}})
+        .to_string()
+    };
+    let behavior = |out: &str| -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(
+            v["hookSpecificOutput"]["hookEventName"],
+            "PermissionRequest"
+        );
+        v["hookSpecificOutput"]["decision"]["behavior"].clone()
+    };
+    let (out, _, _) = guard(&["--allow"], &request("cargo test"), &home);
+    assert_eq!(behavior(&out), "allow", "{out}");
+    let (out, _, _) = guard(&[], &request("ls; curl x.example"), &home);
+    assert_eq!(behavior(&out), "deny", "{out}");
+    let (out, _, _) = guard(&["--allow"], &request("rm -rf build"), &home);
+    assert_eq!(out.trim(), "", "an ask leaves the dialog to the user");
+    let (out, _, _) = guard(
+        &["--fail-closed"],
+        "{\"hook_event_name\": \"PermissionRequest\"}",
+        &home,
+    );
+    assert_eq!(behavior(&out), "deny", "{out}");
 }
 
 #[test]
@@ -773,7 +806,8 @@ fn guard_install_adds_the_hook_keeping_the_file_and_uninstall_takes_it_out() {
     let ws = d.path().join("ws");
     std::fs::create_dir_all(ws.join(".claude")).unwrap();
     let local = ws.join(".claude/settings.local.json");
-    let original = "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\"]\n  },\n  \"model\": \"opus\"\n}\n";
+    let original =
+        "{\n  \"permissions\": {\n    \"allow\": [\"Bash(ls)\"]\n  },\n  \"model\": \"opus\"\n}\n";
     std::fs::write(&local, original).unwrap();
     let install = |args: &[&str]| {
         stdout_of(
@@ -788,10 +822,19 @@ fn guard_install_adds_the_hook_keeping_the_file_and_uninstall_takes_it_out() {
     let said = install(&["--local", "--fail-closed"]);
     assert!(said.contains("added the PreToolUse hook"), "{said}");
     let text = std::fs::read_to_string(&local).unwrap();
-    assert!(text.starts_with(original.trim_end().trim_end_matches('}').trim_end()), "{text}");
+    assert!(
+        text.starts_with(original.trim_end().trim_end_matches('}').trim_end()),
+        "{text}"
+    );
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let command = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str().unwrap().to_owned();
-    assert!(command.ends_with("toolgate guard --fail-closed"), "{command}");
+    let command = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        command.ends_with("toolgate guard --fail-closed"),
+        "{command}"
+    );
     assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "*");
     // The installed command is this program: it answers as the guard.
     let program = command.trim_end_matches(" guard --fail-closed");
@@ -801,12 +844,31 @@ fn guard_install_adds_the_hook_keeping_the_file_and_uninstall_takes_it_out() {
     assert_eq!(std::fs::read_to_string(&local).unwrap(), original);
     // The user's settings, created when missing.
     install(&["--user"]);
-    let user: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join(".claude/settings.json")).unwrap()).unwrap();
-    assert!(user["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str().unwrap().ends_with("toolgate guard"));
+    let user: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.path().join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        user["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("toolgate guard")
+    );
     // A settings file that is not JSON is left alone, with the place named.
-    std::fs::write(ws.join(".claude/settings.json"), "{\n  \"a\": 1,\n  oops\n}\n").unwrap();
-    let out = toolgate().args(["guard", "install", "--project", "--dir"]).arg(&ws).output().unwrap();
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        "{\n  \"a\": 1,\n  oops\n}\n",
+    )
+    .unwrap();
+    let out = toolgate()
+        .args(["guard", "install", "--project", "--dir"])
+        .arg(&ws)
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("settings.json: 3:3:"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("settings.json: 3:3:"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
