@@ -154,3 +154,52 @@ fn a_redirection_an_edit_allow_rule_covers_runs() {
     assert_eq!(bash(&p, &c, "echo y > src/$NAME").0, Verdict::Ask);
     assert_eq!(bash(&p, &c, "python3 gen.py > src/out.txt").0, Verdict::Ask);
 }
+
+/// A repository's own config can make any git command run a program (`core.fsmonitor` on
+/// `git status`, `core.pager` on `git log`, `diff.external` on `git diff`): git there asks,
+/// whatever rule allows the command; an ordinary config changes nothing.
+#[test]
+fn git_asks_in_a_repository_whose_config_runs_programs() {
+    use tool_core::RuleList::Allow;
+    let sb = Sandbox::new();
+    sb.write("sub/a.txt", "a\n");
+    let config = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n[remote \"origin\"]\n\turl = https://x.example/r.git\n";
+    sb.write(".git/config", config);
+    let p = policy_of(&[(Allow, "Bash(git:*)")]);
+    let c = sb.ctx_in(PermissionMode::Default);
+    let none = policy_of(&[]);
+    for command in ["git status", "git -C sub log", "git diff"] {
+        assert_eq!(bash(&p, &c, command).0, Verdict::Allow, "{command}");
+        assert_eq!(
+            bash(&none, &c, command).0,
+            Verdict::Allow,
+            "{command}: read-only"
+        );
+    }
+    for (setting, command) in [
+        ("[core]\n\tfsmonitor = touch pwned; false\n", "git status"),
+        ("[Core]\n\tPAGER = sh -c id\n", "git -C sub log"),
+        ("[diff]\n\texternal = ./d.sh\n", "git -C sub diff"),
+        ("[include]\n\tpath = ../evil.gitconfig\n", "git status"),
+    ] {
+        sb.write(".git/config", &format!("{config}{setting}"));
+        for policy in [&p, &none] {
+            let d = decide_builtin(policy, &c, "Bash", &json!({"command": command}));
+            assert_eq!(d.verdict, Verdict::Ask, "{setting:?} {command}");
+            assert!(
+                d.reason
+                    .to_string()
+                    .contains("git in a repository whose own config runs programs"),
+                "{}",
+                d.reason
+            );
+        }
+    }
+    // A --git-dir elsewhere is read too.
+    sb.write(".git/config", config);
+    sb.write("other.git/config", "[core]\n\tfsmonitor = ./x\n");
+    assert_eq!(
+        bash(&p, &c, "git --git-dir=other.git status").0,
+        Verdict::Ask
+    );
+}

@@ -33,6 +33,7 @@ mod classify;
 pub mod db;
 mod effect;
 pub mod expand;
+pub mod gitconfig;
 pub mod lang;
 
 pub use classify::{

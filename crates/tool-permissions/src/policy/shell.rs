@@ -133,6 +133,32 @@ impl Policy {
                 },
             ));
         }
+        // (7b) git in a repository whose own config runs programs (`core.fsmonitor` runs on
+        // `git status`): the command runs what that file names.
+        for u in &analysis.units {
+            if u.interpretation.path.first().map(String::as_str) != Some("git") {
+                continue;
+            }
+            for config in git_configs(u) {
+                let found = match &config {
+                    GitConfig::Around(dir) => tool_shell::gitconfig::repository_runs_programs(dir),
+                    GitConfig::File(file) => tool_shell::gitconfig::config_runs_programs(file),
+                };
+                if let Some(s) = found {
+                    return Some(Decision::ask(
+                        Self::ask_message(request),
+                        DecisionReason::Check {
+                            name: format!(
+                                "git in a repository whose own config runs programs: `{}` ({}:{})",
+                                s.key,
+                                s.file.display(),
+                                s.line
+                            ),
+                        },
+                    ));
+                }
+            }
+        }
         // (8)
         for w in touched.writes() {
             let w = &w.path;
@@ -359,3 +385,41 @@ impl ShellLine {
 const MAX_COMMAND_BYTES: usize = 64 * 1024;
 /// Most simple commands in one line analysed for an allow.
 const MAX_UNITS: usize = 256;
+
+/// Where a git unit reads its repository's config.
+enum GitConfig {
+    /// The repository around this directory.
+    Around(std::path::PathBuf),
+    /// This config file (`--git-dir DIR` reads `DIR/config`).
+    File(std::path::PathBuf),
+}
+
+/// The configs a git unit reads: the repository around its working directory as changed by
+/// `-C` options, and that of a `--git-dir` given on the command line.
+fn git_configs(u: &tool_shell::analyze::Unit) -> Vec<GitConfig> {
+    let mut dir = u.cwd.clone();
+    let mut out = Vec::new();
+    let mut words = u.argv.iter().skip(1);
+    while let Some(w) = words.next() {
+        if w == "-C" {
+            if let Some(d) = words.next() {
+                dir = dir.join(d);
+            }
+        } else if let Some(d) = w.strip_prefix("--git-dir=") {
+            out.push(GitConfig::File(dir.join(d).join("config")));
+        } else if w == "--git-dir" {
+            if let Some(d) = words.next() {
+                out.push(GitConfig::File(dir.join(d).join("config")));
+            }
+        } else if !w.starts_with('-') {
+            break;
+        } else if matches!(
+            w.as_str(),
+            "-c" | "--config-env" | "--work-tree" | "--namespace"
+        ) {
+            words.next();
+        }
+    }
+    out.push(GitConfig::Around(dir));
+    out
+}
