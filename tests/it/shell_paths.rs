@@ -182,7 +182,7 @@ fn git_asks_in_a_repository_whose_config_runs_programs() {
         ("[diff]\n\texternal = ./d.sh\n", "git -C sub diff"),
         ("[include]\n\tpath = ../evil.gitconfig\n", "git status"),
     ] {
-        sb.write(".git/config", &format!("{config}{setting}"));
+        sb.write(".git/config", format!("{config}{setting}"));
         for policy in [&p, &none] {
             let d = decide_builtin(policy, &c, "Bash", &json!({"command": command}));
             assert_eq!(d.verdict, Verdict::Ask, "{setting:?} {command}");
