@@ -12,6 +12,7 @@ mod pipeline_exits;
 mod policy_decisions;
 mod policy_files;
 mod policy_props;
+mod races;
 mod read_memory;
 mod search_tools;
 mod session_layers;

@@ -196,6 +196,24 @@ fn parse_pages(pages: &str) -> Option<(u32, Option<u32>)> {
 
 fn read(input: &ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let path = ctx.resolve_path(&input.file_path);
+    // The file read must be the one the decision was about: a link swapped in since (to a
+    // denied file, or out of the project) is refused, and a denied file is never read.
+    let now = tool_core::resolve_target(&path);
+    if let Some(decided) = ctx.decided_target(&path)
+        && decided != now
+    {
+        return Err(ToolCallError::new(format!(
+            "{} now leads to {}, not to {} as when this read was allowed (a link on the way changed); nothing was read",
+            path.display(),
+            now.display(),
+            decided.display()
+        )));
+    }
+    if now != path && ctx.path_policy.read_denied(&now, ctx) {
+        return Err(ToolCallError::new(
+            "File is in a directory that is denied by your permission settings.",
+        ));
+    }
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

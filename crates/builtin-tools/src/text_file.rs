@@ -158,22 +158,144 @@ pub(crate) fn encode(text: &str, encoding: Encoding, line_ending: LineEnding) ->
 }
 
 /// Replace `path`'s content atomically: write a temporary file in the same directory, copy the
-/// old file's permissions, fsync, rename over the target, fsync the directory. A reader sees
-/// the old content or the new, never a mix. A symlink is followed, so the link stays a link.
-/// `still_current` runs right before the rename; returning false aborts the write.
+/// old file's permissions (and owner, where the process may), fsync, rename over the target,
+/// fsync the directory. A reader sees the old content or the new, never a mix; a crash at any
+/// point leaves one of the two. A symlink is followed, so the link stays a link.
+///
+/// The write is bound to where `path` leads: `decided` (where it led when the write was
+/// allowed) must still be where it leads, and from the moment that is checked every step
+/// works through a handle on the target's directory, never through the path again, so a link
+/// swapped in along the way cannot redirect the write. `still_current` runs right before the
+/// rename; returning false aborts the write.
 pub(crate) fn atomic_write(
     path: &Path,
     bytes: &[u8],
+    decided: Option<&Path>,
     still_current: impl FnOnce() -> bool,
 ) -> io::Result<bool> {
-    let target: PathBuf = match fs::symlink_metadata(path) {
+    let target = match fs::symlink_metadata(path) {
+        // A link whose target does not exist is refused, as before: nothing to write through.
         Ok(m) if m.file_type().is_symlink() => fs::canonicalize(path)?,
-        _ => path.to_path_buf(),
+        _ => tool_core::resolve_target(path),
     };
+    if let Some(decided) = decided
+        && decided != target
+    {
+        return Err(redirected(path, &target, decided));
+    }
     let dir = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the path names no file"))?;
+    bound_write(
+        dir,
+        name,
+        bytes,
+        decided.map(|_| (path, &*target)),
+        still_current,
+    )
+}
+
+/// Why a write was refused: `path` leads elsewhere than when the write was allowed.
+fn redirected(path: &Path, now: &Path, decided: &Path) -> io::Error {
+    io::Error::other(format!(
+        "{} now leads to {}, not to {} as when this write was allowed (a link on the way changed); nothing was written",
+        path.display(),
+        now.display(),
+        decided.display()
+    ))
+}
+
+#[cfg(target_os = "linux")]
+fn bound_write(
+    dir: &Path,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+    bound: Option<(&Path, &Path)>,
+    still_current: impl FnOnce() -> bool,
+) -> io::Result<bool> {
+    use rustix::fs::{AtFlags, Mode, OFlags, openat, renameat, statat, unlinkat};
+    use std::os::fd::AsRawFd as _;
+    let dirfd = openat(
+        rustix::fs::CWD,
+        dir,
+        OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    // The directory held is the one named: no link was swapped in on the way to it.
+    if let Some((path, target)) = bound
+        && let Ok(held) = fs::read_link(format!("/proc/self/fd/{}", dirfd.as_raw_fd()))
+        && held != dir
+    {
+        return Err(redirected(path, &held.join(name), target));
+    }
+    // The entry itself, not followed: a link put there since is not written through.
+    let existing = match statat(&dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) if (st.st_mode & 0o170000) == 0o120000 => {
+            let (path, target) = bound.unwrap_or((dir, dir));
+            return Err(redirected(path, &dir.join(name), target));
+        }
+        Ok(st) => Some(st),
+        Err(rustix::io::Errno::NOENT) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let tmp_name = format!(
+        ".toolgate-write-{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    );
+    let mode = existing.as_ref().map_or(0o644, |st| st.st_mode & 0o7777);
+    let tmp = openat(
+        &dirfd,
+        tmp_name.as_str(),
+        OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+        Mode::from_bits_truncate(mode),
+    )?;
+    let result = (|| -> io::Result<bool> {
+        let mut file = fs::File::from(tmp);
+        file.write_all(bytes)?;
+        rustix::fs::fchmod(&file, Mode::from_bits_truncate(mode))?;
+        if let Some(st) = &existing {
+            // Keep the owner where this process may (as root, or the same user); a change
+            // of group only where it is one of the process's groups. Best effort.
+            let _ = rustix::fs::fchown(
+                &file,
+                Some(rustix::fs::Uid::from_raw(st.st_uid)),
+                Some(rustix::fs::Gid::from_raw(st.st_gid)),
+            );
+        }
+        file.sync_all()?;
+        if !still_current() {
+            return Ok(false);
+        }
+        renameat(&dirfd, tmp_name.as_str(), &dirfd, name)?;
+        // Best effort: some file systems refuse fsync on directories.
+        let _ = rustix::fs::fsync(&dirfd);
+        Ok(true)
+    })();
+    if !matches!(result, Ok(true)) {
+        let _ = unlinkat(&dirfd, tmp_name.as_str(), AtFlags::empty());
+    }
+    result
+}
+
+#[cfg(not(target_os = "linux"))]
+fn bound_write(
+    dir: &Path,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+    bound: Option<(&Path, &Path)>,
+    still_current: impl FnOnce() -> bool,
+) -> io::Result<bool> {
+    let target = dir.join(name);
+    if let Some((path, decided)) = bound
+        && tool_core::resolve_target(path) != decided
+    {
+        return Err(redirected(path, &tool_core::resolve_target(path), decided));
+    }
     let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
     let mut tmp = tempfile::Builder::new()
         .prefix(".toolgate-write-")
@@ -189,19 +311,18 @@ pub(crate) fn atomic_write(
     }
     tmp.persist(&target).map_err(|e| e.error)?;
     if let Ok(d) = fs::File::open(dir) {
-        // Best effort: some file systems refuse fsync on directories.
         let _ = d.sync_all();
     }
     Ok(true)
 }
 
-#[cfg(unix)]
+#[cfg(all(unix, not(target_os = "linux")))]
 fn set_new_file_mode(f: &fs::File) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     f.set_permissions(fs::Permissions::from_mode(0o644))
 }
 
-#[cfg(not(unix))]
+#[cfg(all(not(unix), not(target_os = "linux")))]
 fn set_new_file_mode(_f: &fs::File) -> io::Result<()> {
     Ok(())
 }
@@ -224,7 +345,7 @@ pub(crate) fn commit(
         (Some((mtime, len)), Ok(m)) => mtime_ms(&m) == mtime && m.len() == len,
         _ => false,
     };
-    let written = atomic_write(path, bytes, unchanged_on_disk)
+    let written = atomic_write(path, bytes, ctx.decided_target(path), unchanged_on_disk)
         .map_err(|e| ToolCallError::new(format!("Cannot write {}: {e}", path.display())))?;
     if !written {
         return Err(ToolCallError::new(crate::edit::UNEXPECTEDLY_MODIFIED));
@@ -378,6 +499,41 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
+    fn a_link_put_at_the_name_after_the_check_is_replaced_not_written_through() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = fs::canonicalize(d.path()).unwrap();
+        fs::write(dir.join("secret"), "keep").unwrap();
+        std::os::unix::fs::symlink(dir.join("secret"), dir.join("f")).unwrap();
+        let name = std::ffi::OsStr::new("f");
+        let e = bound_write(
+            &dir,
+            name,
+            b"new",
+            Some((&dir.join("f"), &dir.join("f"))),
+            || true,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("nothing was written"), "{e}");
+        assert_eq!(fs::read_to_string(dir.join("secret")).unwrap(), "keep");
+        // A directory that is not where it was checked to be is refused too.
+        fs::create_dir(dir.join("real")).unwrap();
+        std::os::unix::fs::symlink(dir.join("real"), dir.join("via")).unwrap();
+        let e = bound_write(
+            &dir.join("via"),
+            std::ffi::OsStr::new("x"),
+            b"new",
+            Some((&dir.join("via/x"), &dir.join("via/x"))),
+            || true,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("now leads to"), "{e}");
+        assert!(!dir.join("real/x").exists());
+    }
+
+    #[test]
     fn atomic_write_keeps_permissions_and_follows_symlinks() {
         use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
@@ -386,7 +542,7 @@ mod tests {
         fs::set_permissions(&f, fs::Permissions::from_mode(0o751)).unwrap();
         let link = d.path().join("link");
         std::os::unix::fs::symlink(&f, &link).unwrap();
-        assert!(atomic_write(&link, b"new", || true).unwrap());
+        assert!(atomic_write(&link, b"new", None, || true).unwrap());
         assert_eq!(fs::read_to_string(&f).unwrap(), "new");
         assert!(
             fs::symlink_metadata(&link)
@@ -398,7 +554,7 @@ mod tests {
             fs::metadata(&f).unwrap().permissions().mode() & 0o777,
             0o751
         );
-        assert!(!atomic_write(&f, b"newer", || false).unwrap());
+        assert!(!atomic_write(&f, b"newer", None, || false).unwrap());
         assert_eq!(fs::read_to_string(&f).unwrap(), "new");
         let leftovers: Vec<_> = fs::read_dir(d.path())
             .unwrap()

@@ -50,6 +50,11 @@ pub struct ToolContext {
     pub transcript_path: Option<PathBuf>,
     /// The id of the user prompt this turn answers, when the host has one (hooks see it).
     pub prompt_id: Option<String>,
+    /// For this call: where each path the permission decision was about led when it was
+    /// decided (the path as named → [`resolve_target`] of it then). A file tool refuses to
+    /// touch a path that leads elsewhere by the time it acts (a link swapped in after the
+    /// decision). Empty outside the pipeline's permission stage.
+    pub decided_targets: Arc<BTreeMap<PathBuf, PathBuf>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -97,7 +102,13 @@ impl ToolContext {
             product_name: "Claude Code".to_owned(),
             transcript_path: None,
             prompt_id: None,
+            decided_targets: Arc::new(BTreeMap::new()),
         }
+    }
+
+    /// Where `path` led when the permission decision was made, if the decision was about it.
+    pub fn decided_target(&self, path: &Path) -> Option<&Path> {
+        self.decided_targets.get(path).map(PathBuf::as_path)
     }
 
     /// The same context with a child cancellation token, for one call.
@@ -316,5 +327,70 @@ mod tests {
         assert!(c.is_in_working_dirs(Path::new("/work/proj/a")));
         assert!(c.is_in_working_dirs(Path::new("/work/proj")));
         assert!(!c.is_in_working_dirs(Path::new("/work/project2/a")));
+    }
+}
+
+/// Where `path` (absolute) leads now: every symbolic link resolved, in the longest prefix that
+/// exists; the components after it (a file or directories not created yet) appended as they
+/// are. Two calls give different answers exactly when a link on the way was made, removed or
+/// changed in between.
+pub fn resolve_target(path: &Path) -> PathBuf {
+    resolve_within(path, 0)
+}
+
+/// [`resolve_target`], following at most 40 dangling links (as the kernel follows at most 40
+/// links in one lookup): a cycle ends there, at the path reached.
+fn resolve_within(path: &Path, links: usize) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
+    let rebuild =
+        |base: PathBuf, rest: &[std::ffi::OsString]| rest.iter().rev().fold(base, |p, c| p.join(c));
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            return rebuild(real, &rest);
+        }
+        // A dangling link (or one in a cycle): where it points, resolved the same way.
+        if let Ok(target) = std::fs::read_link(&existing) {
+            if links >= 40 {
+                return rebuild(existing, &rest);
+            }
+            let parent = existing.parent().unwrap_or(Path::new("/"));
+            let next = normalize(&parent.join(target));
+            return rebuild(resolve_within(&next, links + 1), &rest);
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => return rebuild(existing, &rest),
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod resolve_tests {
+    use super::*;
+
+    #[test]
+    fn targets_follow_links_dangling_ones_and_cycles_end() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir(root.join("real")).unwrap();
+        std::os::unix::fs::symlink(root.join("real"), root.join("link")).unwrap();
+        assert_eq!(
+            resolve_target(&root.join("link/new/f.txt")),
+            root.join("real/new/f.txt")
+        );
+        std::os::unix::fs::symlink(root.join("gone/x"), root.join("dangling")).unwrap();
+        assert_eq!(resolve_target(&root.join("dangling")), root.join("gone/x"));
+        std::os::unix::fs::symlink(root.join("b"), root.join("a")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("b")).unwrap();
+        let cyc = resolve_target(&root.join("a"));
+        assert!(cyc == root.join("a") || cyc == root.join("b"), "{cyc:?}");
+        assert_eq!(
+            resolve_target(&root.join("plain.txt")),
+            root.join("plain.txt")
+        );
     }
 }

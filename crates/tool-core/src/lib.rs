@@ -64,7 +64,9 @@ pub mod texts;
 mod tool;
 mod wire;
 
-pub use context::{ToolContext, is_drive_form, is_unc, normalize, windows_to_posix};
+pub use context::{
+    ToolContext, is_drive_form, is_unc, normalize, resolve_target, windows_to_posix,
+};
 pub use decision::{
     Approval, ApprovalRequest, Approver, Decision, DecisionReason, HookDecision, HookOutcome,
     NoPathRules, PathPolicy, PermissionMode, PermissionPolicy, PermissionRequest, RuleList,

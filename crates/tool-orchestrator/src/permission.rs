@@ -107,6 +107,22 @@ impl PipelineStage for Permission {
             if let Some(updated) = decision.updated_input.take() {
                 inv.input = updated;
             }
+            // Bind the call to where its paths led when it was allowed: a file tool refuses a
+            // path that leads elsewhere by the time it acts (a link swapped in meanwhile).
+            if let tool_core::PermissionSubject::ReadPaths(paths)
+            | tool_core::PermissionSubject::WritePaths(paths) =
+                tool.permission_subject(&inv.input, &inv.ctx)
+            {
+                inv.ctx.decided_targets = Arc::new(
+                    paths
+                        .into_iter()
+                        .map(|p| {
+                            let target = tool_core::resolve_target(&p);
+                            (p, target)
+                        })
+                        .collect(),
+                );
+            }
             let mut outcome = next.run(inv).await?;
             outcome.decision = Some(decision);
             Ok(outcome)
