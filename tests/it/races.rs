@@ -3,6 +3,8 @@
 //! is not read or written through. The swap is made by a host layer that runs between the
 //! decision and the call, so the race is hit every time.
 
+#![allow(clippy::unwrap_used)] // helpers outside #[test] functions fail the test the same way
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
