@@ -6,6 +6,7 @@ mod differential;
 mod file_identity;
 mod file_tools;
 mod hook_commands;
+mod hook_faults;
 mod hooks_layers;
 mod hooks_only;
 mod pipeline_exits;
