@@ -9,6 +9,7 @@ mod hook_commands;
 mod hook_faults;
 mod hooks_layers;
 mod hooks_only;
+mod hostile;
 mod pipeline_exits;
 mod policy_decisions;
 mod policy_files;

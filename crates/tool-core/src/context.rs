@@ -330,6 +330,10 @@ mod tests {
     }
 }
 
+/// The longest path the system opens (Linux's `PATH_MAX`); a longer one names nothing that
+/// can be read or written, and is not resolved.
+pub const MAX_PATH_BYTES: usize = 4096;
+
 /// Where `path` (absolute) leads now: every symbolic link resolved, in the longest prefix that
 /// exists; the components after it (a file or directories not created yet) appended as they
 /// are. Two calls give different answers exactly when a link on the way was made, removed or
@@ -341,6 +345,9 @@ pub fn resolve_target(path: &Path) -> PathBuf {
 /// [`resolve_target`], following at most 40 dangling links (as the kernel follows at most 40
 /// links in one lookup): a cycle ends there, at the path reached.
 fn resolve_within(path: &Path, links: usize) -> PathBuf {
+    if path.as_os_str().len() > MAX_PATH_BYTES {
+        return path.to_path_buf();
+    }
     let mut existing = path.to_path_buf();
     let mut rest: Vec<std::ffi::OsString> = Vec::new();
     let rebuild =

@@ -65,7 +65,7 @@ mod tool;
 mod wire;
 
 pub use context::{
-    ToolContext, is_drive_form, is_unc, normalize, resolve_target, windows_to_posix,
+    MAX_PATH_BYTES, ToolContext, is_drive_form, is_unc, normalize, resolve_target, windows_to_posix,
 };
 pub use decision::{
     Approval, ApprovalRequest, Approver, Decision, DecisionReason, HookDecision, HookOutcome,
@@ -86,8 +86,9 @@ pub use tool::{
     ValidationFailure, input_schema_for, parse_input,
 };
 pub use wire::{
-    ContentBlock, ImageSource, Role, ToolDefinition, ToolResult, ToolResultContent, ToolUse,
-    UserContent, UserMessage, utf16_len,
+    ContentBlock, ImageSource, MAX_INPUT_DEPTH, Role, ToolDefinition, ToolResult,
+    ToolResultContent, ToolUse, UserContent, UserMessage, dismantle, exceeds_depth, too_deep_text,
+    utf16_len,
 };
 
 // Re-exported so hosts implementing tools need not add these dependencies themselves.

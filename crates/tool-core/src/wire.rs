@@ -357,3 +357,64 @@ mod tests {
         assert_eq!(ToolResultContent::Text("é😀".into()).text_len(), 3);
     }
 }
+
+/// The deepest nesting a tool input may have. No tool's schema comes near it, and a JSON
+/// text cannot carry more through `serde_json`'s parser (its limit is the same); an input a
+/// host builds in memory deeper than this is refused before anything walks it recursively.
+pub const MAX_INPUT_DEPTH: usize = 128;
+
+/// Is `value` nested more than `max` arrays or objects deep? Walks without recursion, so any
+/// depth is safe to ask about.
+pub fn exceeds_depth(value: &Value, max: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(a) => Box::new(a.iter()),
+            Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        if depth + 1 > max {
+            return true;
+        }
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    false
+}
+
+/// Drop `value` without recursion (dropping a value nested thousands deep the ordinary way
+/// can overflow the stack).
+pub fn dismantle(value: Value) {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(a) => stack.extend(a),
+            Value::Object(o) => stack.extend(o.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// The text for an input nested deeper than [`MAX_INPUT_DEPTH`].
+pub fn too_deep_text(tool: &str) -> String {
+    crate::texts::wrap_tool_use_error(&format!(
+        "InputValidationError: {tool} failed due to the following issue:\nThe input is nested more than {MAX_INPUT_DEPTH} levels deep; no tool takes such input."
+    ))
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    #[test]
+    fn depth_is_measured_without_recursion() {
+        let mut v = serde_json::json!({"a": 1});
+        for _ in 0..200_000 {
+            v = Value::Array(vec![v]);
+        }
+        assert!(exceeds_depth(&v, MAX_INPUT_DEPTH));
+        dismantle(v);
+        let flat = serde_json::json!({"file_path": "/a", "edits": [{"old": "x"}]});
+        assert!(!exceeds_depth(&flat, 3));
+        assert!(exceeds_depth(&flat, 2));
+    }
+}

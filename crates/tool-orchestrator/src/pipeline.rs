@@ -195,6 +195,17 @@ impl Pipeline {
             Lookup::NotFound(text) => {
                 ToolOutcome::refused(tool_use.id.clone(), Stage::Lookup, text)
             }
+            // Refused before anything walks it recursively (a clone, the schema, a hook's
+            // JSON): a value nested thousands deep would overflow the stack.
+            Lookup::Found(tool)
+                if tool_core::exceeds_depth(&tool_use.input, tool_core::MAX_INPUT_DEPTH) =>
+            {
+                ToolOutcome::refused(
+                    tool_use.id.clone(),
+                    Stage::Schema,
+                    tool_core::too_deep_text(tool.name()),
+                )
+            }
             _ if ctx.cancel.is_cancelled() => {
                 ToolOutcome::refused(tool_use.id.clone(), Stage::Cancelled, CANCEL_MESSAGE)
             }

@@ -340,7 +340,20 @@ impl Session {
     /// run on); use [`cancel`](Self::cancel) or the [`cancellation_token`](Self::cancellation_token)
     /// to end a turn with a result for every block.
     pub async fn run_turn(&mut self, blocks: &[ToolUse]) -> TurnOutcome {
-        self.start_turn(blocks.iter().cloned()).collect().await
+        // A block nested too deep is not cloned (that would recurse): a stand-in just past
+        // the limit is, and is refused the same way.
+        let copies = blocks.iter().map(|b| {
+            if tool_core::exceeds_depth(&b.input, tool_core::MAX_INPUT_DEPTH) {
+                let mut deep = serde_json::Value::Null;
+                for _ in 0..=tool_core::MAX_INPUT_DEPTH {
+                    deep = serde_json::Value::Array(vec![deep]);
+                }
+                ToolUse::new(b.id.clone(), b.name.clone(), deep)
+            } else {
+                b.clone()
+            }
+        });
+        self.start_turn(copies).collect().await
     }
 
     /// Start a turn with all its blocks: read updates as calls start and finish with

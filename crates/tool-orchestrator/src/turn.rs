@@ -220,7 +220,24 @@ impl<'s> TurnRun<'s> {
     }
 
     /// Add the next `tool_use` block; it starts at once if it may.
-    pub fn push(&mut self, block: ToolUse) {
+    pub fn push(&mut self, mut block: ToolUse) {
+        if tool_core::exceeds_depth(&block.input, tool_core::MAX_INPUT_DEPTH) {
+            // Refused as it arrives, and taken apart without recursion.
+            tool_core::dismantle(std::mem::take(&mut block.input));
+            let text = tool_core::too_deep_text(&block.name);
+            let i = self.entries.len();
+            self.entries.push(Entry {
+                block,
+                safe: true,
+                interrupt: InterruptBehavior::Block,
+                is_bash: false,
+                state: State::Queued,
+                outcome: None,
+            });
+            self.finish_refused(i, Stage::Schema, text);
+            self.start_ready();
+            return;
+        }
         let (safe, interrupt, name) = self.session.classify(&block);
         let is_bash = name.as_deref() == Some("Bash");
         self.entries.push(Entry {
@@ -361,8 +378,12 @@ impl<'s> TurnRun<'s> {
     }
 
     fn finish_without_running(&mut self, i: usize, text: String) {
+        self.finish_refused(i, Stage::Cancelled, text);
+    }
+
+    fn finish_refused(&mut self, i: usize, stage: Stage, text: String) {
         let id = self.entries[i].block.id.clone();
-        let outcome = ToolOutcome::refused(id, Stage::Cancelled, text);
+        let outcome = ToolOutcome::refused(id, stage, text);
         self.entries[i].state = State::Done;
         self.updates.push_back(TurnUpdate::Finished {
             index: i,

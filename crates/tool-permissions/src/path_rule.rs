@@ -368,13 +368,27 @@ pub(crate) fn inside_working_dirs(ctx: &ToolContext, path: &Path) -> bool {
     })
 }
 
+/// `path` with its longest existing prefix canonicalised and the rest appended as it is.
+/// Iterative: a path of any number of components is safe to resolve.
 fn resolve(path: &Path) -> PathBuf {
-    if let Ok(p) = std::fs::canonicalize(path) {
-        return p;
+    // No system opens a path this long: nothing to resolve (and resolving each prefix of a
+    // path of a hundred thousand components would take quadratic time).
+    if path.as_os_str().len() > tool_core::MAX_PATH_BYTES {
+        return path.to_path_buf();
     }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) if parent != path => resolve(parent).join(name),
-        _ => path.to_path_buf(),
+    let mut existing = path;
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    loop {
+        if let Ok(p) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(p, |p, c| p.join(c));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) if parent != existing => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
     }
 }
 

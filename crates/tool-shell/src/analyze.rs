@@ -285,6 +285,67 @@ impl Analysis {
     }
 }
 
+/// The deepest nesting a line may have and still be parsed: far more than any real command
+/// (a handful), far less than what would exhaust a 2 MiB thread stack in the parser.
+pub const MAX_NESTING: usize = 48;
+
+/// An upper estimate of how deep a line nests: brackets, braces and parentheses (of
+/// subshells, groups, substitutions, arithmetic, tests), backquotes, and the compound
+/// commands `if`/`while`/`until`/`for`/`select`/`case`, outside single quotes and escapes.
+/// Over-counting is harmless (the line is then asked about); under-counting is what must not
+/// happen, so brackets in double quotes count too.
+pub fn nesting_estimate(command: &str) -> usize {
+    const OPEN_WORDS: [&str; 6] = ["if", "while", "until", "for", "select", "case"];
+    const CLOSE_WORDS: [&str; 3] = ["fi", "done", "esac"];
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut in_single = false;
+    let mut in_backquote = false;
+    let mut chars = command.char_indices().peekable();
+    let mut word_start = true;
+    while let Some((i, c)) = chars.next() {
+        if in_single {
+            if c == '\'' {
+                in_single = false;
+            }
+            continue;
+        }
+        match c {
+            '\\' => {
+                chars.next();
+                word_start = false;
+                continue;
+            }
+            '\'' => in_single = true,
+            '(' | '{' | '[' => depth += 1,
+            ')' | '}' | ']' => depth = depth.saturating_sub(1),
+            '`' => {
+                if in_backquote {
+                    depth = depth.saturating_sub(1);
+                } else {
+                    depth += 1;
+                }
+                in_backquote = !in_backquote;
+            }
+            c if word_start && c.is_ascii_alphabetic() => {
+                let word: String = command[i..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if OPEN_WORDS.contains(&word.as_str()) {
+                    depth += 1;
+                } else if CLOSE_WORDS.contains(&word.as_str()) {
+                    depth = depth.saturating_sub(1);
+                }
+            }
+            _ => {}
+        }
+        max = max.max(depth);
+        word_start =
+            c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`' | '!');
+    }
+    max
+}
+
 /// Analyse a command line.
 pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
     let mut a = Analysis {
@@ -309,6 +370,16 @@ pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
     if command.len() > MAX_PARSE_BYTES {
         w.a.problems.push(format!(
             "the line is longer than {MAX_PARSE_BYTES} bytes, the most that is analysed"
+        ));
+        w.scan(command, &vars);
+        return w.a;
+    }
+    // The parser and the walk recurse once per level of nesting: a line nested deeper than
+    // any real command is scanned for words, never parsed (it would exhaust the stack).
+    let depth = nesting_estimate(command);
+    if depth > MAX_NESTING {
+        w.a.problems.push(format!(
+            "the line nests {depth} levels deep (subshells, groups, substitutions, compound commands); at most {MAX_NESTING} are analysed"
         ));
         w.scan(command, &vars);
         return w.a;

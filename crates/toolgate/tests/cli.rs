@@ -872,3 +872,29 @@ fn guard_install_adds_the_hook_keeping_the_file_and_uninstall_takes_it_out() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_transcript_nested_ten_thousand_levels_is_refused_not_a_crash() {
+    let d = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[[{{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"Read\",\"input\":{{\"file_path\":{}\"x\"{}}}}}]]",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    let file = d.path().join("deep.json");
+    std::fs::write(&file, text).unwrap();
+    let out = toolgate()
+        .arg("run")
+        .arg(&file)
+        .arg("--dir")
+        .arg(d.path())
+        .env("HOME", d.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a clean failure, not a signal");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("deep.json") && err.contains("recursion limit"),
+        "{err}"
+    );
+}

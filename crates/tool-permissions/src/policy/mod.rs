@@ -320,6 +320,26 @@ impl PermissionPolicy for Policy {
     /// The decision for one call, in the order written down on [`Policy`]: steps 1 to 11, then
     /// the mode's last word on an ask.
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
+        // A path no system opens is refused outright: it names nothing, and walking it
+        // through the rules costs time for nothing.
+        if let PermissionSubject::ReadPaths(paths) | PermissionSubject::WritePaths(paths) =
+            request.subject
+            && let Some(p) = paths
+                .iter()
+                .find(|p| p.as_os_str().len() > tool_core::MAX_PATH_BYTES)
+        {
+            let shown: String = p.to_string_lossy().chars().take(80).collect();
+            return Decision::deny(
+                format!(
+                    "Permission to use {} has been denied: the path {shown}… is longer than {} bytes, which no file system opens.",
+                    request.tool_name,
+                    tool_core::MAX_PATH_BYTES
+                ),
+                DecisionReason::Check {
+                    name: "a path longer than the system allows".into(),
+                },
+            );
+        }
         let decision = self.decide_before_mode_post(request);
         // Plan mode refuses the writes nothing decided; an ask rule still asks (recorded:
         // explore seed 6).
