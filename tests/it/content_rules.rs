@@ -98,7 +98,12 @@ async fn a_symlink_into_a_denied_directory_is_denied() {
         .await
         .content
         .to_text(),
-        DENIED
+        // The name passes the Read tool's own check; the decision resolves the link (as
+        // Claude Code does, recorded: sl_read_through_links).
+        format!(
+            "Permission to read {} has been denied.",
+            sb.p("innocent/data.txt")
+        )
     );
     let o = call(
         &mut s,
@@ -106,7 +111,8 @@ async fn a_symlink_into_a_denied_directory_is_denied() {
         json!({"file_path": sb.p("innocent/new.txt"), "content": "x"}),
     )
     .await;
-    assert_eq!(o.content.to_text(), DENIED);
+    // Write's own check resolves links against Read denies (recorded: sl_link_parent_dir).
+    assert_eq!(o.content.to_text(), READ_DENIED_WRITE);
     assert!(!sb.path("private/new.txt").exists());
 }
 

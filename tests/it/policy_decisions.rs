@@ -61,6 +61,8 @@ fn whole_tool_rules_and_modes() {
             true,
             Allow,
         ),
+        // A whole-tool Edit allow does not allow reads outside (recorded:
+        // sl_links_default_allow_rules, toolu_m17).
         (
             &[],
             &["Edit"],
@@ -69,7 +71,7 @@ fn whole_tool_rules_and_modes() {
             "Read",
             read(&outside),
             true,
-            Allow,
+            Ask,
         ),
         (
             &["Read"],

@@ -370,6 +370,9 @@ fn edit(input: &EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     if let Some(refusal) = text_file::symlink_refusal(&path) {
         return Err(refusal);
     }
+    if let Some(refusal) = text_file::dangling_parent_refusal(&path) {
+        return Err(refusal);
+    }
     // Re-check right before writing: the file may have changed since validation.
     let plan = check(input, ctx).map_err(|f| match f.code {
         7 | 4 => ToolCallError::new(UNEXPECTEDLY_MODIFIED),

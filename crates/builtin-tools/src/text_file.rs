@@ -103,15 +103,34 @@ pub(crate) fn symlink_refusal(path: &Path) -> Option<tool_core::ToolCallError> {
     if !link.file_type().is_symlink() {
         return None;
     }
-    let target = fs::read_link(path).unwrap_or_default();
-    let target = path
-        .parent()
-        .map_or(target.clone(), |dir| dir.join(&target));
-    Some(tool_core::ToolCallError::new(format!(
+    Some(tool_core::ToolCallError::new(symlink_text(path)))
+}
+
+/// Claude Code's refusal to write through a file link, naming where the link finally leads.
+fn symlink_text(path: &Path) -> String {
+    format!(
         "Refusing to write {}: it is a symbolic link. Write to the link's target path instead: {}.",
         path.display(),
-        tool_core::normalize(&target).display()
-    )))
+        tool_core::resolve_target(path).display()
+    )
+}
+
+/// Claude Code's refusal when a directory link on the way changed after the permission check
+/// (a dangling one included: there is no directory to create the file in).
+pub(crate) fn parent_changed_text(path: &Path) -> String {
+    format!(
+        "Refusing to write {}: its parent-directory symlink resolution changed after permission was checked.",
+        path.display()
+    )
+}
+
+/// The refusal to write `path` when a directory on the way is a link that leads nowhere.
+pub(crate) fn dangling_parent_refusal(path: &Path) -> Option<tool_core::ToolCallError> {
+    path.ancestors().skip(1).find_map(|a| {
+        let link = fs::symlink_metadata(a).ok()?.file_type().is_symlink();
+        (link && fs::metadata(a).is_err())
+            .then(|| tool_core::ToolCallError::new(parent_changed_text(path)))
+    })
 }
 
 /// Load a file as text.
@@ -199,14 +218,14 @@ pub(crate) fn atomic_write(
     )
 }
 
-/// Why a write was refused: `path` leads elsewhere than when the write was allowed.
-fn redirected(path: &Path, now: &Path, decided: &Path) -> io::Error {
-    io::Error::other(format!(
-        "{} now leads to {}, not to {} as when this write was allowed (a link on the way changed); nothing was written",
-        path.display(),
-        now.display(),
-        decided.display()
-    ))
+/// Why a write was refused: `path` leads elsewhere than when the write was allowed. The
+/// texts are Claude Code's: a file that is now a link, or a directory link that changed.
+fn redirected(path: &Path, _now: &Path, _decided: &Path) -> io::Error {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        io::Error::other(symlink_text(path))
+    } else {
+        io::Error::other(parent_changed_text(path))
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -345,8 +364,15 @@ pub(crate) fn commit(
         (Some((mtime, len)), Ok(m)) => mtime_ms(&m) == mtime && m.len() == len,
         _ => false,
     };
-    let written = atomic_write(path, bytes, ctx.decided_target(path), unchanged_on_disk)
-        .map_err(|e| ToolCallError::new(format!("Cannot write {}: {e}", path.display())))?;
+    let written =
+        atomic_write(path, bytes, ctx.decided_target(path), unchanged_on_disk).map_err(|e| {
+            let text = e.to_string();
+            if text.starts_with("Refusing to write") {
+                ToolCallError::new(text)
+            } else {
+                ToolCallError::new(format!("Cannot write {}: {text}", path.display()))
+            }
+        })?;
     if !written {
         return Err(ToolCallError::new(crate::edit::UNEXPECTEDLY_MODIFIED));
     }
@@ -515,7 +541,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("nothing was written"), "{e}");
+        assert!(
+            e.starts_with("Refusing to write") && e.contains("symbolic link"),
+            "{e}"
+        );
         assert_eq!(fs::read_to_string(dir.join("secret")).unwrap(), "keep");
         // A directory that is not where it was checked to be is refused too.
         fs::create_dir(dir.join("real")).unwrap();
@@ -529,7 +558,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("now leads to"), "{e}");
+        assert!(
+            e.contains("parent-directory symlink resolution changed"),
+            "{e}"
+        );
         assert!(!dir.join("real/x").exists());
     }
 

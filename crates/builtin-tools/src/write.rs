@@ -146,6 +146,9 @@ fn write(input: &WriteInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallEr
     if let Some(refusal) = crate::text_file::symlink_refusal(&path) {
         return Err(refusal);
     }
+    if let Some(refusal) = crate::text_file::dangling_parent_refusal(&path) {
+        return Err(refusal);
+    }
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| ToolCallError::new(format!("Cannot create {}: {e}", dir.display())))?;

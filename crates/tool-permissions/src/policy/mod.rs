@@ -289,10 +289,18 @@ impl Policy {
                 text
             }
             PermissionSubject::WritePaths(p) if !p.is_empty() => {
-                format!(
+                let mut text = format!(
                     "{agent} requested permissions to write to {}, but you haven't granted it yet.",
                     p[0].display()
-                )
+                );
+                if let Some(target) = symlink_escape(request.ctx, &p[0]) {
+                    text.push_str(&format!(
+                        " {} resolves through a symlink to {}, which is outside the allowed working directories.",
+                        p[0].display(),
+                        target.display()
+                    ));
+                }
+                text
             }
             _ => permission_not_granted(agent, request.tool_name),
         }
@@ -309,11 +317,40 @@ fn symlink_escape(
     if !ctx.working_dirs.iter().any(|d| literal.starts_with(d)) {
         return None;
     }
-    let real = std::fs::canonicalize(&literal).ok()?;
+    let real = tool_core::resolve_target(&literal);
+    if real == literal {
+        return None;
+    }
     let inside = ctx.working_dirs.iter().any(|d| {
         real.starts_with(d) || std::fs::canonicalize(d).is_ok_and(|c| real.starts_with(c))
     });
     (!inside).then_some(real)
+}
+
+/// Every place a path passes through when links are involved: its name, each hop of its
+/// last component's link chain, and where it finally leads. `None` when no link is involved
+/// (the path leads where it says).
+fn link_points(path: &std::path::Path) -> Option<Vec<std::path::PathBuf>> {
+    let literal = tool_core::normalize(path);
+    let target = tool_core::resolve_target(&literal);
+    let mut points = vec![literal.clone()];
+    let mut at = literal.clone();
+    for _ in 0..40 {
+        let Ok(next) = std::fs::read_link(&at) else {
+            break;
+        };
+        let parent = at
+            .parent()
+            .map(tool_core::resolve_target)
+            .unwrap_or_default();
+        at = tool_core::normalize(&parent.join(next));
+        points.push(at.clone());
+    }
+    if target == literal && points.len() == 1 {
+        return None;
+    }
+    points.push(target);
+    Some(points)
 }
 
 impl PermissionPolicy for Policy {
@@ -421,6 +458,25 @@ impl Policy {
         if let Some(d) = self.content_deny(request) {
             return d;
         }
+        // 3b. A write whose file is itself a symbolic link is refused, after the denies and
+        // before any ask, in every mode (Claude Code 2.1.332 never writes through a file link;
+        // recorded: sl_write_through_links, sl_links_default_mode, sl_links_bypass).
+        if let PermissionSubject::WritePaths(paths) = request.subject {
+            for p in paths {
+                if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Decision::deny(
+                        format!(
+                            "Refusing to write {}: it is a symbolic link. Write to the link's target path instead: {}.",
+                            p.display(),
+                            tool_core::resolve_target(p).display()
+                        ),
+                        DecisionReason::Check {
+                            name: "a write through a symbolic link".into(),
+                        },
+                    );
+                }
+            }
+        }
         // 4. Whole-tool ask. For a tool that reads, its text names the tool, not the path
         // (recorded: an ask rule `Read` gives "requested permissions to use Read"; an ask rule
         // `Edit` keeps the path).
@@ -472,6 +528,20 @@ impl Policy {
                         );
                     }
                 }
+                // A path a directory link takes outside the working directories asks whatever
+                // allows it, except in bypass mode (recorded: sl_link_parent_dir,
+                // sl_links_default_allow_rules, sl_links_bypass).
+                if ctx.permission_mode != PermissionMode::BypassPermissions
+                    && paths.iter().any(|p| symlink_escape(ctx, p).is_some())
+                {
+                    return Decision::ask(
+                        Self::ask_message(request),
+                        DecisionReason::Check {
+                            name: "a symlink inside the working directories leads outside them"
+                                .into(),
+                        },
+                    );
+                }
                 for p in paths {
                     if let Some(e) = self.path_rule(RuleList::Ask, PathFamily::Edit, p, ctx) {
                         return Decision::ask(Self::ask_message(request), e.reason());
@@ -494,6 +564,34 @@ impl Policy {
         // results) are allowed; in acceptEdits mode, so are writes inside them.
         match request.subject {
             PermissionSubject::ReadPaths(paths) if request.read_only && !paths.is_empty() => {
+                // A path inside the working directories that a symlink takes outside them (or
+                // through a hop outside them) asks, whatever the whole-tool allows say, except
+                // in bypass mode (as Claude Code 2.1.332 does, recorded: sl_read_*). Allow
+                // rules covering both the name and where it leads do allow it; the working
+                // directories do not count for the name.
+                if ctx.permission_mode != PermissionMode::BypassPermissions {
+                    for p in paths {
+                        let Some(points) = link_points(p) else {
+                            continue;
+                        };
+                        let all_inside = points
+                            .iter()
+                            .all(|q| crate::path_rule::inside_working_dirs(ctx, q));
+                        let all_allowed = points.iter().all(|q| {
+                            self.lexical_path_rule(RuleList::Allow, PathFamily::Read, q, ctx)
+                                .is_some()
+                        });
+                        if !all_inside && !all_allowed {
+                            return Decision::ask(
+                                Self::ask_message(request),
+                                DecisionReason::Check {
+                                    name: "a symlink leads between the working directories and places no rule allows"
+                                        .into(),
+                                },
+                            );
+                        }
+                    }
+                }
                 if paths.iter().all(|p| {
                     crate::path_rule::inside_working_dirs(ctx, p)
                         || p.starts_with(&ctx.tool_results_dir)
@@ -501,20 +599,6 @@ impl Policy {
                     return Decision::allow(DecisionReason::ReadInsideWorkingDirectory {
                         path: paths[0].display().to_string(),
                     });
-                }
-                // A path inside the working directories that a symlink takes outside them asks,
-                // whatever the whole-tool allows say (as Claude Code 2.1.332 does, recorded).
-                if paths.iter().any(|p| symlink_escape(ctx, p).is_some()) {
-                    return Decision::ask(
-                        Self::ask_message(request),
-                        DecisionReason::Check {
-                            name: "a symlink inside the working directories leads outside them"
-                                .into(),
-                        },
-                    );
-                }
-                if let Some(e) = self.find(RuleList::Allow, "Edit") {
-                    return Decision::allow(e.reason());
                 }
                 // Path allow rules: every path covered (edit access implies read access).
                 let allowed: Option<Vec<&RuleEntry>> = paths

@@ -36,6 +36,31 @@ impl Policy {
         found.map(|i| &self.entries[i])
     }
 
+    /// The `list` rule of `family` covering `path` as it is spelled (normalised, not resolved):
+    /// what a tool's own input check sees, before the decision resolves links and other
+    /// names of the file (as Claude Code's validation does).
+    pub(crate) fn lexical_path_rule(
+        &self,
+        list: RuleList,
+        family: PathFamily,
+        path: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> Option<&RuleEntry> {
+        if !self.has_path_rules(list, family) {
+            return None;
+        }
+        let spelling = [tool_core::normalize(path)];
+        let found = self
+            .path_group_match(list, family, &spelling[0], ctx)
+            .or_else(|| match list {
+                RuleList::Deny => self
+                    .folded_deny(family, path, &spelling, ctx)
+                    .or_else(|| self.short_name_deny(family, &spelling, ctx)),
+                _ => None,
+            });
+        found.map(|i| &self.entries[i])
+    }
+
     /// A deny rule of `family` covering a long name an 8.3 short name in `path` may stand for
     /// (`SECRET~1` for `Secrets`): each short component is replaced by every literal name of a
     /// deny rule it could abbreviate, and the result matched as any path on such a volume.
