@@ -4,6 +4,8 @@
 //! session's environment ([`add_env`]), process checks ([`alive`], [`gone_within`]), and small
 //! tools that exercise each pipeline exit (failing, panicking, empty, large, slow).
 
+pub mod fuzz;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};

@@ -67,6 +67,20 @@ enum Task {
         #[arg(long, default_value_t = 4)]
         threads: usize,
     },
+    /// Run the fuzz targets (rules, policy files, settings, Bash lines, hook output, whole tool
+    /// calls) with fresh seeds for MINUTES, keeping every failing input, shrunk, in
+    /// tests/fuzz/<target>.txt (which the tests replay).
+    Fuzz {
+        /// How long to run, in minutes.
+        #[arg(long, default_value_t = 1.0)]
+        minutes: f64,
+        /// Only this target.
+        #[arg(long)]
+        target: Option<String>,
+        /// Cases per round of one target.
+        #[arg(long, default_value_t = 256)]
+        cases: u32,
+    },
     /// Generate COUNT scenarios from SEED, record each with the real Claude Code through the
     /// oracle, run toolgate on them as `conformance` does, and print the differences grouped
     /// by signature (one smallest scenario per group in OUT/triage).
@@ -120,6 +134,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Task::Fuzz {
+            minutes,
+            target,
+            cases,
+        } => fuzz(minutes, target.as_deref(), cases),
         Task::Bench { which, size_mib } => match which.as_str() {
             "read" => bench::read(size_mib).await,
             "grep" => bench::grep().await,
@@ -311,6 +330,63 @@ pub(crate) fn build_toolgate() -> anyhow::Result<()> {
     let status = cmd.status().context("building toolgate")?;
     if !status.success() {
         bail!("building toolgate failed ({status})");
+    }
+    Ok(())
+}
+
+/// `cargo xtask fuzz`: round after round of every target, each with a new seed, until the
+/// time is up; a failure is printed and its input appended to the target's regression file
+/// (once).
+fn fuzz(minutes: f64, only: Option<&str>, cases: u32) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let root = workspace_root();
+    let targets: Vec<_> = toolgate_tests::fuzz::targets()
+        .into_iter()
+        .filter(|t| only.is_none_or(|o| o == t.name))
+        .collect();
+    if targets.is_empty() {
+        bail!("no fuzz target named {}", only.unwrap_or_default());
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(minutes * 60.0);
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1);
+    let (mut rounds, mut total, mut failures) = (0u64, 0u64, 0u64);
+    while std::time::Instant::now() < deadline {
+        for t in &targets {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            rounds += 1;
+            total += u64::from(cases);
+            if let Err(f) = (t.run)(cases, seed) {
+                failures += 1;
+                println!(
+                    "FAIL {} (seed {seed}): {}
+  input: {}",
+                    t.name, f.why, f.input
+                );
+                let file = toolgate_tests::fuzz::regression_file(&root, t.name);
+                let kept = std::fs::read_to_string(&file).unwrap_or_default();
+                if !f.input.is_empty() && !kept.lines().any(|l| l == f.input) {
+                    std::fs::create_dir_all(file.parent().unwrap_or(&root))?;
+                    let mut out = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&file)?;
+                    writeln!(out, "{}", f.input)?;
+                    println!("  kept in {}", file.display());
+                }
+            }
+            if std::time::Instant::now() >= deadline {
+                break;
+            }
+        }
+    }
+    println!("{rounds} rounds, {total} cases, {failures} failures");
+    if failures > 0 {
+        std::process::exit(1);
     }
     Ok(())
 }

@@ -160,6 +160,19 @@ impl PostToolUseHook for CommandHook {
     }
 }
 
+/// What a PreToolUse command hook's finished run means: its permission answer, rewritten
+/// input, context and notes, read from its exit status and output exactly as the pipeline
+/// reads them. For a host that runs hook commands its own way, and for the fuzzer.
+pub fn read_pre_run(raw: &RawRun, command: &str) -> HookOutcome {
+    parse_output(raw, HookEvent::PreToolUse, command).to_pre_outcome(command)
+}
+
+/// What a PostToolUse or PostToolUseFailure command hook's finished run means (see
+/// [`read_pre_run`]).
+pub fn read_post_run(raw: &RawRun, event: HookEvent, command: &str) -> PostHookOutcome {
+    parse_output(raw, event, command).to_post_outcome()
+}
+
 /// Run `command` with `sh -c` in the session's working directory (the project root if that is
 /// gone), `input` and a newline on stdin, the project root in `CLAUDE_PROJECT_DIR` and
 /// `TOOLGATE_PROJECT_DIR`.

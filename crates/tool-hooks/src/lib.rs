@@ -61,7 +61,10 @@ mod output;
 mod post_tool_use;
 mod pre_tool_use;
 
-pub use command::{CommandSpec, DEFAULT_TIMEOUT, Exit, MAX_OUTPUT_BYTES, RawRun, run_command};
+pub use command::{
+    CommandSpec, DEFAULT_TIMEOUT, Exit, MAX_OUTPUT_BYTES, RawRun, read_post_run, read_pre_run,
+    run_command,
+};
 pub use config::{HookLoader, load_hooks};
 pub use hooks::{
     HookEvent, HookSession, Hooks, PostHookOutcome, PostToolUseHook, PostToolUseInput,
