@@ -568,11 +568,20 @@ fn check_tool_call(v: &Value) -> Result<(), String> {
         v["name"].as_str().unwrap_or_default(),
         v["input"].clone(),
     );
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
-    let out = rt.block_on(session.run_turn(std::slice::from_ref(&call)));
+    // A runtime of its own on a thread of its own, so the target runs from async code too
+    // (xtask's).
+    let out = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map(|rt| rt.block_on(session.run_turn(std::slice::from_ref(&call))))
+                    .map_err(|e| e.to_string())
+            })
+            .join()
+            .map_err(|p| format!("panicked: {}", panic_text(p.as_ref())))?
+    })?;
     match out.outcomes.as_slice() {
         [one] if one.tool_use_id == "toolu_fuzz" => Ok(()),
         other => Err(format!("{} results", other.len())),
