@@ -104,7 +104,12 @@ enum Task {
     /// Exactly what .ci/run runs: format and lint checks (tool-core also without its default
     /// features), the docs with warnings denied, the tests (the examples' included), the
     /// conformance suite, the security cases and the mutation gate.
-    Ci,
+    Ci {
+        /// The long variants of the reliability tests: 2,000 crash injections, 10,000 fuzz
+        /// cases per target, 100,000 calls in the load test.
+        #[arg(long)]
+        long: bool,
+    },
 }
 
 fn workspace_root() -> PathBuf {
@@ -219,7 +224,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             explore::explore(&opts).await?;
             Ok(())
         }
-        Task::Ci => ci(),
+        Task::Ci { long } => ci(long),
     }
 }
 
@@ -238,10 +243,17 @@ const MUTATION_GATE: &[&str] = &[
     "20240501",
 ];
 
+/// The environment of the long reliability tests (`cargo xtask ci --long`).
+const LONG_TESTS: &[(&str, &str)] = &[
+    ("TOOLGATE_CRASH_RUNS", "2000"),
+    ("TOOLGATE_FUZZ_CASES", "10000"),
+    ("TOOLGATE_LOAD_CALLS", "100000"),
+];
+
 /// One step of `cargo xtask ci`: cargo's arguments, and environment variables to set.
 type Step<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
 
-fn ci() -> anyhow::Result<()> {
+fn ci(long: bool) -> anyhow::Result<()> {
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let steps: [Step<'_>; 9] = [
@@ -283,7 +295,10 @@ fn ci() -> anyhow::Result<()> {
             &[("RUSTDOCFLAGS", "-D warnings")],
         ),
         // The tests, the examples' included (each runs its example and checks the output).
-        (&["test", "--workspace", "--no-fail-fast"], &[]),
+        (
+            &["test", "--workspace", "--no-fail-fast"],
+            if long { LONG_TESTS } else { &[] },
+        ),
         (
             &["run", "--quiet", "--package", "xtask", "--", "conformance"],
             &[],

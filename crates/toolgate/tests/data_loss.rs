@@ -164,3 +164,51 @@ fn a_full_disk_refuses_the_write_and_keeps_the_original() {
         .collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
 }
+
+#[test]
+fn a_read_only_file_system_refuses_the_write_and_keeps_the_original() {
+    // A real read-only file system: a tmpfs remounted read-only in a user and mount namespace
+    // of our own (no privileges needed where user namespaces are allowed).
+    if !Command::new("unshare")
+        .args(["-rm", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skipped: user and mount namespaces are not available here");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let mnt = d.path().join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let file = mnt.join("ws/data.txt");
+    let turns = d.path().join("turns.json");
+    std::fs::write(&turns, transcript(&file, 1)).unwrap();
+    let script = "mount -t tmpfs none \"$1\" && mkdir \"$1/ws\" && printf 'the original\\n' > \"$1/ws/data.txt\" \
+        && mount -o remount,ro \"$1\" && \"$0\" run \"$2\" --dir \"$1/ws\" --mode acceptEdits && echo '--after--' && cat \"$1/ws/data.txt\" && ls -a \"$1/ws\"";
+    let out = Command::new("unshare")
+        .args(["-rm", "sh", "-c", script])
+        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(&mnt)
+        .arg(&turns)
+        .env("HOME", d.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (results, after) = stdout.split_once("--after--\n").unwrap();
+    let write: serde_json::Value = serde_json::from_str(results.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(write["is_error"], true, "{write}");
+    let text = write["content"].as_str().unwrap();
+    assert!(
+        text.contains("Cannot write") && text.contains("Read-only file system"),
+        "{text}"
+    );
+    let mut rest = after.lines();
+    assert_eq!(rest.next(), Some("the original"));
+    let names: Vec<&str> = rest.filter(|n| !matches!(*n, "." | "..")).collect();
+    assert_eq!(names, ["data.txt"], "nothing else was left");
+}
