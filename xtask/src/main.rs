@@ -69,7 +69,7 @@ enum Task {
     },
     /// Run the fuzz targets (rules, policy files, settings, Bash lines, hook output, whole tool
     /// calls) with fresh seeds for MINUTES, keeping every failing input, shrunk, in
-    /// tests/fuzz/<target>.txt (which the tests replay).
+    /// `tests/fuzz/<target>.txt` (which the tests replay).
     Fuzz {
         /// How long to run, in minutes.
         #[arg(long, default_value_t = 1.0)]
