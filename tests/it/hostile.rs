@@ -14,19 +14,6 @@ fn nested(depth: usize) -> Value {
     v
 }
 
-/// Take a deeply nested value apart without recursion (dropping it recursively could
-/// overflow the stack of the test thread itself).
-fn dismantle(v: Value) {
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Array(a) => stack.extend(a),
-            Value::Object(o) => stack.extend(o.into_iter().map(|(_, v)| v)),
-            _ => {}
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_tool_input_nested_ten_thousand_levels_is_refused_with_a_clear_error() {
     let sb = Sandbox::new();
@@ -48,7 +35,7 @@ async fn a_tool_input_nested_ten_thousand_levels_is_refused_with_a_clear_error()
             "{tool}"
         );
         for t in turn {
-            dismantle(t.input);
+            tool_core::dismantle(t.input);
         }
     }
 }

@@ -41,6 +41,16 @@ struct PolicyArgs {
 }
 
 impl PolicyArgs {
+    /// The project in `dir` (default: the current directory) and its own files, no more.
+    fn of_dir(dir: Option<PathBuf>) -> Self {
+        Self {
+            dir,
+            policy: Vec::new(),
+            settings: None,
+            trust_project: false,
+        }
+    }
+
     fn workspace(&self) -> anyhow::Result<PathBuf> {
         let dir = match &self.dir {
             Some(d) => d.clone(),
@@ -389,12 +399,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             ..
         }) => {
             let file = if project || local {
-                let args = PolicyArgs {
-                    dir,
-                    policy: Vec::new(),
-                    settings: None,
-                    trust_project: false,
-                };
+                let args = PolicyArgs::of_dir(dir);
                 let ws = args.workspace()?;
                 ws.join(if local {
                     ".claude/settings.local.json"
@@ -476,12 +481,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             revoke,
             status,
         }) => {
-            let args = PolicyArgs {
-                dir,
-                policy: Vec::new(),
-                settings: None,
-                trust_project: false,
-            };
+            let args = PolicyArgs::of_dir(dir);
             let ws = args.workspace()?;
             let home = home_dir(&ws);
             let sources = args.sources(&ws, &home);
@@ -620,12 +620,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Policy(PolicyCommand::Revoke { rule, dir })) => {
-            let args = PolicyArgs {
-                dir,
-                policy: Vec::new(),
-                settings: None,
-                trust_project: false,
-            };
+            let args = PolicyArgs::of_dir(dir);
             let ws = args.workspace()?;
             let file = saved_approvals_file(&ws);
             let was_trusted = project_trusted(&args, &ws)?;

@@ -275,32 +275,18 @@ impl Policy {
         let agent = &request.ctx.agent_name;
         match request.subject {
             PermissionSubject::ReadPaths(p) if !p.is_empty() => {
-                let mut text = format!(
-                    "{agent} requested permissions to read from {}, but you haven't granted it yet.",
-                    p[0].display()
-                );
-                if let Some(target) = symlink_escape(request.ctx, &p[0]) {
-                    text.push_str(&format!(
-                        " {} resolves through a symlink to {}, which is outside the allowed working directories.",
-                        p[0].display(),
-                        target.display()
-                    ));
-                }
-                text
+                format!(
+                    "{agent} requested permissions to read from {}, but you haven't granted it yet.{}",
+                    p[0].display(),
+                    escape_sentence(request.ctx, &p[0])
+                )
             }
             PermissionSubject::WritePaths(p) if !p.is_empty() => {
-                let mut text = format!(
-                    "{agent} requested permissions to write to {}, but you haven't granted it yet.",
-                    p[0].display()
-                );
-                if let Some(target) = symlink_escape(request.ctx, &p[0]) {
-                    text.push_str(&format!(
-                        " {} resolves through a symlink to {}, which is outside the allowed working directories.",
-                        p[0].display(),
-                        target.display()
-                    ));
-                }
-                text
+                format!(
+                    "{agent} requested permissions to write to {}, but you haven't granted it yet.{}",
+                    p[0].display(),
+                    escape_sentence(request.ctx, &p[0])
+                )
             }
             _ => permission_not_granted(agent, request.tool_name),
         }
@@ -325,6 +311,18 @@ fn symlink_escape(
         real.starts_with(d) || std::fs::canonicalize(d).is_ok_and(|c| real.starts_with(c))
     });
     (!inside).then_some(real)
+}
+
+/// Claude Code's sentence for a path a link takes outside the working directories (with a
+/// leading space), or nothing.
+fn escape_sentence(ctx: &tool_core::ToolContext, path: &std::path::Path) -> String {
+    symlink_escape(ctx, path).map_or_else(String::new, |target| {
+        format!(
+            " {} resolves through a symlink to {}, which is outside the allowed working directories.",
+            path.display(),
+            target.display()
+        )
+    })
 }
 
 /// Every place a path passes through when links are involved: its name, each hop of its
