@@ -453,7 +453,16 @@ const FILE_WRITERS: &[&str] = &["touch", "mkdir", "rm", "rmdir", "mv", "cp"];
 
 /// The text Claude Code shows when a command line that nothing allowed would write inside the
 /// working directories: naming the redirect target, or the writing program and its operand.
-pub(crate) fn write_ask_message(a: &Analysis, t: &Touches, ctx: &ToolContext) -> Option<String> {
+///
+/// A path an Edit allow rule covers is not named: the path itself needs no approval, and
+/// Claude Code then says only "This command requires approval" (recorded: explore seed 9,
+/// index 138).
+pub(crate) fn write_ask_message(
+    a: &Analysis,
+    t: &Touches,
+    ctx: &ToolContext,
+    covered: &dyn Fn(Op, &Path) -> bool,
+) -> Option<String> {
     let dirs = quoted_dirs(ctx);
     let tail = format!(
         "needs approval. The path is inside the working directories for this session ({dirs}), and {} asks before a shell command creates, changes or removes files there.",
@@ -463,7 +472,7 @@ pub(crate) fn write_ask_message(a: &Analysis, t: &Touches, ctx: &ToolContext) ->
     if let Some(p) = t
         .uses
         .iter()
-        .find(|u| u.redirect && inside(&u.path))
+        .find(|u| u.redirect && inside(&u.path) && !covered(u.op, &u.path))
         .map(|u| &u.path)
     {
         return Some(format!("Output redirection to '{}' {tail}", p.display()));
@@ -483,7 +492,10 @@ pub(crate) fn write_ask_message(a: &Analysis, t: &Touches, ctx: &ToolContext) ->
         } else {
             operands.first()
         };
-        if let Some(p) = target.map(|p| &p.path).filter(|p| inside(p)) {
+        if let Some(p) = target
+            .map(|p| &p.path)
+            .filter(|p| inside(p) && !covered(Op::Write, p))
+        {
             return Some(format!("{name} in '{}' {tail}", p.display()));
         }
     }

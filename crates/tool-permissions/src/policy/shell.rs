@@ -362,7 +362,7 @@ impl Policy {
             }
         }
         outside_message(t, ctx, None, &covered)
-            .or_else(|| crate::shell_policy::write_ask_message(a, t, ctx))
+            .or_else(|| crate::shell_policy::write_ask_message(a, t, ctx, &covered))
             .unwrap_or_else(|| "This command requires approval".to_owned())
     }
 }
