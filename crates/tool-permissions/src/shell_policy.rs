@@ -196,11 +196,15 @@ pub(crate) fn unit_allowed<'a>(
     redirect_ok: &dyn Fn(&Path) -> bool,
 ) -> Option<Option<&'a RuleEntry>> {
     let u = &a.units[index];
-    // Writes through redirections and options must each be permitted on their own.
+    // Writes through shell redirections must each be permitted on their own; a write the
+    // program makes through its own options or operands (`sort -o`, `uniq IN OUT`) is what
+    // the rule allowing the program allows (recorded: Claude Code 2.1.332 runs `sort -o x`
+    // and `sort --output=x` under `Bash(sort:*)`, and asks about `echo hi > x` under
+    // `Bash(echo:*)`).
     let own_redirects: Vec<&PathUse> = t
         .uses
         .iter()
-        .filter(|p| p.unit == index && p.op == Op::Redirect)
+        .filter(|p| p.unit == index && p.op == Op::Redirect && p.redirect)
         .collect();
     let redirects_ok =
         !t.unknown_paths.contains(&index) && own_redirects.iter().all(|p| redirect_ok(&p.path));
