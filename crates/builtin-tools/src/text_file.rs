@@ -267,12 +267,32 @@ fn bound_write(
         uuid::Uuid::new_v4().simple()
     );
     let mode = existing.as_ref().map_or(0o644, |st| st.st_mode & 0o7777);
-    let tmp = openat(
-        &dirfd,
-        tmp_name.as_str(),
-        OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-        Mode::from_bits_truncate(mode),
-    )?;
+    // The new content goes into a file with no name (O_TMPFILE) while it is written, so a
+    // process killed meanwhile leaves nothing behind; it gets its temporary name only for the
+    // moment before the rename. File systems without O_TMPFILE get a named file from the start.
+    // (Naming it later goes through /proc/self/fd, so that must be there too.)
+    let unnamed_file = if Path::new("/proc/self/fd").is_dir() {
+        openat(
+            &dirfd,
+            ".",
+            OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+            Mode::from_bits_truncate(mode),
+        )
+    } else {
+        Err(rustix::io::Errno::NOENT)
+    };
+    let (tmp, unnamed) = match unnamed_file {
+        Ok(fd) => (fd, true),
+        Err(_) => (
+            openat(
+                &dirfd,
+                tmp_name.as_str(),
+                OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+                Mode::from_bits_truncate(mode),
+            )?,
+            false,
+        ),
+    };
     let result = (|| -> io::Result<bool> {
         let mut file = fs::File::from(tmp);
         file.write_all(bytes)?;
@@ -289,6 +309,15 @@ fn bound_write(
         file.sync_all()?;
         if !still_current() {
             return Ok(false);
+        }
+        if unnamed {
+            rustix::fs::linkat(
+                rustix::fs::CWD,
+                format!("/proc/self/fd/{}", file.as_raw_fd()).as_str(),
+                &dirfd,
+                tmp_name.as_str(),
+                AtFlags::SYMLINK_FOLLOW,
+            )?;
         }
         renameat(&dirfd, tmp_name.as_str(), &dirfd, name)?;
         // Best effort: some file systems refuse fsync on directories.
