@@ -200,7 +200,7 @@ pub(crate) fn atomic_write(
     if let Some(decided) = decided
         && decided != target
     {
-        return Err(redirected(path, &target, decided));
+        return Err(redirected(path));
     }
     let dir = target
         .parent()
@@ -220,7 +220,7 @@ pub(crate) fn atomic_write(
 
 /// Why a write was refused: `path` leads elsewhere than when the write was allowed. The
 /// texts are Claude Code's: a file that is now a link, or a directory link that changed.
-fn redirected(path: &Path, _now: &Path, _decided: &Path) -> io::Error {
+fn redirected(path: &Path) -> io::Error {
     if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
         io::Error::other(symlink_text(path))
     } else {
@@ -245,17 +245,17 @@ fn bound_write(
         Mode::empty(),
     )?;
     // The directory held is the one named: no link was swapped in on the way to it.
-    if let Some((path, target)) = bound
+    if let Some((path, _)) = bound
         && let Ok(held) = fs::read_link(format!("/proc/self/fd/{}", dirfd.as_raw_fd()))
         && held != dir
     {
-        return Err(redirected(path, &held.join(name), target));
+        return Err(redirected(path));
     }
     // The entry itself, not followed: a link put there since is not written through.
     let existing = match statat(&dirfd, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) if (st.st_mode & 0o170000) == 0o120000 => {
-            let (path, target) = bound.unwrap_or((dir, dir));
-            return Err(redirected(path, &dir.join(name), target));
+            let named = bound.map_or_else(|| dir.join(name), |(path, _)| path.to_path_buf());
+            return Err(redirected(&named));
         }
         Ok(st) => Some(st),
         Err(rustix::io::Errno::NOENT) => None,
@@ -342,7 +342,7 @@ fn bound_write(
     if let Some((path, decided)) = bound
         && tool_core::resolve_target(path) != decided
     {
-        return Err(redirected(path, &tool_core::resolve_target(path), decided));
+        return Err(redirected(path));
     }
     let permissions = fs::metadata(&target).ok().map(|m| m.permissions());
     let mut tmp = tempfile::Builder::new()

@@ -47,6 +47,8 @@ impl PipelineStage for Permission {
         Box::pin(async move {
             let tool = inv.tool.tool.clone();
             let subject = tool.permission_subject(&inv.input, &inv.ctx);
+            // Set when the approver or the decision rewrites the input after the decision.
+            let mut rewritten = false;
             let hook = inv.hook_outcome.as_ref().and_then(|h| h.decision.clone());
             let request =
                 PermissionRequest::for_tool(tool.as_ref(), &inv.input, &subject, &inv.ctx);
@@ -82,7 +84,10 @@ impl PipelineStage for Permission {
                     Approval::Approve { updated_input } => {
                         if let Some(updated) = updated_input {
                             match inv.tool.schema.check(&updated) {
-                                Ok(v) => inv.input = inv.tool.tool.normalize_input(v),
+                                Ok(v) => {
+                                    inv.input = inv.tool.tool.normalize_input(v);
+                                    rewritten = true;
+                                }
                                 Err(e) => {
                                     let text = e.to_tool_result_text(inv.tool.name());
                                     return Ok(refuse(&inv, decision, text));
@@ -106,12 +111,18 @@ impl PipelineStage for Permission {
             }
             if let Some(updated) = decision.updated_input.take() {
                 inv.input = updated;
+                rewritten = true;
             }
             // Bind the call to where its paths led when it was allowed: a file tool refuses a
-            // path that leads elsewhere by the time it acts (a link swapped in meanwhile).
-            if let tool_core::PermissionSubject::ReadPaths(paths)
-            | tool_core::PermissionSubject::WritePaths(paths) =
+            // path that leads elsewhere by the time it acts (a link swapped in meanwhile). The
+            // subject is worked out again only when the input was rewritten on the way.
+            let subject = if rewritten {
                 tool.permission_subject(&inv.input, &inv.ctx)
+            } else {
+                subject
+            };
+            if let tool_core::PermissionSubject::ReadPaths(paths)
+            | tool_core::PermissionSubject::WritePaths(paths) = subject
             {
                 inv.ctx.decided_targets = Arc::new(
                     paths
