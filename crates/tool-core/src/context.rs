@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::decision::{NoPathRules, PathPolicy, PermissionMode};
+use crate::decision::{Approver, DecisionReason, NoPathRules, PathPolicy, PermissionMode};
 use crate::file_state::FileStateCache;
+use crate::sandbox::{NoSandbox, SandboxPolicy};
 
 /// The context of one tool call.
 #[derive(Clone)]
@@ -55,6 +56,14 @@ pub struct ToolContext {
     /// touch a path that leads elsewhere by the time it acts (a link swapped in after the
     /// decision). Empty outside the pipeline's permission stage.
     pub decided_targets: Arc<BTreeMap<PathBuf, PathBuf>>,
+    /// What the sandbox that runs shell commands must enforce, from the policy.
+    pub sandbox_policy: Arc<dyn SandboxPolicy>,
+    /// For this call: why the permission stage let it run (a rule, a mode, the user's
+    /// approval). `None` outside the pipeline's permission stage, or when nothing decided.
+    pub allowed_by: Option<DecisionReason>,
+    /// For this call: who answers an ask that arises while the tool runs (a program a
+    /// sandboxed command starts that needs approval). `None` refuses such asks.
+    pub run_approver: Option<Arc<dyn Approver>>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -103,6 +112,9 @@ impl ToolContext {
             transcript_path: None,
             prompt_id: None,
             decided_targets: Arc::new(BTreeMap::new()),
+            sandbox_policy: Arc::new(NoSandbox),
+            allowed_by: None,
+            run_approver: None,
         }
     }
 

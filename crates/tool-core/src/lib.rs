@@ -58,6 +58,7 @@ pub mod messages;
 pub mod process;
 mod registry;
 pub mod result;
+pub mod sandbox;
 pub mod schema;
 pub mod stage;
 pub mod texts;

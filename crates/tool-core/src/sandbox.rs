@@ -1,0 +1,249 @@
+//! The run-time enforcement seam: what a policy tells the sandbox that runs a shell command, and
+//! how the sandbox asks the policy about each program the command executes and each host it
+//! connects to.
+//!
+//! The policy engine (`tool-permissions`) implements [`SandboxPolicy`]: for one command line it
+//! returns a [`SandboxSpec`], the plan of the file system and the network (paths writable,
+//! read-only, hidden; domains reachable) and a [`RunJudge`] that decides, while the command
+//! runs, each program it executes and each connection it opens. The sandbox (`tool-sandbox`)
+//! applies the plan and asks the judge; it knows no rule syntax, and the policy spawns nothing.
+//! Bash joins the two. A host without a policy gets [`NoSandbox`]: commands run as they are.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::ToolContext;
+use crate::decision::{Decision, DecisionReason};
+
+/// Whether commands run in the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SandboxMode {
+    /// Never: commands run unconfined (the policy turned the sandbox off, or there is no
+    /// policy).
+    #[default]
+    Off,
+    /// Where the sandbox can start; elsewhere commands run unconfined after a warning.
+    On,
+    /// Always: where the sandbox cannot start, commands are refused.
+    Required,
+}
+
+/// What the sandbox may reach on the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NetworkPlan {
+    /// Nothing: a network namespace with only its own loopback.
+    #[default]
+    Blocked,
+    /// Only through the filtering proxy, host by host as [`RunJudge::connect`] decides.
+    Filtered,
+}
+
+/// A path that does not exist yet and must not be created while the command runs (a protected
+/// or denied name): the sandbox puts a read-only stand-in there for the command's duration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbsentPath {
+    /// The absolute path.
+    pub path: PathBuf,
+    /// Stand in with a directory (a name whose contents the rule covers) or an empty file.
+    pub dir: bool,
+    /// Why (the rule or the check), for the user.
+    pub why: String,
+}
+
+/// A path the plan names, with why: a rule (`Read(./.env)` from `.claude/settings.json:3`) or
+/// a check (`protected path`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedPath {
+    /// The absolute path, as found on the file system when the plan was made.
+    pub path: PathBuf,
+    /// Why it is in the plan.
+    pub why: String,
+}
+
+impl PlannedPath {
+    /// `path`, planned because of `why`.
+    pub fn new(path: impl Into<PathBuf>, why: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            why: why.into(),
+        }
+    }
+}
+
+/// The file system as the sandboxed command sees it: the root read-only, then these, in this
+/// order (a later entry wins over an earlier one on the same or an enclosing path).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MountPlan {
+    /// Existing directories and files the command may write (the working directories, the
+    /// session's temporary directory, what Edit allow rules name).
+    pub writable: Vec<PlannedPath>,
+    /// Existing paths that stay read-only even inside a writable directory (protected paths,
+    /// what Edit deny rules cover, the policy's own files).
+    pub read_only: Vec<PlannedPath>,
+    /// Existing paths the command cannot read (what Read deny rules cover): a file is replaced
+    /// by an empty one, a directory by an empty one.
+    pub hidden: Vec<PlannedPath>,
+    /// Protected or denied names that do not exist yet and must not be created.
+    pub absent: Vec<AbsentPath>,
+    /// What the plan could not settle (a walk cut short by its budget), for the user.
+    pub notes: Vec<String>,
+}
+
+/// What the policy asks of the sandbox for one command.
+#[derive(Clone)]
+pub struct SandboxSpec {
+    /// Whether to sandbox at all.
+    pub mode: SandboxMode,
+    /// Why the mode is what it is (the setting and its file), for warnings and refusals.
+    pub mode_source: String,
+    /// The setting that excludes this command from the sandbox (`sandbox.excludedCommands`):
+    /// it was decided like any other command and runs unconfined and unsupervised.
+    pub excluded_by: Option<String>,
+    /// Whether a call may ask to run outside the sandbox (`dangerouslyDisableSandbox`), after
+    /// the user approves it.
+    pub allow_unsandboxed: bool,
+    /// The file system.
+    pub mounts: MountPlan,
+    /// The network.
+    pub network: NetworkPlan,
+    /// Decides each program the command executes and each host it connects to.
+    pub judge: Arc<dyn RunJudge>,
+}
+
+impl std::fmt::Debug for SandboxSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SandboxSpec")
+            .field("mode", &self.mode)
+            .field("mode_source", &self.mode_source)
+            .field("excluded_by", &self.excluded_by)
+            .field("allow_unsandboxed", &self.allow_unsandboxed)
+            .field("mounts", &self.mounts)
+            .field("network", &self.network)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SandboxSpec {
+    /// A spec that runs commands unconfined.
+    pub fn off() -> Self {
+        Self {
+            mode: SandboxMode::Off,
+            mode_source: "no policy".to_owned(),
+            excluded_by: None,
+            allow_unsandboxed: true,
+            mounts: MountPlan::default(),
+            network: NetworkPlan::Blocked,
+            judge: Arc::new(AllowAll),
+        }
+    }
+}
+
+/// One program a sandboxed command executes, seen after the kernel loaded it and before it ran
+/// its first instruction.
+#[derive(Debug, Clone, Copy)]
+pub struct ExecRequest<'a> {
+    /// Its arguments, as the program receives them (`argv[0]` as the caller spelled it).
+    pub argv: &'a [String],
+    /// The file the kernel executes (for a script, the script; its interpreter is in `argv`).
+    pub exe: &'a Path,
+    /// Its working directory.
+    pub cwd: &'a Path,
+    /// Started by the shell of the line itself (a command of the line, of its subshells,
+    /// substitutions, functions or `eval`), rather than by a program the line started.
+    pub started_by_line: bool,
+    /// The executable the kernel loaded (the interpreter, for a script), open for reading: a
+    /// judge can recognise a program by its content whatever its name.
+    pub image: Option<&'a std::fs::File>,
+}
+
+/// What the sandbox asks while a command runs. Every answer is a [`Decision`]: an allow lets the
+/// program run (or the connection through); a deny stops the whole command; an ask stops it too
+/// unless the host's approver grants it while the program is held.
+pub trait RunJudge: Send + Sync {
+    /// Decide a program about to run.
+    fn exec(&self, request: &ExecRequest<'_>) -> Decision;
+    /// Decide a connection through the filtering proxy to `host` (a name or an address, as the
+    /// client asked for it) on `port`.
+    fn connect(&self, host: &str, port: u16) -> Decision;
+}
+
+/// A judge that allows everything (the sandbox's mounts and network plan still apply).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllowAll;
+
+impl RunJudge for AllowAll {
+    fn exec(&self, _: &ExecRequest<'_>) -> Decision {
+        Decision::allow(DecisionReason::Check {
+            name: "no run-time rules".into(),
+        })
+    }
+    fn connect(&self, _: &str, _: u16) -> Decision {
+        Decision::allow(DecisionReason::Check {
+            name: "no run-time rules".into(),
+        })
+    }
+}
+
+/// The policy side of the sandbox: the spec for one command line.
+pub trait SandboxPolicy: Send + Sync {
+    /// What the sandbox must enforce while `command` runs in `ctx`, and the judge it asks.
+    /// `self` comes as an `Arc` so the judge can keep the policy alive for as long as the
+    /// command runs (a background command outlives the call).
+    fn sandbox(self: Arc<Self>, command: &str, ctx: &ToolContext) -> SandboxSpec;
+}
+
+/// No sandbox: commands run unconfined. The default of a [`ToolContext`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoSandbox;
+
+impl SandboxPolicy for NoSandbox {
+    fn sandbox(self: Arc<Self>, _: &str, _: &ToolContext) -> SandboxSpec {
+        SandboxSpec::off()
+    }
+}
+
+/// A shell word for `s`: as it is when it needs no quoting, else in single quotes.
+pub fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./=:,+@%^".contains(&b));
+    if plain {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `argv` as one shell line that runs it (each word quoted as needed).
+pub fn shell_line(argv: &[String]) -> String {
+    argv.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            // A first word with `=` would read back as an assignment.
+            if i == 0 && a.contains('=') {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                shell_word(a)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_quote_only_what_needs_it() {
+        let argv: Vec<String> = ["rm", "-rf", "a b", "it's", "", "$HOME", "x=1"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        assert_eq!(
+            shell_line(&argv),
+            r#"rm -rf 'a b' 'it'\''s' '' '$HOME' x=1"#
+        );
+        assert_eq!(shell_line(&["a=b".to_owned(), "c".to_owned()]), "'a=b' c");
+    }
+}

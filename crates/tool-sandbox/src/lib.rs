@@ -1,0 +1,777 @@
+//! Run-time enforcement for shell commands: what the policy forbids is made impossible while
+//! the command runs, whatever a reading of the command line missed.
+//!
+//! A command runs under [bubblewrap](https://github.com/containers/bubblewrap) (`bwrap`) with
+//! the file system of a [`MountPlan`] (the root read-only; the plan's writable paths
+//! writable; its read-only paths read-only even inside them; its hidden paths replaced by
+//! empty stand-ins; protected names that do not exist yet held by read-only stand-ins), in
+//! fresh PID, network, IPC and UTS namespaces, with no capabilities, dying with its
+//! supervisor. Every process of the command is traced: each program it executes is decided by
+//! the policy's [`RunJudge`] after the kernel loaded it and before its first instruction, and a
+//! deny (or an ask nobody grants) kills the whole command. The network is the sandbox's own
+//! loopback only, or, with [`NetworkPlan::Filtered`], an HTTP proxy on that loopback which asks
+//! the judge about each host by name.
+//!
+//! This crate knows no rule syntax: the plan and the judge come from the policy
+//! (`tool-permissions` implements [`tool_core::sandbox::SandboxPolicy`]); Bash (in
+//! `builtin-tools`) joins the two.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use tool_core::sandbox::{AllowAll, MountPlan, NetworkPlan, PlannedPath};
+//! use tool_sandbox::{Launch, Sandbox};
+//!
+//! let sandbox = Sandbox::detect().expect("bwrap works here");
+//! let mut plan = MountPlan::default();
+//! plan.writable.push(PlannedPath::new("/tmp/project", "the working directory"));
+//! let running = Launch::new("/bin/sh", ["-c", "echo hi > /etc/x"])
+//!     .cwd("/tmp/project")
+//!     .plan(plan, NetworkPlan::Blocked)
+//!     .judge(Arc::new(AllowAll))
+//!     .spawn(sandbox)
+//!     .expect("started");
+//! let status = running.wait_blocking();
+//! assert!(!status.success(), "/etc is read-only in the sandbox");
+//! ```
+
+mod absent;
+mod bwrap;
+mod netns;
+mod proxy;
+mod seccomp;
+mod supervise;
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
+
+use tool_core::Decision;
+use tool_core::sandbox::ExecRequest;
+pub use tool_core::sandbox::{MountPlan, NetworkPlan, RunJudge};
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The sandbox cannot run here: no `bwrap`, or it cannot create its namespaces, or
+    /// processes cannot be traced. The text says which, for a one-line warning.
+    #[error("the sandbox is unavailable: {0}")]
+    Unavailable(String),
+    /// Starting the command failed.
+    #[error("cannot start the sandboxed command: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// Preparing the sandbox's file system (its stand-ins) failed.
+    #[error("cannot prepare the sandbox: {0}")]
+    Prepare(#[source] std::io::Error),
+}
+
+/// A program the supervisor stopped, or a setup step that stopped the command.
+#[derive(Debug, Clone)]
+pub struct Stop {
+    /// Its arguments (empty when the stop was not about a program).
+    pub argv: Vec<String>,
+    /// The file it executed.
+    pub exe: PathBuf,
+    /// Started by the line's own shell (see [`ExecRequest::started_by_line`]).
+    pub started_by_line: bool,
+    /// The judge's decision: a deny, or an ask.
+    pub decision: Decision,
+    /// For an ask: `Some(false)` when the approver refused it, `None` when there was no one to
+    /// ask.
+    pub approved: Option<bool>,
+}
+
+/// A connection the network filter refused.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    /// The host, as the client asked for it.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+    /// Why.
+    pub decision: Decision,
+}
+
+/// A program that needed approval and got it while it was held.
+#[derive(Debug, Clone)]
+pub struct Approved {
+    /// Its arguments.
+    pub argv: Vec<String>,
+    /// The ask that was granted.
+    pub decision: Decision,
+}
+
+/// What happened to a command while it ran, beyond its output.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Programs stopped (the first one ended the command).
+    pub stops: Vec<Stop>,
+    /// Connections refused.
+    pub refusals: Vec<Refusal>,
+    /// Programs granted by the approver while held.
+    pub approvals: Vec<Approved>,
+}
+
+/// State shared by the supervisor thread, the network filter and the handle.
+#[derive(Default)]
+pub(crate) struct Shared {
+    pids: Mutex<HashSet<libc::pid_t>>,
+    killed: AtomicBool,
+    finished: AtomicBool,
+    status: Mutex<Option<ExitStatus>>,
+    cond: Condvar,
+    notify: tokio::sync::Notify,
+    report: Mutex<Report>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Shared {
+    fn track(&self, pid: libc::pid_t) {
+        lock(&self.pids).insert(pid);
+    }
+    fn untrack(&self, pid: libc::pid_t) {
+        lock(&self.pids).remove(&pid);
+    }
+    fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::SeqCst)
+    }
+    fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::SeqCst)
+    }
+    /// SIGKILL every process of the command. Each pid is one the supervisor has not yet seen
+    /// exit, so none can have been reused.
+    #[allow(unsafe_code)]
+    fn kill_all(&self) {
+        self.killed.store(true, Ordering::SeqCst);
+        for &pid in lock(&self.pids).iter() {
+            // SAFETY: kill(2) on a live tracee's pid; it touches no memory.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+    }
+    fn record_stop(&self, stop: Stop) {
+        lock(&self.report).stops.push(stop);
+    }
+    fn record_refusal(&self, refusal: Refusal) {
+        lock(&self.report).refusals.push(refusal);
+    }
+    fn note_approved(&self, argv: &[String], decision: &Decision) {
+        lock(&self.report).approvals.push(Approved {
+            argv: argv.to_vec(),
+            decision: decision.clone(),
+        });
+    }
+    fn finish(&self, status: ExitStatus) {
+        *lock(&self.status) = Some(status);
+        self.finished.store(true, Ordering::SeqCst);
+        self.cond.notify_all();
+        self.notify.notify_waiters();
+    }
+}
+
+/// Asks the host's approver about a program that needs approval; `true` lets it run. Called
+/// on the supervisor's thread, with the program held, so it may block.
+pub type ExecApprover = dyn Fn(&ExecRequest<'_>, &Decision) -> bool + Send + Sync;
+
+/// Where the network filter connects for a host and port. The default resolves the name with
+/// the system's resolver; a test can aim every host at its own listener.
+pub type Resolver = dyn Fn(&str, u16) -> std::io::Result<Vec<std::net::SocketAddr>> + Send + Sync;
+
+/// The sandbox of this machine: `bwrap` found and working, with the runtime directory the
+/// stand-ins live in.
+#[derive(Debug)]
+pub struct Sandbox {
+    bwrap: PathBuf,
+    runtime: PathBuf,
+    stand_ins: bwrap::StandIns,
+    seccomp: Option<Vec<u8>>,
+}
+
+static DETECTED: OnceLock<Result<Sandbox, String>> = OnceLock::new();
+
+/// The per-user directory the stand-ins and locks live in.
+#[allow(unsafe_code)]
+fn runtime_dir() -> PathBuf {
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir().join(format!("toolgate-sandbox-{uid}"))
+}
+
+/// `bwrap` on `PATH` (or where `TOOLGATE_BWRAP` says).
+fn find_bwrap() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("TOOLGATE_BWRAP") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|d| d.join("bwrap"))
+        .find(|p| p.is_file())
+}
+
+impl Sandbox {
+    /// The sandbox, checked once per process by running `true` in it: `Err` with the reason
+    /// (for a one-line warning) when `bwrap` is missing, cannot start, or its processes cannot
+    /// be traced.
+    pub fn detect() -> Result<&'static Sandbox, Error> {
+        DETECTED
+            .get_or_init(|| {
+                let bwrap = find_bwrap().ok_or_else(|| {
+                    "bwrap (bubblewrap) is not installed; on Debian or Ubuntu: apt-get install bubblewrap".to_owned()
+                })?;
+                Sandbox::at(&bwrap)
+            })
+            .as_ref()
+            .map_err(|e| Error::Unavailable(e.clone()))
+    }
+
+    /// The sandbox with the `bwrap` at `bwrap`, checked now (not cached).
+    pub fn at(bwrap: &Path) -> Result<Sandbox, String> {
+        let runtime = runtime_dir();
+        {
+            use std::os::unix::fs::DirBuilderExt as _;
+            let _ = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&runtime);
+        }
+        let stand_ins = bwrap::StandIns::make(&runtime)
+            .map_err(|e| format!("cannot make {}: {e}", runtime.display()))?;
+        let sandbox = Sandbox {
+            bwrap: bwrap.to_path_buf(),
+            runtime,
+            stand_ins,
+            seccomp: seccomp::program(),
+        };
+        sandbox.check()?;
+        Ok(sandbox)
+    }
+
+    /// Run `true` in the sandbox, supervised, and see it succeed.
+    fn check(&self) -> Result<(), String> {
+        let truth = ["/bin/true", "/usr/bin/true"]
+            .into_iter()
+            .find(|p| Path::new(p).is_file())
+            .ok_or("no /bin/true to check the sandbox with")?;
+        let err = tempfile_for_errors(&self.runtime)?;
+        let err_path = err.1.clone();
+        let running = Launch::new(truth, Vec::<String>::new())
+            .cwd("/")
+            .stderr(Stdio::from(err.0))
+            .spawn(self)
+            .map_err(|e| e.to_string())?;
+        let status = running.wait_blocking();
+        let said = std::fs::read_to_string(&err_path).unwrap_or_default();
+        let _ = std::fs::remove_file(&err_path);
+        if status.success() {
+            Ok(())
+        } else {
+            let said = said.trim();
+            Err(format!(
+                "{} cannot start a sandbox here ({}){}",
+                self.bwrap.display(),
+                status,
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {said}")
+                }
+            ))
+        }
+    }
+
+    /// The `bwrap` in use.
+    pub fn bwrap(&self) -> &Path {
+        &self.bwrap
+    }
+
+    /// Whether the seccomp filter that keeps every process traced is in place on this
+    /// architecture.
+    pub fn filters_clone(&self) -> bool {
+        self.seccomp.is_some()
+    }
+}
+
+fn tempfile_for_errors(dir: &Path) -> Result<(std::fs::File, PathBuf), String> {
+    let path = dir.join(format!("check-{}.err", std::process::id()));
+    let f = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((f, path))
+}
+
+/// A command to run in the sandbox.
+pub struct Launch {
+    program: OsString,
+    args: Vec<OsString>,
+    cwd: PathBuf,
+    env: Option<Vec<(OsString, OsString)>>,
+    stdin: Option<Stdio>,
+    stdout: Option<Stdio>,
+    stderr: Option<Stdio>,
+    fds: Vec<(OwnedFd, RawFd)>,
+    mounts: MountPlan,
+    network: NetworkPlan,
+    judge: Arc<dyn RunJudge>,
+    approver: Option<Arc<ExecApprover>>,
+    supervise: bool,
+    resolver: Option<Arc<Resolver>>,
+}
+
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("cwd", &self.cwd)
+            .field("mounts", &self.mounts)
+            .field("network", &self.network)
+            .field("supervise", &self.supervise)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Launch {
+    /// `program` with `args`, supervised, with an empty plan (only the root, read-only), no
+    /// network, a judge that allows everything, the caller's environment and standard streams.
+    pub fn new<I, S>(program: impl Into<OsString>, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        Self {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            cwd: PathBuf::from("/"),
+            env: None,
+            stdin: None,
+            stdout: None,
+            stderr: None,
+            fds: Vec::new(),
+            mounts: MountPlan::default(),
+            network: NetworkPlan::Blocked,
+            judge: Arc::new(tool_core::sandbox::AllowAll),
+            approver: None,
+            supervise: true,
+            resolver: None,
+        }
+    }
+
+    /// Where the command starts.
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = cwd.into();
+        self
+    }
+
+    /// The whole environment (nothing of the caller's is kept).
+    pub fn env<I, K, V>(mut self, vars: I) -> Self
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        self.env = Some(
+            vars.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        );
+        self
+    }
+
+    /// Standard input.
+    pub fn stdin(mut self, s: Stdio) -> Self {
+        self.stdin = Some(s);
+        self
+    }
+
+    /// Standard output.
+    pub fn stdout(mut self, s: Stdio) -> Self {
+        self.stdout = Some(s);
+        self
+    }
+
+    /// Standard error.
+    pub fn stderr(mut self, s: Stdio) -> Self {
+        self.stderr = Some(s);
+        self
+    }
+
+    /// Give the command `fd` as descriptor number `target` (3 and up).
+    pub fn fd(mut self, fd: OwnedFd, target: RawFd) -> Self {
+        self.fds.push((fd, target));
+        self
+    }
+
+    /// The file system and the network.
+    pub fn plan(mut self, mounts: MountPlan, network: NetworkPlan) -> Self {
+        self.mounts = mounts;
+        self.network = network;
+        self
+    }
+
+    /// Who decides each program and connection.
+    pub fn judge(mut self, judge: Arc<dyn RunJudge>) -> Self {
+        self.judge = judge;
+        self
+    }
+
+    /// Who answers an ask while the program waits; without one, an ask stops the command.
+    pub fn approver(mut self, approver: Arc<ExecApprover>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// Trace the command's programs (on by default). Off, the judge is never asked about
+    /// programs and a filtered network is refused: the network filter starts from the
+    /// supervisor. For measuring what supervision costs.
+    pub fn supervise(mut self, on: bool) -> Self {
+        self.supervise = on;
+        self
+    }
+
+    /// Where the network filter connects (by default, the system's resolver's addresses).
+    pub fn resolver(mut self, resolver: Arc<Resolver>) -> Self {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// Start the command in `sandbox`.
+    pub fn spawn(self, sandbox: &Sandbox) -> Result<Running, Error> {
+        if !self.supervise && self.network == NetworkPlan::Filtered {
+            return Err(Error::Spawn(std::io::Error::other(
+                "a filtered network needs the supervisor",
+            )));
+        }
+        let placeholders = absent::Placeholders::make(&self.mounts.absent, &sandbox.runtime)
+            .map_err(Error::Prepare)?;
+        // The seccomp program goes in through a pipe bubblewrap reads.
+        let seccomp = match &sandbox.seccomp {
+            Some(prog) => Some(pipe_with(prog).map_err(Error::Prepare)?),
+            None => None,
+        };
+        const SECCOMP_FD: RawFd = 10;
+        let mut args = bwrap::args(
+            &self.mounts,
+            &sandbox.stand_ins,
+            seccomp.as_ref().map(|_| SECCOMP_FD),
+            &self.cwd,
+        );
+        args.push("--".into());
+        args.push(self.program.clone());
+        args.extend(self.args.iter().cloned());
+        let mut fds = self.fds;
+        if let Some(s) = seccomp {
+            fds.push((s, SECCOMP_FD));
+        }
+        // Move every source above the targets first, so no dup2 clobbers another source.
+        let fds: Vec<(OwnedFd, RawFd)> = fds
+            .into_iter()
+            .map(|(fd, target)| high_dup(&fd).map(|h| (h, target)))
+            .collect::<Result<_, _>>()
+            .map_err(Error::Prepare)?;
+        let mut env = self.env;
+        if self.network == NetworkPlan::Filtered {
+            let proxy = format!("http://127.0.0.1:{}", netns::PROXY_PORT);
+            let vars = env.get_or_insert_with(|| std::env::vars_os().collect());
+            for name in [
+                "http_proxy",
+                "https_proxy",
+                "HTTP_PROXY",
+                "HTTPS_PROXY",
+                "ALL_PROXY",
+                "all_proxy",
+            ] {
+                vars.retain(|(k, _)| k != name);
+                vars.push((name.into(), proxy.clone().into()));
+            }
+            for name in ["no_proxy", "NO_PROXY"] {
+                vars.retain(|(k, _)| k != name);
+                vars.push((name.into(), "localhost,127.0.0.1,::1".into()));
+            }
+        }
+        let shared = Arc::new(Shared::default());
+        let (tx, rx) = std::sync::mpsc::channel::<Result<libc::pid_t, std::io::Error>>();
+        let bwrap_path = sandbox.bwrap.clone();
+        let supervise = self.supervise;
+        let (stdin, stdout, stderr) = (self.stdin, self.stdout, self.stderr);
+        let judge = self.judge;
+        let approver = self.approver;
+        let network = self.network;
+        let resolver = self.resolver;
+        let thread_shared = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("toolgate-sandbox".into())
+            .spawn(move || {
+                let mut placeholders = placeholders;
+                use std::os::unix::process::CommandExt as _;
+                let mut cmd = std::process::Command::new(&bwrap_path);
+                cmd.args(&args).process_group(0);
+                if let Some(vars) = env {
+                    cmd.env_clear().envs(vars);
+                }
+                if let Some(s) = stdin {
+                    cmd.stdin(s);
+                }
+                if let Some(s) = stdout {
+                    cmd.stdout(s);
+                }
+                if let Some(s) = stderr {
+                    cmd.stderr(s);
+                }
+                let pairs: Vec<(RawFd, RawFd)> =
+                    fds.iter().map(|(fd, t)| (fd.as_raw_fd(), *t)).collect();
+                set_pre_exec(&mut cmd, pairs, supervise);
+                let child = match cmd.spawn() {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                drop(fds);
+                let pid = child.id() as libc::pid_t;
+                if !supervise {
+                    thread_shared.track(pid);
+                    let _ = tx.send(Ok(pid));
+                    let mut child = child;
+                    let status = child.wait().unwrap_or_else(|_| {
+                        use std::os::unix::process::ExitStatusExt as _;
+                        ExitStatus::from_raw(libc::SIGKILL)
+                    });
+                    thread_shared.untrack(pid);
+                    placeholders.release();
+                    thread_shared.finish(status);
+                    return;
+                }
+                let started = supervise::wait_initial(pid).and_then(|status| {
+                    if status & 0xff == 0x7f {
+                        supervise::start_tracing(pid)
+                    } else {
+                        Err(std::io::Error::other(format!(
+                            "bwrap ended before it could be traced (status {status:#x})"
+                        )))
+                    }
+                });
+                if let Err(e) = started {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                let _ = tx.send(Ok(pid));
+                let line_start: Option<Box<supervise::LineStart>> = match network {
+                    NetworkPlan::Blocked => None,
+                    NetworkPlan::Filtered => {
+                        let judge = judge.clone();
+                        let shared = thread_shared.clone();
+                        let resolver: Arc<Resolver> =
+                            resolver.unwrap_or_else(|| Arc::new(proxy::system_resolve));
+                        Some(Box::new(move |line_pid| {
+                            let listener = netns::listener_in(line_pid, netns::PROXY_PORT)?;
+                            proxy::serve(listener, judge, shared, resolver);
+                            Ok(())
+                        }))
+                    }
+                };
+                let status = supervise::Supervisor {
+                    shared: thread_shared.clone(),
+                    judge,
+                    approver,
+                    on_line_start: line_start,
+                }
+                .run(pid);
+                placeholders.release();
+                drop(child);
+                thread_shared.finish(status);
+            });
+        if let Err(e) = spawned {
+            return Err(Error::Spawn(e));
+        }
+        let pid = rx
+            .recv()
+            .map_err(|_| Error::Spawn(std::io::Error::other("the supervisor ended at once")))?
+            .map_err(Error::Spawn)?;
+        Ok(Running {
+            shared,
+            pid,
+            armed: true,
+        })
+    }
+}
+
+/// A pipe whose read end holds `bytes` and is at its end of input.
+#[allow(unsafe_code)]
+fn pipe_with(bytes: &[u8]) -> std::io::Result<OwnedFd> {
+    use std::io::Write as _;
+    use std::os::fd::FromRawFd as _;
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: pipe2 writes two descriptors into the array, which we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let mut w = std::fs::File::from(write);
+    w.write_all(bytes)?;
+    drop(w);
+    Ok(read)
+}
+
+/// A close-on-exec copy of `fd` numbered 64 or above.
+#[allow(unsafe_code)]
+fn high_dup(fd: &OwnedFd) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd as _;
+    // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor that we then own.
+    let n = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 64) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `n` is new and owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(n) })
+}
+
+/// After the fork, before bwrap runs: the extra descriptors at their numbers, and the child
+/// traced by this thread (it stops at its own `exec`).
+#[allow(unsafe_code)]
+fn set_pre_exec(cmd: &mut std::process::Command, pairs: Vec<(RawFd, RawFd)>, trace: bool) {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: the closure runs in the forked child before exec and makes only system calls
+    // (dup2, ptrace) on descriptors and values captured before the fork; no allocation.
+    unsafe {
+        cmd.pre_exec(move || {
+            for &(src, target) in &pairs {
+                if libc::dup2(src, target) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if trace
+                && libc::ptrace(
+                    libc::PTRACE_TRACEME as _,
+                    0,
+                    std::ptr::null_mut::<libc::c_void>(),
+                    std::ptr::null_mut::<libc::c_void>(),
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A running sandboxed command.
+///
+/// Dropping it while the command runs kills the command (every process in it), unless it was
+/// [detached](Self::detach).
+pub struct Running {
+    shared: Arc<Shared>,
+    pid: libc::pid_t,
+    armed: bool,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("pid", &self.pid)
+            .field("finished", &self.shared.is_finished())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Running {
+    /// bubblewrap's pid (outside the sandbox).
+    pub fn id(&self) -> u32 {
+        self.pid as u32
+    }
+
+    /// Wait for the command to end: the status of its shell, or `SIGKILL` when it was stopped.
+    pub async fn wait(&self) -> ExitStatus {
+        loop {
+            let notified = self.shared.notify.notified();
+            if let Some(s) = *lock(&self.shared.status) {
+                return s;
+            }
+            notified.await;
+        }
+    }
+
+    /// Wait for the command to end, blocking the thread.
+    pub fn wait_blocking(&self) -> ExitStatus {
+        let mut status = lock(&self.shared.status);
+        loop {
+            if let Some(s) = *status {
+                return s;
+            }
+            status = self
+                .shared
+                .cond
+                .wait(status)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// The status, if the command has ended.
+    pub fn try_wait(&self) -> Option<ExitStatus> {
+        *lock(&self.shared.status)
+    }
+
+    /// Kill every process of the command.
+    pub fn kill(&self) {
+        self.shared.kill_all();
+    }
+
+    /// Kill the command and wait for it to end.
+    pub async fn kill_and_reap(&mut self) {
+        self.kill();
+        let _ = self.wait().await;
+        self.armed = false;
+    }
+
+    /// Do not kill the command when this handle is dropped.
+    pub fn detach(&mut self) {
+        self.armed = false;
+    }
+
+    /// Let the command run until it ends or `limit` passes, then kill it; `then` runs when it
+    /// has ended. A thread of its own watches, independent of any async runtime.
+    pub fn limit_in_background(
+        mut self,
+        limit: Duration,
+        thread_name: String,
+        then: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<()> {
+        self.detach();
+        let shared = self.shared.clone();
+        std::thread::Builder::new()
+            .name(thread_name)
+            .spawn(move || {
+                let status = lock(&shared.status);
+                let (status, timeout) = shared
+                    .cond
+                    .wait_timeout_while(status, limit, |s| s.is_none())
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                drop(status);
+                if timeout.timed_out() {
+                    shared.kill_all();
+                }
+                then();
+            })
+            .map(drop)
+    }
+
+    /// What the supervisor and the network filter stopped or granted so far.
+    pub fn report(&self) -> Report {
+        lock(&self.shared.report).clone()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.armed && !self.shared.is_finished() {
+            self.shared.kill_all();
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! A listening socket on the loopback of a sandbox's own network namespace, made from outside:
+//! the network filter's only door. A short-lived child process joins the sandbox's user (when
+//! it has its own) and network namespaces, opens the socket, and passes it back over a socket
+//! pair; the filter then accepts on it from the host's side. Nothing runs inside the sandbox
+//! for it, and the sandbox's processes can reach nothing else.
+
+use std::net::TcpListener;
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::os::unix::net::UnixStream;
+
+/// The port the filter listens on inside every sandbox.
+pub(crate) const PROXY_PORT: u16 = 3128;
+
+fn ns_inode(path: &str) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| m.ino())
+}
+
+/// Open a listener on `127.0.0.1:port` in the network namespace of `pid`.
+#[allow(unsafe_code)]
+pub(crate) fn listener_in(pid: libc::pid_t, port: u16) -> Result<TcpListener, String> {
+    let open = |what: &str| {
+        std::fs::File::open(format!("/proc/{pid}/ns/{what}"))
+            .map_err(|e| format!("cannot open the sandbox's {what} namespace: {e}"))
+    };
+    let net = open("net")?;
+    let join_user = ns_inode(&format!("/proc/{pid}/ns/user")) != ns_inode("/proc/self/ns/user");
+    let user = if join_user { Some(open("user")?) } else { None };
+    let (ours, theirs) =
+        UnixStream::pair().map_err(|e| format!("cannot make a socket pair: {e}"))?;
+    // Everything the child needs is prepared here: after `fork` in a threaded process it may
+    // only make system calls.
+    let net_fd = net.as_raw_fd();
+    let user_fd = user.as_ref().map_or(-1, |f| f.as_raw_fd());
+    let send_fd = theirs.as_raw_fd();
+    let addr = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes([127, 0, 0, 1]),
+        },
+        sin_zero: [0; 8],
+    };
+    let mut cmsg_space = [0u64; 8];
+    let mut byte = [0u8; 1];
+    // SAFETY: fork in a threaded process; the child only makes system calls on descriptors and
+    // buffers prepared above (no allocation, no locks) and leaves with _exit.
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if child == 0 {
+        // SAFETY: see above; each call's arguments are valid descriptors or local buffers.
+        unsafe {
+            if user_fd >= 0 && libc::setns(user_fd, libc::CLONE_NEWUSER) != 0 {
+                libc::_exit(10);
+            }
+            if libc::setns(net_fd, libc::CLONE_NEWNET) != 0 {
+                libc::_exit(11);
+            }
+            let s = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            if s < 0 {
+                libc::_exit(12);
+            }
+            let one: libc::c_int = 1;
+            libc::setsockopt(
+                s,
+                libc::SOL_SOCKET,
+                libc::SO_REUSEADDR,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+            if libc::bind(
+                s,
+                (&addr as *const libc::sockaddr_in).cast(),
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            ) != 0
+            {
+                libc::_exit(13);
+            }
+            if libc::listen(s, 128) != 0 {
+                libc::_exit(14);
+            }
+            let mut iov = libc::iovec {
+                iov_base: byte.as_mut_ptr().cast(),
+                iov_len: 1,
+            };
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = cmsg_space.as_mut_ptr().cast();
+            msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+            std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), s);
+            if libc::sendmsg(send_fd, &msg, 0) != 1 {
+                libc::_exit(15);
+            }
+            libc::_exit(0);
+        }
+    }
+    drop(theirs);
+    let received = receive_fd(&ours);
+    let mut status: libc::c_int = 0;
+    // SAFETY: reaps the child forked above.
+    unsafe {
+        libc::waitpid(child, &mut status, 0);
+    }
+    let fd = received.map_err(|e| {
+        let code = (status >> 8) & 0xff;
+        let step = match code {
+            10 => "joining the sandbox's user namespace",
+            11 => "joining the sandbox's network namespace",
+            12 => "opening a socket",
+            13 => "binding 127.0.0.1",
+            14 => "listening",
+            15 => "passing the socket back",
+            _ => "the helper process",
+        };
+        format!("{step} failed ({e})")
+    })?;
+    Ok(TcpListener::from(fd))
+}
+
+/// Receive one descriptor sent with `SCM_RIGHTS`.
+#[allow(unsafe_code)]
+fn receive_fd(sock: &UnixStream) -> Result<OwnedFd, String> {
+    let mut byte = [0u8; 1];
+    let mut cmsg_space = [0u64; 8];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // SAFETY: recvmsg fills the local buffers described by `msg`; the descriptor it carries,
+    // if any, is new to this process and owned here.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = cmsg_space.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&cmsg_space) as _;
+        let n = libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC);
+        if n != 1 {
+            return Err("no socket came back".into());
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err("the reply carried no socket".into());
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+        Ok(OwnedFd::from_raw_fd(fd))
+    }
+}

@@ -1,0 +1,179 @@
+//! The seccomp filter every sandboxed process runs under. It closes the two ways a process
+//! could leave the exec supervisor's sight: `clone` with `CLONE_UNTRACED` (the kernel then does
+//! not attach the child to the tracer) and `clone3` (whose flags sit in memory a filter cannot
+//! read; it fails with `ENOSYS`, and C libraries fall back to `clone`). System calls of another
+//! ABI than the native one (32-bit `int 0x80`, x32) fail with `ENOSYS`, so none of them can
+//! reach `clone` by another number.
+//!
+//! The filter is a classic BPF program in the form bubblewrap's `--seccomp FD` reads.
+
+/// `struct sock_filter`: one BPF instruction.
+#[derive(Debug, Clone, Copy)]
+struct Insn {
+    code: u16,
+    jt: u8,
+    jf: u8,
+    k: u32,
+}
+
+const BPF_LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+const BPF_JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+const BPF_JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+const BPF_JSET_K: u16 = 0x45; // BPF_JMP | BPF_JSET | BPF_K
+const BPF_RET_K: u16 = 0x06; // BPF_RET | BPF_K
+
+const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
+
+/// Offsets into `struct seccomp_data`.
+const OFF_NR: u32 = 0;
+const OFF_ARCH: u32 = 4;
+const OFF_ARG0_LOW: u32 = 16;
+
+const CLONE_UNTRACED: u32 = 0x0080_0000;
+const SYS_CLONE3: u32 = 435;
+
+/// The native ABI: its audit arch, its `clone` number, and the bit that marks x32 calls.
+#[cfg(target_arch = "x86_64")]
+const NATIVE: Option<(u32, u32, Option<u32>)> = Some((0xc000_003e, 56, Some(0x4000_0000)));
+#[cfg(target_arch = "aarch64")]
+const NATIVE: Option<(u32, u32, Option<u32>)> = Some((0xc000_00b7, 220, None));
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const NATIVE: Option<(u32, u32, Option<u32>)> = None;
+
+/// A jump target while the program is assembled.
+#[derive(Clone, Copy)]
+enum To {
+    Next,
+    Allow,
+    NoSys,
+    Perm,
+}
+
+/// The filter as bytes, or `None` on an architecture it is not written for (the supervisor
+/// then cannot rule out `CLONE_UNTRACED`, and says so).
+pub(crate) fn program() -> Option<Vec<u8>> {
+    let (arch, clone, x32) = NATIVE?;
+    // (code, jump if true, jump if false, k); jumps name a label.
+    let mut body: Vec<(u16, To, To, u32)> = vec![
+        (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARCH),
+        (BPF_JEQ_K, To::Next, To::NoSys, arch),
+        (BPF_LD_W_ABS, To::Next, To::Next, OFF_NR),
+    ];
+    if let Some(bit) = x32 {
+        body.push((BPF_JGE_K, To::NoSys, To::Next, bit));
+    }
+    body.extend([
+        (BPF_JEQ_K, To::NoSys, To::Next, SYS_CLONE3),
+        (BPF_JEQ_K, To::Next, To::Allow, clone),
+        (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW),
+        (BPF_JSET_K, To::Perm, To::Allow, CLONE_UNTRACED),
+    ]);
+    // The three returns follow the body, in this order.
+    let allow = body.len();
+    let target = |to: To, at: usize| -> u8 {
+        let dest = match to {
+            To::Next => at + 1,
+            To::Allow => allow,
+            To::NoSys => allow + 1,
+            To::Perm => allow + 2,
+        };
+        // Every jump is forward and short: the program is a dozen instructions.
+        u8::try_from(dest - at - 1).unwrap_or(u8::MAX)
+    };
+    let mut insns: Vec<Insn> = body
+        .iter()
+        .enumerate()
+        .map(|(at, &(code, jt, jf, k))| {
+            let conditional = code != BPF_LD_W_ABS;
+            Insn {
+                code,
+                jt: if conditional { target(jt, at) } else { 0 },
+                jf: if conditional { target(jf, at) } else { 0 },
+                k,
+            }
+        })
+        .collect();
+    let ret = |k| Insn {
+        code: BPF_RET_K,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    insns.push(ret(SECCOMP_RET_ALLOW));
+    insns.push(ret(SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
+    insns.push(ret(SECCOMP_RET_ERRNO | libc::EPERM as u32));
+    let mut bytes = Vec::with_capacity(insns.len() * 8);
+    for i in insns {
+        bytes.extend_from_slice(&i.code.to_ne_bytes());
+        bytes.push(i.jt);
+        bytes.push(i.jf);
+        bytes.extend_from_slice(&i.k.to_ne_bytes());
+    }
+    Some(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run the filter on one `seccomp_data` as the kernel would.
+    fn run(prog: &[u8], arch: u32, nr: u32, arg0: u64) -> u32 {
+        let mut data = [0u8; 64];
+        data[0..4].copy_from_slice(&nr.to_ne_bytes());
+        data[4..8].copy_from_slice(&arch.to_ne_bytes());
+        data[16..24].copy_from_slice(&arg0.to_ne_bytes());
+        let insns: Vec<Insn> = prog
+            .chunks(8)
+            .map(|c| Insn {
+                code: u16::from_ne_bytes([c[0], c[1]]),
+                jt: c[2],
+                jf: c[3],
+                k: u32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
+            })
+            .collect();
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let i = insns[pc];
+            match i.code {
+                BPF_LD_W_ABS => {
+                    let o = i.k as usize;
+                    acc = u32::from_ne_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]]);
+                    pc += 1;
+                }
+                BPF_RET_K => return i.k,
+                code => {
+                    let taken = match code {
+                        BPF_JEQ_K => acc == i.k,
+                        BPF_JGE_K => acc >= i.k,
+                        BPF_JSET_K => acc & i.k != 0,
+                        other => panic!("unknown opcode {other:#x}"),
+                    };
+                    pc += 1 + usize::from(if taken { i.jt } else { i.jf });
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_filter_refuses_untraced_clones_and_clone3_and_passes_the_rest() {
+        let Some(prog) = program() else {
+            return;
+        };
+        let Some((arch, clone, x32)) = NATIVE else {
+            return;
+        };
+        let errno = |e: i32| SECCOMP_RET_ERRNO | e as u32;
+        assert_eq!(run(&prog, arch, 0, 0), SECCOMP_RET_ALLOW, "read");
+        assert_eq!(run(&prog, arch, clone, 0x11), SECCOMP_RET_ALLOW, "fork");
+        assert_eq!(
+            run(&prog, arch, clone, u64::from(CLONE_UNTRACED) | 0x11),
+            errno(libc::EPERM)
+        );
+        assert_eq!(run(&prog, arch, SYS_CLONE3, 0), errno(libc::ENOSYS));
+        assert_eq!(run(&prog, 0x4000_0003, clone, 0), errno(libc::ENOSYS));
+        if let Some(bit) = x32 {
+            assert_eq!(run(&prog, arch, bit | clone, 0), errno(libc::ENOSYS));
+        }
+    }
+}

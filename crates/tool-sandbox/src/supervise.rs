@@ -1,0 +1,480 @@
+//! The exec supervisor: every process of a sandboxed command is traced (`ptrace`, with the
+//! fork, vfork, clone and exec events), and every program it executes is decided by the
+//! policy's judge after the kernel has loaded it and before it runs its first instruction.
+//!
+//! Why `ptrace` and not seccomp user notification: a notification arrives at the `execve`
+//! system call's entry, while its arguments still sit in memory another thread of the caller
+//! can rewrite after the supervisor read them, so what was decided is not what runs. The
+//! `PTRACE_EVENT_EXEC` stop comes after the new image is in place: its arguments are on the new
+//! stack of a process that is stopped and, after `exec`, single-threaded. Children are attached
+//! by the kernel at `fork`/`clone` before they run, so nothing starts unseen; the seccomp
+//! filter (see `seccomp`) refuses `CLONE_UNTRACED` and `clone3`, the only ways around that.
+//!
+//! What it breaks: a traced process cannot be traced again, so debuggers and `strace` cannot
+//! attach to programs inside the sandbox; and job-control stops (`SIGSTOP`) are let run on.
+//!
+//! Every system call here is on processes this thread traces; a tracee's pid stays valid
+//! until this thread has collected its exit, so nothing is signalled by a reused pid.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Read as _;
+use std::os::unix::ffi::OsStringExt as _;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::sync::Arc;
+
+use tool_core::sandbox::{ExecRequest, RunJudge};
+use tool_core::{Decision, Verdict};
+
+use crate::{ExecApprover, Shared, Stop};
+
+/// Who started a process, which decides what its `exec`s are checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// bubblewrap setting the sandbox up: its first `exec` is the line's shell.
+    Launcher,
+    /// The shell of the line, or a fork of it that has not executed anything (a subshell, a
+    /// pipeline member, a substitution): what it executes is a program the line starts.
+    Line,
+    /// A program the line started, or anything started under it: its `exec`s are that
+    /// program's business, bound only by deny and ask rules.
+    Descendant,
+}
+
+#[derive(Debug)]
+struct Tracee {
+    /// `None` until the parent's fork event says who started it.
+    role: Option<Role>,
+    /// The kernel's initial `SIGSTOP` of an attached child has not been seen yet.
+    initial_pending: bool,
+    /// Stopped at its initial stop, waiting for its parent's fork event.
+    held: bool,
+}
+
+/// Called once, when the line's shell has been loaded and before it runs (the sandbox's
+/// namespaces then exist): sets up what needs them (the network filter's listener).
+pub(crate) type LineStart = dyn FnOnce(libc::pid_t) -> Result<(), String> + Send;
+
+pub(crate) struct Supervisor {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) judge: Arc<dyn RunJudge>,
+    pub(crate) approver: Option<Arc<ExecApprover>>,
+    pub(crate) on_line_start: Option<Box<LineStart>>,
+}
+
+#[allow(unsafe_code)]
+fn ptrace(request: libc::c_uint, pid: libc::pid_t, data: usize) -> libc::c_long {
+    // SAFETY: the requests used here (SETOPTIONS, CONT, GETEVENTMSG, GETSIGINFO) take a pid
+    // this thread traces and an integer or a pointer to a buffer of ours that outlives the
+    // call; the kernel checks the pid.
+    unsafe {
+        libc::ptrace(
+            request as _,
+            pid,
+            std::ptr::null_mut::<libc::c_void>(),
+            data,
+        )
+    }
+}
+
+fn cont(pid: libc::pid_t, signal: libc::c_int) {
+    ptrace(libc::PTRACE_CONT as _, pid, signal as usize);
+}
+
+#[allow(unsafe_code)]
+fn event_message(pid: libc::pid_t) -> Option<libc::pid_t> {
+    let mut msg: libc::c_ulong = 0;
+    // SAFETY: GETEVENTMSG writes one c_ulong to the address given, a local of ours.
+    let r = unsafe {
+        libc::ptrace(
+            libc::PTRACE_GETEVENTMSG as _,
+            pid,
+            std::ptr::null_mut::<libc::c_void>(),
+            &mut msg as *mut libc::c_ulong,
+        )
+    };
+    (r == 0).then_some(msg as libc::pid_t)
+}
+
+/// True when the stop is a group-stop rather than a signal being delivered.
+#[allow(unsafe_code)]
+fn is_group_stop(pid: libc::pid_t) -> bool {
+    let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
+    // SAFETY: GETSIGINFO writes one siginfo_t to the buffer given, a local of ours.
+    let r = unsafe {
+        libc::ptrace(
+            libc::PTRACE_GETSIGINFO as _,
+            pid,
+            std::ptr::null_mut::<libc::c_void>(),
+            info.as_mut_ptr(),
+        )
+    };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+}
+
+/// Wait for any child or tracee of this thread.
+#[allow(unsafe_code)]
+fn wait_any() -> Result<(libc::pid_t, libc::c_int), std::io::Error> {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: waitpid writes the status to a local of ours; __WNOTHREAD keeps it to this
+        // thread's own children and tracees, so other threads' children are never reaped here.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::__WALL | libc::__WNOTHREAD) };
+        if pid >= 0 {
+            return Ok((pid, status));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Wait for the first stop of the process this thread just started traced.
+#[allow(unsafe_code)]
+pub(crate) fn wait_initial(pid: libc::pid_t) -> Result<libc::c_int, std::io::Error> {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: as in `wait_any`, for one pid.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
+        if r == pid {
+            return Ok(status);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+pub(crate) const OPTIONS: libc::c_int = libc::PTRACE_O_TRACEFORK
+    | libc::PTRACE_O_TRACEVFORK
+    | libc::PTRACE_O_TRACECLONE
+    | libc::PTRACE_O_TRACEEXEC
+    | libc::PTRACE_O_EXITKILL;
+
+/// Set the tracing options on the launcher (stopped at its own `exec`) and let it run.
+pub(crate) fn start_tracing(pid: libc::pid_t) -> Result<(), std::io::Error> {
+    if ptrace(libc::PTRACE_SETOPTIONS as _, pid, OPTIONS as usize) != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    cont(pid, 0);
+    Ok(())
+}
+
+/// `WIFSTOPPED` and friends, spelled out (the libc functions are `unsafe` for no reason here).
+fn stopped(status: libc::c_int) -> bool {
+    status & 0xff == 0x7f
+}
+fn stop_signal(status: libc::c_int) -> libc::c_int {
+    (status >> 8) & 0xff
+}
+fn event_of(status: libc::c_int) -> libc::c_int {
+    (status >> 16) & 0xff
+}
+fn ended(status: libc::c_int) -> bool {
+    // Exited (low 7 bits 0) or killed by a signal (low 7 bits a signal, not 0x7f).
+    let low = status & 0x7f;
+    low == 0 || (low != 0x7f && !stopped(status))
+}
+
+/// What a stopped process is about to run.
+struct Loaded {
+    argv: Vec<String>,
+    exe: PathBuf,
+    cwd: PathBuf,
+    image: Option<std::fs::File>,
+}
+
+fn lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// The path the caller passed to `execve` (`AT_EXECFN`), read from the new image's auxiliary
+/// vector and stack.
+fn exec_filename(pid: libc::pid_t) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt as _;
+    const AT_EXECFN: u64 = 31;
+    let auxv = std::fs::read(format!("/proc/{pid}/auxv")).ok()?;
+    let addr = auxv.chunks_exact(16).find_map(|pair| {
+        let key = u64::from_ne_bytes(pair[..8].try_into().ok()?);
+        let value = u64::from_ne_bytes(pair[8..].try_into().ok()?);
+        (key == AT_EXECFN).then_some(value)
+    })?;
+    let mem = std::fs::File::open(format!("/proc/{pid}/mem")).ok()?;
+    let mut buf = vec![0u8; 4096];
+    let n = mem.read_at(&mut buf, addr).ok()?;
+    buf.truncate(n);
+    let end = buf.iter().position(|&b| b == 0)?;
+    buf.truncate(end);
+    Some(buf)
+}
+
+fn load(pid: libc::pid_t) -> Option<Loaded> {
+    let mut raw = Vec::new();
+    std::fs::File::open(format!("/proc/{pid}/cmdline"))
+        .ok()?
+        .read_to_end(&mut raw)
+        .ok()?;
+    if raw.last() == Some(&0) {
+        raw.pop();
+    }
+    let mut words: Vec<Vec<u8>> = raw.split(|&b| b == 0).map(<[u8]>::to_vec).collect();
+    if raw.is_empty() {
+        words.clear();
+    }
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
+    let image = std::fs::File::open(format!("/proc/{pid}/exe")).ok();
+    // A script: the kernel ran its interpreter with the script's path inserted. The program
+    // the caller asked for is the script, with the arguments after it.
+    let mut exe_named = exe.clone();
+    if let Some(execfn) = exec_filename(pid) {
+        let same_file = {
+            use std::os::unix::fs::MetadataExt as _;
+            let execfn_path = PathBuf::from(OsString::from_vec(execfn.clone()));
+            let seen = if execfn_path.is_absolute() {
+                PathBuf::from(format!("/proc/{pid}/root"))
+                    .join(execfn_path.strip_prefix("/").unwrap_or(&execfn_path))
+            } else {
+                PathBuf::from(format!("/proc/{pid}/cwd")).join(&execfn_path)
+            };
+            match (
+                std::fs::metadata(&seen),
+                image.as_ref().and_then(|f| f.metadata().ok()),
+            ) {
+                (Ok(a), Some(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                _ => true,
+            }
+        };
+        if !same_file && let Some(at) = words.iter().take(3).skip(1).position(|w| *w == execfn) {
+            // `at` counts from the second word: the script is word `at + 1`.
+            words.drain(..=at);
+            exe_named = PathBuf::from(OsString::from_vec(execfn));
+        }
+    }
+    Some(Loaded {
+        argv: words.into_iter().map(lossy).collect(),
+        exe: exe_named,
+        cwd,
+        image,
+    })
+}
+
+impl Supervisor {
+    /// Trace until every process of the sandbox has ended. `launcher` is bubblewrap, already
+    /// traced with [`OPTIONS`]. Its end is the command's end: its status is returned.
+    pub(crate) fn run(mut self, launcher: libc::pid_t) -> ExitStatus {
+        let mut tracees: HashMap<libc::pid_t, Tracee> = HashMap::new();
+        tracees.insert(
+            launcher,
+            Tracee {
+                role: Some(Role::Launcher),
+                initial_pending: false,
+                held: false,
+            },
+        );
+        self.shared.track(launcher);
+        let mut launcher_status: Option<ExitStatus> = None;
+        // Until ECHILD: nothing left to wait for.
+        while let Ok((pid, status)) = wait_any() {
+            if ended(status) {
+                tracees.remove(&pid);
+                self.shared.untrack(pid);
+                if pid == launcher {
+                    use std::os::unix::process::ExitStatusExt as _;
+                    launcher_status = Some(ExitStatus::from_raw(status));
+                }
+                continue;
+            }
+            if !stopped(status) {
+                continue;
+            }
+            let signal = stop_signal(status);
+            match event_of(status) {
+                libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK | libc::PTRACE_EVENT_CLONE => {
+                    let parent_role = tracees
+                        .get(&pid)
+                        .and_then(|t| t.role)
+                        .unwrap_or(Role::Descendant);
+                    // A fork or thread is in the same position as its parent until it
+                    // executes something.
+                    let child_role = parent_role;
+                    if let Some(child) = event_message(pid) {
+                        self.shared.track(child);
+                        match tracees.get_mut(&child) {
+                            Some(t) if t.held => {
+                                t.role = Some(child_role);
+                                t.held = false;
+                                if !self.shared.is_killed() {
+                                    cont(child, 0);
+                                }
+                            }
+                            Some(t) => t.role = Some(child_role),
+                            None => {
+                                tracees.insert(
+                                    child,
+                                    Tracee {
+                                        role: Some(child_role),
+                                        initial_pending: true,
+                                        held: false,
+                                    },
+                                );
+                            }
+                        }
+                    }
+                    cont(pid, 0);
+                }
+                libc::PTRACE_EVENT_EXEC => {
+                    // After an exec from a thread other than the leader, the leader's pid
+                    // carries on and the thread's id is gone.
+                    if let Some(former) = event_message(pid)
+                        && former != pid
+                        && let Some(t) = tracees.remove(&former)
+                    {
+                        self.shared.untrack(former);
+                        tracees.insert(pid, t);
+                    }
+                    let role = tracees
+                        .get(&pid)
+                        .and_then(|t| t.role)
+                        .unwrap_or(Role::Descendant);
+                    let next = self.on_exec(pid, role);
+                    if let Some(next) = next {
+                        if let Some(t) = tracees.get_mut(&pid) {
+                            t.role = Some(next);
+                        }
+                        cont(pid, 0);
+                    }
+                }
+                0 => match tracees.get_mut(&pid) {
+                    Some(t) if t.initial_pending && signal == libc::SIGSTOP => {
+                        t.initial_pending = false;
+                        cont(pid, 0);
+                    }
+                    Some(_) => {
+                        let job_stop = matches!(
+                            signal,
+                            libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+                        );
+                        if job_stop && is_group_stop(pid) {
+                            cont(pid, 0);
+                        } else {
+                            cont(pid, signal);
+                        }
+                    }
+                    None => {
+                        // A new child stopped before its parent's fork event arrived: hold it
+                        // until the event says who started it.
+                        self.shared.track(pid);
+                        tracees.insert(
+                            pid,
+                            Tracee {
+                                role: None,
+                                initial_pending: signal != libc::SIGSTOP,
+                                held: true,
+                            },
+                        );
+                    }
+                },
+                _ => cont(pid, 0),
+            }
+        }
+        launcher_status.unwrap_or_else(|| {
+            use std::os::unix::process::ExitStatusExt as _;
+            ExitStatus::from_raw(libc::SIGKILL)
+        })
+    }
+
+    /// Decide an `exec`. `Some(role)`: let it run, with this role from now on; `None`: the
+    /// command was stopped.
+    fn on_exec(&mut self, pid: libc::pid_t, role: Role) -> Option<Role> {
+        if self.shared.is_killed() {
+            return None;
+        }
+        if role == Role::Launcher {
+            // The line's shell, loaded and not yet running: the sandbox's namespaces exist.
+            if let Some(start) = self.on_line_start.take()
+                && let Err(why) = start(pid)
+            {
+                self.stop(Stop {
+                    argv: Vec::new(),
+                    exe: PathBuf::new(),
+                    started_by_line: false,
+                    decision: Decision::deny(
+                        format!("The sandbox could not start its network filter: {why}"),
+                        tool_core::DecisionReason::Check {
+                            name: "the sandbox's network filter".into(),
+                        },
+                    ),
+                    approved: None,
+                });
+                return None;
+            }
+            return Some(Role::Line);
+        }
+        let started_by_line = role == Role::Line;
+        let Some(loaded) = load(pid) else {
+            self.stop(Stop {
+                argv: Vec::new(),
+                exe: PathBuf::new(),
+                started_by_line,
+                decision: Decision::deny(
+                    "A program the command started could not be identified, so it was stopped.",
+                    tool_core::DecisionReason::Check {
+                        name: "an unreadable exec".into(),
+                    },
+                ),
+                approved: None,
+            });
+            return None;
+        };
+        let request = ExecRequest {
+            argv: &loaded.argv,
+            exe: &loaded.exe,
+            cwd: &loaded.cwd,
+            started_by_line,
+            image: loaded.image.as_ref(),
+        };
+        let decision = self.judge.exec(&request);
+        let next = Role::Descendant;
+        match decision.verdict {
+            Verdict::Allow => Some(next),
+            Verdict::Ask => {
+                let granted = self
+                    .approver
+                    .as_ref()
+                    .is_some_and(|approve| approve(&request, &decision));
+                if granted {
+                    self.shared.note_approved(&loaded.argv, &decision);
+                    Some(next)
+                } else {
+                    self.stop(Stop {
+                        argv: loaded.argv,
+                        exe: loaded.exe,
+                        started_by_line,
+                        decision,
+                        approved: Some(false).filter(|_| self.approver.is_some()),
+                    });
+                    None
+                }
+            }
+            Verdict::Deny => {
+                self.stop(Stop {
+                    argv: loaded.argv,
+                    exe: loaded.exe,
+                    started_by_line,
+                    decision,
+                    approved: None,
+                });
+                None
+            }
+        }
+    }
+
+    fn stop(&self, stop: Stop) {
+        self.shared.record_stop(stop);
+        self.shared.kill_all();
+    }
+}
