@@ -5,26 +5,34 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tool_core::Stage;
-use toolgate_tests::{Sandbox, add_env, alive, call, gone_within};
+use toolgate_tests::{Sandbox, add_env, alive, call, gone_within, pid_running_within};
 
 fn wait_gone(pid: u32) -> bool {
     gone_within(pid, Duration::from_secs(10))
 }
 
-fn grandchild_pid(sb: &Sandbox) -> u32 {
+/// The backgrounded grandchild, found by its arguments: in the sandbox's PID namespace the
+/// command's own `$!` is not a pid of this process's.
+fn grandchild_pid(marker: &str) -> u32 {
+    pid_running_within(&["sleep", marker], Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("the command never started `sleep {marker}`"))
+}
+
+/// Wait up to 10 s for every process running `argv` to be gone.
+fn none_left(argv: &[&str]) -> bool {
     let start = Instant::now();
-    loop {
-        if let Ok(s) = std::fs::read_to_string(sb.path("pid"))
-            && let Ok(p) = s.trim().parse()
-        {
-            return p;
+    while start.elapsed() < Duration::from_secs(10) {
+        if toolgate_tests::pids_running(argv).is_empty() {
+            return true;
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the command never wrote its grandchild's pid"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(50));
     }
+    false
+}
+
+/// A line that backgrounds a `sleep <marker>` and waits in another sleep.
+fn spawn_grandchild(marker: &str) -> String {
+    format!("echo started; sleep {marker} & echo $! > pid; sleep 300")
 }
 
 fn session_with_env(sb: &Sandbox, env: &[(&str, &str)]) -> tool_orchestrator::Session {
@@ -34,8 +42,6 @@ fn session_with_env(sb: &Sandbox, env: &[(&str, &str)]) -> tool_orchestrator::Se
     s
 }
 
-const SPAWN_GRANDCHILD: &str = "echo started; sleep 300 & echo $! > pid; sleep 300";
-
 #[tokio::test]
 async fn a_timeout_kills_the_whole_tree() {
     let sb = Sandbox::new();
@@ -44,7 +50,7 @@ async fn a_timeout_kills_the_whole_tree() {
     let o = call(
         &mut s,
         "Bash",
-        json!({"command": SPAWN_GRANDCHILD, "timeout": 500}),
+        json!({"command": spawn_grandchild("300.101"), "timeout": 500}),
     )
     .await;
     assert!(
@@ -56,10 +62,10 @@ async fn a_timeout_kills_the_whole_tree() {
         o.content.to_text(),
         "Exit code 143\nCommand timed out after 0s\nstarted"
     );
-    let pid = grandchild_pid(&sb);
+    assert!(sb.path("pid").exists(), "the grandchild was started");
     assert!(
-        wait_gone(pid),
-        "the backgrounded grandchild {pid} survived the timeout"
+        none_left(&["sleep", "300.101"]),
+        "the backgrounded grandchild survived the timeout"
     );
 }
 
@@ -70,13 +76,13 @@ async fn a_timed_out_command_moved_to_the_background_is_stopped_at_its_limit() {
     let o = call(
         &mut s,
         "Bash",
-        json!({"command": SPAWN_GRANDCHILD, "timeout": 300}),
+        json!({"command": spawn_grandchild("300.102"), "timeout": 300}),
     )
     .await;
     let text = o.content.to_text();
     assert!(!o.is_error, "{text}");
     assert!(text.starts_with("started\nCommand did not complete within its 0s timeout and was moved to the background (ID: b"), "{text}");
-    let pid = grandchild_pid(&sb);
+    let pid = grandchild_pid("300.102");
     assert!(alive(pid), "still running in the background");
     assert!(
         wait_gone(pid),
@@ -102,15 +108,23 @@ async fn cancelling_a_running_call_kills_its_tree() {
         }
         token.cancel();
     });
-    let o = call(&mut s, "Bash", json!({"command": SPAWN_GRANDCHILD})).await;
+    let o = call(
+        &mut s,
+        "Bash",
+        json!({"command": spawn_grandchild("300.103")}),
+    )
+    .await;
     canceller.await.unwrap();
     assert_eq!((o.stage, o.is_error), (Stage::Ran, true));
     assert_eq!(
         o.content.to_text(),
         "[Request interrupted by user for tool use]"
     );
-    let pid = grandchild_pid(&sb);
-    assert!(wait_gone(pid), "the grandchild {pid} survived cancellation");
+    assert!(sb.path("pid").exists(), "the grandchild was started");
+    assert!(
+        none_left(&["sleep", "300.103"]),
+        "the grandchild survived cancellation"
+    );
 }
 
 #[tokio::test]

@@ -211,6 +211,36 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
+/// The pids (as this process sees them) of the live processes whose arguments are exactly
+/// `argv`. A command in the sandbox's PID namespace knows only its own pids (`$!` there is not
+/// a pid here), so tests find its processes by what they run.
+pub fn pids_running(argv: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want) && alive(*pid)
+        })
+        .collect()
+}
+
+/// Wait up to `limit` for a process running `argv` to appear; its pid.
+pub fn pid_running_within(argv: &[&str], limit: Duration) -> Option<u32> {
+    let start = Instant::now();
+    loop {
+        if let Some(p) = pids_running(argv).first() {
+            return Some(*p);
+        }
+        if start.elapsed() >= limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Wait up to `limit` for process `pid` to be gone; true when it went.
 pub fn gone_within(pid: u32, limit: Duration) -> bool {
     let start = Instant::now();

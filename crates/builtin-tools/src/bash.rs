@@ -38,7 +38,9 @@ pub struct BashInput {
     /// Run it in the background and return at once with an id and an output file.
     #[serde(default)]
     pub run_in_background: Option<bool>,
-    /// Accepted for compatibility; toolgate runs no sandbox to disable.
+    /// Run outside the sandbox (the user is asked first, unless a rule for the command or
+    /// bypass mode allows it; ignored where the policy refuses unsandboxed commands). Programs
+    /// the command runs are still checked against the deny and ask rules.
     #[serde(default, rename = "dangerouslyDisableSandbox")]
     pub dangerously_disable_sandbox: Option<bool>,
 }
@@ -100,6 +102,17 @@ impl Tool for BashTool {
     }
 }
 
+/// What a command's environment gets when the host's lacks it: a UTF-8 locale, as Claude Code
+/// gives its shells (`LANG=C.UTF-8` unless `LANG` is set; recorded: programs then quote with
+/// `‘…’`).
+pub(crate) fn default_env(ctx: &ToolContext) -> Vec<(&'static str, &'static str)> {
+    if ctx.env_var("LANG").is_some() {
+        Vec::new()
+    } else {
+        vec![("LANG", "C.UTF-8")]
+    }
+}
+
 /// Claude Code's duration words: `45s`, `2m 0s`, `1h 5m 0s`.
 pub fn format_duration(d: Duration) -> String {
     let s = d.as_secs();
@@ -123,7 +136,7 @@ fn task_id() -> String {
 
 /// The shell: `/bin/bash` where it exists (Claude Code's choice, and the name its error lines
 /// carry), else the first `bash` on `PATH`, else `/bin/sh`.
-fn find_shell(ctx: &ToolContext) -> PathBuf {
+pub(crate) fn find_shell(ctx: &ToolContext) -> PathBuf {
     let preferred = Path::new("/bin/bash");
     if preferred.is_file() {
         return preferred.to_path_buf();
@@ -171,20 +184,69 @@ fn tidy(output: &str) -> String {
     output[start..].trim_end().to_owned()
 }
 
+/// A running shell: a process group of its own, or a sandboxed command.
+pub(crate) enum Child {
+    Plain(ProcessGroup),
+    #[cfg(feature = "sandbox")]
+    Sandboxed(tool_sandbox::Running),
+}
+
+impl Child {
+    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            Child::Plain(g) => g.wait().await,
+            #[cfg(feature = "sandbox")]
+            Child::Sandboxed(r) => Ok(r.wait().await),
+        }
+    }
+
+    async fn kill_and_reap(&mut self) {
+        match self {
+            Child::Plain(g) => g.kill_and_reap().await,
+            #[cfg(feature = "sandbox")]
+            Child::Sandboxed(r) => r.kill_and_reap().await,
+        }
+    }
+
+    fn detach(&mut self) {
+        match self {
+            Child::Plain(g) => g.detach(),
+            #[cfg(feature = "sandbox")]
+            Child::Sandboxed(r) => r.detach(),
+        }
+    }
+
+    fn limit_in_background(
+        self,
+        limit: Duration,
+        name: String,
+        then: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<()> {
+        match self {
+            Child::Plain(g) => g.limit_in_background(limit, name, then),
+            #[cfg(feature = "sandbox")]
+            Child::Sandboxed(r) => r.limit_in_background(limit, name, then),
+        }
+    }
+}
+
 /// A running shell with its output files. Dropping it mid-run kills the shell's whole process
 /// group (the pipeline drops a call's future when the call is cancelled) and removes the files,
 /// unless the command was handed to the background with [`Running::detach`].
 struct Running {
-    group: ProcessGroup,
+    child: Child,
     files: OutputFiles,
     id: String,
+    /// What the sandbox saw, for the result and the audit log.
+    #[cfg(feature = "sandbox")]
+    enforcement: Option<crate::bash_sandbox::Enforcement>,
 }
 
 /// A command's output file and the file its shell writes its last working directory to;
 /// removed on drop unless kept.
-struct OutputFiles {
+pub(crate) struct OutputFiles {
     output: PathBuf,
-    cwd_file: PathBuf,
+    pub(crate) cwd_file: PathBuf,
     keep: bool,
 }
 
@@ -206,10 +268,21 @@ impl Drop for OutputFiles {
 impl Running {
     /// Hand the process group and its output file over to the background.
     fn detach(mut self) -> Self {
-        self.group.detach();
+        self.child.detach();
         self.files.keep = true;
         self
     }
+}
+
+/// The one-line script the shell runs: the command through `eval`, its last working directory
+/// written on exit through `cwd_to` (a redirection: `>| 'file'`, or `>&3`).
+pub(crate) fn script(command: &str, cwd_to: &str) -> String {
+    // One line, the command through `eval`, as Claude Code runs it: its error lines then read
+    // `/bin/bash: line N:` and `/bin/bash: eval: line 1: syntax error ...` as there.
+    format!(
+        "trap 'pwd -P {cwd_to} 2>/dev/null' EXIT; eval {} < /dev/null",
+        sh_quote(command)
+    )
 }
 
 fn spawn(input: &BashInput, ctx: &ToolContext) -> Result<Running, ToolCallError> {
@@ -224,27 +297,42 @@ fn spawn(input: &BashInput, ctx: &ToolContext) -> Result<Running, ToolCallError>
     let cwd_file = ctx.task_output_dir.join(format!("{id}.cwd"));
     let out = std::fs::File::create(&output)
         .map_err(|e| ToolCallError::new(format!("Cannot create {}: {e}", output.display())))?;
-    let err = out
-        .try_clone()
-        .map_err(|e| ToolCallError::new(e.to_string()))?;
-    // One line, the command through `eval`, as Claude Code runs it: its error lines then read
-    // `/bin/bash: line N:` and `/bin/bash: eval: line 1: syntax error ...` as there.
-    let script = format!(
-        "trap 'pwd -P >| {} 2>/dev/null' EXIT; eval {} < /dev/null",
-        sh_quote(&cwd_file.display().to_string()),
-        sh_quote(&input.command)
-    );
+    let files = OutputFiles {
+        output,
+        cwd_file,
+        keep: false,
+    };
     let cwd = if ctx.cwd.is_dir() {
         ctx.cwd.clone()
     } else {
         ctx.project_root.clone()
     };
+    #[cfg(feature = "sandbox")]
+    let out = match crate::bash_sandbox::launch(input, ctx, &cwd, &files, out)? {
+        crate::bash_sandbox::Launched::Running(launched) => {
+            let (child, enforcement) = *launched;
+            return Ok(Running {
+                child,
+                files,
+                id,
+                enforcement: Some(enforcement),
+            });
+        }
+        crate::bash_sandbox::Launched::Plain(out) => out,
+    };
+    let err = out
+        .try_clone()
+        .map_err(|e| ToolCallError::new(e.to_string()))?;
     let mut cmd = tokio::process::Command::new(find_shell(ctx));
     cmd.arg("-c")
-        .arg(script)
+        .arg(script(
+            &input.command,
+            &format!(">| {}", sh_quote(&files.cwd_file.display().to_string())),
+        ))
         .current_dir(cwd)
         .env_clear()
         .envs(ctx.env.iter())
+        .envs(default_env(ctx))
         .env("TOOLGATE", "1")
         .env("GIT_EDITOR", "true")
         .stdin(Stdio::null())
@@ -253,22 +341,20 @@ fn spawn(input: &BashInput, ctx: &ToolContext) -> Result<Running, ToolCallError>
     let group = ProcessGroup::spawn(&mut cmd)
         .map_err(|e| ToolCallError::new(format!("Cannot start the shell: {e}")))?;
     Ok(Running {
-        group,
-        files: OutputFiles {
-            output,
-            cwd_file,
-            keep: false,
-        },
+        child: Child::Plain(group),
+        files,
         id,
+        #[cfg(feature = "sandbox")]
+        enforcement: None,
     })
 }
 
 /// Keep a background task's group alive until it ends or `limit` passes, then stop it. The
 /// supervisor is a thread of its own, so it works whatever happens to the caller's runtime.
 fn supervise(running: Running, limit: Duration) {
-    let Running { group, files, id } = running.detach();
-    let cwd_file = files.cwd_file.clone();
-    let supervised = group.limit_in_background(limit, format!("toolgate-bash-{id}"), move || {
+    let running = running.detach();
+    let (child, cwd_file, id) = (running.child, running.files.cwd_file.clone(), running.id);
+    let supervised = child.limit_in_background(limit, format!("toolgate-bash-{id}"), move || {
         let _ = std::fs::remove_file(&cwd_file);
     });
     if let Err(e) = supervised {
@@ -299,11 +385,11 @@ async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCal
         .filter(|t| t.is_finite() && *t > 0.0)
         .map_or(DEFAULT_TIMEOUT_MS, |t| t as u64);
     let timeout = Duration::from_millis(requested.min(MAX_TIMEOUT_MS));
-    let status = match within(timeout, &ctx.cancel, running.group.wait()).await {
+    let status = match within(timeout, &ctx.cancel, running.child.wait()).await {
         Ok(s) => s.map_err(|e| ToolCallError::new(format!("Waiting for the shell failed: {e}")))?,
         Err(Stopped::TimedOut) => return timed_out(input, ctx, running, timeout).await,
         Err(Stopped::Cancelled) => {
-            running.group.kill_and_reap().await;
+            running.child.kill_and_reap().await;
             running.files.remove();
             return Err(ToolCallError::interrupted());
         }
@@ -311,7 +397,21 @@ async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCal
     // The shell has exited: what it started in the background (the user asked for it with
     // `&`) is left alone, as a terminal would; the group is not killed on drop once reaped.
     let code = exit_code(status);
-    let full = read_file_capped(&running.files.output, MAX_KEPT_BYTES);
+    #[allow(unused_mut)]
+    let mut full = read_file_capped(&running.files.output, MAX_KEPT_BYTES);
+    // What the sandbox stopped is reported after the output, as Claude Code reports it: at
+    // the end of the error stream, which for a successful command follows the trimmed output
+    // on a line of its own, and for a failed one follows it as it is.
+    #[cfg(feature = "sandbox")]
+    if let (Some(e), Child::Sandboxed(r)) = (&running.enforcement, &running.child) {
+        let block = e.report(&r.report());
+        if !block.is_empty() {
+            if !exit_is_error(&input.command, code) {
+                full.truncate(full.trim_end().len());
+            }
+            full.push_str(&block);
+        }
+    }
     let new_cwd = std::fs::read_to_string(&running.files.cwd_file)
         .ok()
         .map(|s| PathBuf::from(s.trim_end_matches('\n')));
@@ -386,7 +486,7 @@ async fn timed_out(
     ));
     let took = format_duration(timeout);
     if disabled || starts_with_sleep {
-        running.group.kill_and_reap().await;
+        running.child.kill_and_reap().await;
         running.files.remove();
         return Err(ToolCallError::new(join_nonempty(
             &format!("Exit code 143\nCommand timed out after {took}"),

@@ -36,6 +36,8 @@
 //! ```
 
 mod bash;
+#[cfg(feature = "sandbox")]
+mod bash_sandbox;
 mod edit;
 mod glob;
 mod grep;

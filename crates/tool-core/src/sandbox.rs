@@ -44,8 +44,8 @@ pub enum NetworkPlan {
 pub struct AbsentPath {
     /// The absolute path.
     pub path: PathBuf,
-    /// Stand in with a directory (a name whose contents the rule covers) or an empty file.
-    pub dir: bool,
+    /// Taken back without a word in the result (the audit log still records it).
+    pub silent: bool,
     /// Why (the rule or the check), for the user.
     pub why: String,
 }
@@ -74,17 +74,31 @@ impl PlannedPath {
 /// order (a later entry wins over an earlier one on the same or an enclosing path).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MountPlan {
+    /// The whole file system is writable (what the plan lists as read-only, hidden or absent
+    /// still is not): for a policy that lets every write through, as bypass mode does.
+    pub root_writable: bool,
     /// Existing directories and files the command may write (the working directories, the
     /// session's temporary directory, what Edit allow rules name).
     pub writable: Vec<PlannedPath>,
     /// Existing paths that stay read-only even inside a writable directory (protected paths,
     /// what Edit deny rules cover, the policy's own files).
     pub read_only: Vec<PlannedPath>,
-    /// Existing paths the command cannot read (what Read deny rules cover): a file is replaced
-    /// by an empty one, a directory by an empty one.
+    /// Existing paths the command cannot read (what Read deny rules cover): a file cannot be
+    /// opened, a directory is empty.
     pub hidden: Vec<PlannedPath>,
-    /// Protected or denied names that do not exist yet and must not be created.
+    /// Existing paths inside hidden directories that stay readable (`allowRead`), read-only.
+    pub readable_within: Vec<PlannedPath>,
+    /// Protected or denied names that do not exist yet (or are empty stand-ins) and must not
+    /// be created: a read-only stand-in holds each for the command's duration (the command
+    /// sees it, as under Claude Code's sandbox).
     pub absent: Vec<AbsentPath>,
+    /// Protected names that do not exist yet and must not be left behind: whatever the command
+    /// creates there is removed when it ends, and reported (for a sandbox that must stay out
+    /// of sight, where a stand-in would show in every listing).
+    pub undone: Vec<AbsentPath>,
+    /// Show the host's `/proc` instead of one of the sandbox's own (for a sandbox nested in a
+    /// container that cannot mount a new one; Claude Code's `enableWeakerNestedSandbox`).
+    pub host_proc: bool,
     /// What the plan could not settle (a walk cut short by its budget), for the user.
     pub notes: Vec<String>,
 }
@@ -96,18 +110,28 @@ pub struct SandboxSpec {
     pub mode: SandboxMode,
     /// Why the mode is what it is (the setting and its file), for warnings and refusals.
     pub mode_source: String,
+    /// The sandbox was enabled by a setting (not only by default): the decision counted on it
+    /// to contain writes, so where bubblewrap is there but cannot start, commands are refused
+    /// rather than run without it.
+    pub explicit: bool,
     /// The setting that excludes this command from the sandbox (`sandbox.excludedCommands`):
     /// it was decided like any other command and runs unconfined and unsupervised.
     pub excluded_by: Option<String>,
     /// Whether a call may ask to run outside the sandbox (`dangerouslyDisableSandbox`), after
     /// the user approves it.
     pub allow_unsandboxed: bool,
+    /// Whether processes may open Unix-domain sockets (by default they may not: a socket
+    /// such as a container engine's or a desktop bus's would lead out of the sandbox).
+    pub unix_sockets: bool,
     /// The file system.
     pub mounts: MountPlan,
     /// The network.
     pub network: NetworkPlan,
     /// Decides each program the command executes and each host it connects to.
     pub judge: Arc<dyn RunJudge>,
+    /// Text that, found in a report of something stopped, keeps it out of the result (still
+    /// in the audit log): the settings' `ignoreViolations` for this command.
+    pub quiet: Vec<String>,
 }
 
 impl std::fmt::Debug for SandboxSpec {
@@ -115,8 +139,10 @@ impl std::fmt::Debug for SandboxSpec {
         f.debug_struct("SandboxSpec")
             .field("mode", &self.mode)
             .field("mode_source", &self.mode_source)
+            .field("explicit", &self.explicit)
             .field("excluded_by", &self.excluded_by)
             .field("allow_unsandboxed", &self.allow_unsandboxed)
+            .field("unix_sockets", &self.unix_sockets)
             .field("mounts", &self.mounts)
             .field("network", &self.network)
             .finish_non_exhaustive()
@@ -129,11 +155,14 @@ impl SandboxSpec {
         Self {
             mode: SandboxMode::Off,
             mode_source: "no policy".to_owned(),
+            explicit: false,
             excluded_by: None,
             allow_unsandboxed: true,
+            unix_sockets: true,
             mounts: MountPlan::default(),
             network: NetworkPlan::Blocked,
             judge: Arc::new(AllowAll),
+            quiet: Vec::new(),
         }
     }
 }
@@ -151,6 +180,9 @@ pub struct ExecRequest<'a> {
     /// Started by the shell of the line itself (a command of the line, of its subshells,
     /// substitutions, functions or `eval`), rather than by a program the line started.
     pub started_by_line: bool,
+    /// The command runs in the sandbox's file system (its mounts already keep what Read and
+    /// Edit deny rules cover), rather than only supervised on the host's.
+    pub confined: bool,
     /// The executable the kernel loaded (the interpreter, for a script), open for reading: a
     /// judge can recognise a program by its content whatever its name.
     pub image: Option<&'a std::fs::File>,

@@ -64,7 +64,7 @@ impl PipelineStage for Permission {
                 return Ok(refuse(&inv, decision, text));
             }
             if decision.verdict == Verdict::Ask {
-                let Some(approver) = approver else {
+                let Some(approver) = approver.clone() else {
                     decision.reason = match decision.reason {
                         DecisionReason::NotGranted => DecisionReason::NoApprover,
                         other => other,
@@ -134,6 +134,11 @@ impl PipelineStage for Permission {
                         .collect(),
                 );
             }
+            // What a running tool may need of the decision: why it was allowed (the sandbox
+            // reports a program it stops against it), and who answers an ask that comes up
+            // while it runs.
+            inv.ctx.allowed_by = Some(decision.reason.clone());
+            inv.ctx.run_approver = approver;
             let mut outcome = next.run(inv).await?;
             outcome.decision = Some(decision);
             Ok(outcome)

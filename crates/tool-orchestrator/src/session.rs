@@ -125,9 +125,16 @@ impl SessionBuilder {
         self
     }
 
-    /// The permission policy; it also answers the tools' path checks.
-    pub fn policy<P: PermissionPolicy + PathPolicy + 'static>(mut self, policy: Arc<P>) -> Self {
+    /// The permission policy; it also answers the tools' path checks and plans the sandbox
+    /// Bash commands run in ([`SandboxPolicy`](tool_core::sandbox::SandboxPolicy)).
+    pub fn policy<
+        P: PermissionPolicy + PathPolicy + tool_core::sandbox::SandboxPolicy + 'static,
+    >(
+        mut self,
+        policy: Arc<P>,
+    ) -> Self {
         self.ctx.path_policy = policy.clone();
+        self.ctx.sandbox_policy = policy.clone();
         self.policy = policy;
         self
     }

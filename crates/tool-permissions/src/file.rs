@@ -51,6 +51,50 @@ struct Document {
     _hooks: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     tests: Vec<Spanned<TestEntry>>,
+    #[serde(default)]
+    sandbox: Option<SandboxTable>,
+}
+
+/// `[sandbox]`: the keys of Claude Code's `sandbox` object, in snake case.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SandboxTable {
+    #[serde(default)]
+    enabled: Option<Spanned<bool>>,
+    #[serde(default)]
+    fail_if_unavailable: Option<Spanned<bool>>,
+    #[serde(default)]
+    allow_unsandboxed_commands: Option<Spanned<bool>>,
+    #[serde(default)]
+    excluded_commands: Vec<Spanned<String>>,
+    #[serde(default)]
+    filesystem: Option<SandboxFilesystem>,
+    #[serde(default)]
+    network: Option<SandboxNetwork>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SandboxFilesystem {
+    #[serde(default)]
+    allow_write: Vec<Spanned<String>>,
+    #[serde(default)]
+    deny_write: Vec<Spanned<String>>,
+    #[serde(default)]
+    allow_read: Vec<Spanned<String>>,
+    #[serde(default)]
+    deny_read: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SandboxNetwork {
+    #[serde(default)]
+    allowed_domains: Vec<Spanned<String>>,
+    #[serde(default)]
+    denied_domains: Vec<Spanned<String>>,
+    #[serde(default)]
+    allow_all_unix_sockets: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -206,6 +250,9 @@ impl PolicyBuilder {
                 }
             }
         }
+        if let Some(sb) = doc.sandbox {
+            self.toml_sandbox(sb, layer, path, text, base)?;
+        }
         for t in doc.tests {
             let span = t.span();
             let t = t.into_inner();
@@ -243,6 +290,103 @@ impl PolicyBuilder {
             });
         }
         Ok(self)
+    }
+}
+
+impl PolicyBuilder {
+    fn toml_sandbox(
+        &mut self,
+        sb: SandboxTable,
+        layer: Layer,
+        path: &Path,
+        text: &str,
+        base: &Path,
+    ) -> Result<(), Error> {
+        use crate::sandbox::settings::{HostPattern, PathList, Setting, resolve_path_setting};
+        let source = |key: &str, span: Range<usize>| {
+            let (line, _) = line_column(text, span.start);
+            format!("sandbox.{key} at {}:{line}", path.display())
+        };
+        for (json_key, toml_key, v) in [
+            ("enabled", "enabled", &sb.enabled),
+            (
+                "failIfUnavailable",
+                "fail_if_unavailable",
+                &sb.fail_if_unavailable,
+            ),
+            (
+                "allowUnsandboxedCommands",
+                "allow_unsandboxed_commands",
+                &sb.allow_unsandboxed_commands,
+            ),
+        ] {
+            if let Some(v) = v {
+                self.sandbox
+                    .add_bool(json_key, *v.get_ref(), layer, source(toml_key, v.span()));
+            }
+        }
+        for c in &sb.excluded_commands {
+            let pattern = crate::shell_rule::ShellPattern::parse(c.get_ref())
+                .map_err(|e| at(path, text, c.span(), format!("`excluded_commands`: {e}")))?;
+            self.sandbox.excluded.push(Setting {
+                value: std::sync::Arc::new(pattern),
+                layer,
+                source: format!(
+                    "{} (`{}`)",
+                    source("excluded_commands", c.span()),
+                    c.get_ref()
+                ),
+            });
+        }
+        if let Some(fs) = sb.filesystem {
+            for (key, list, items) in [
+                (
+                    "filesystem.allow_write",
+                    PathList::AllowWrite,
+                    &fs.allow_write,
+                ),
+                ("filesystem.deny_write", PathList::DenyWrite, &fs.deny_write),
+                ("filesystem.allow_read", PathList::AllowRead, &fs.allow_read),
+                ("filesystem.deny_read", PathList::DenyRead, &fs.deny_read),
+            ] {
+                for item in items {
+                    let p = resolve_path_setting(item.get_ref(), base)
+                        .map_err(|e| at(path, text, item.span(), format!("`{key}`: {e}")))?;
+                    let src = format!("{} (`{}`)", source(key, item.span()), item.get_ref());
+                    self.sandbox.add_path(list, p, layer, src);
+                }
+            }
+        }
+        if let Some(net) = sb.network {
+            for (key, allowed, items) in [
+                ("network.allowed_domains", true, &net.allowed_domains),
+                ("network.denied_domains", false, &net.denied_domains),
+            ] {
+                for item in items {
+                    let p = HostPattern::parse(item.get_ref())
+                        .map_err(|e| at(path, text, item.span(), format!("`{key}`: {e}")))?;
+                    let s = Setting {
+                        value: p,
+                        layer,
+                        source: format!("{} (`{}`)", source(key, item.span()), item.get_ref()),
+                    };
+                    if allowed {
+                        self.sandbox.allowed_domains.push(s);
+                    } else {
+                        self.sandbox.denied_domains.push(s);
+                    }
+                }
+            }
+            if let Some(v) = &net.allow_all_unix_sockets {
+                self.sandbox.add_bool(
+                    "allowAllUnixSockets",
+                    *v.get_ref(),
+                    layer,
+                    source("network.allow_all_unix_sockets", v.span()),
+                );
+            }
+        }
+        Ok(())
     }
 }
 

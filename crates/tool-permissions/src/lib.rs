@@ -101,6 +101,7 @@ mod path_rule;
 mod policy;
 mod protected;
 mod rule;
+mod sandbox;
 mod saved;
 mod shell_policy;
 mod shell_rule;

@@ -44,6 +44,12 @@ const PROTECTED_FILES: &[&str] = &[
     ".npmrc",
 ];
 
+/// Is `name` a file name protected wherever it is (shell start-up files, `.mcp.json`, git's
+/// and npm's configuration)? Compared case-insensitively.
+pub(crate) fn protected_file_name(name: &str) -> bool {
+    PROTECTED_FILES.contains(&name.to_lowercase().as_str())
+}
+
 /// Is writing `path` guarded by the safety check, and why? Compared case-insensitively.
 pub fn protected(path: &Path) -> Option<Protection> {
     let parts: Vec<String> = path

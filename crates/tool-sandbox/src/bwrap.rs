@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 
 use tool_core::sandbox::MountPlan;
 
-/// Stand-ins the plan binds over hidden and absent paths: an empty file and an empty
-/// directory, both read-only, made once per process.
+/// Stand-ins the plan binds over hidden and absent paths: the host's `/dev/null` for a file
+/// (bind mounts are `nodev`, so opening it fails with "Permission denied": reading gives
+/// nothing, and the command is told so, as under Claude Code's sandbox), and an empty,
+/// read-only directory made once per process for a directory.
 #[derive(Debug, Clone)]
 pub(crate) struct StandIns {
     pub(crate) file: PathBuf,
@@ -17,15 +19,13 @@ impl StandIns {
     pub(crate) fn make(runtime: &Path) -> std::io::Result<Self> {
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::create_dir_all(runtime)?;
-        let file = runtime.join("empty-file");
         let dir = runtime.join("empty-dir");
-        if !file.is_file() {
-            std::fs::write(&file, b"")?;
-        }
         std::fs::create_dir_all(&dir)?;
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444))?;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555))?;
-        Ok(Self { file, dir })
+        Ok(Self {
+            file: PathBuf::from("/dev/null"),
+            dir,
+        })
     }
 }
 
@@ -51,36 +51,59 @@ pub(crate) fn args(
             a.push(i.as_ref().to_owned());
         }
     };
-    push(&[
-        &"--ro-bind",
-        &"/",
-        &"/",
-        &"--dev",
-        &"/dev",
-        &"--proc",
-        &"/proc",
-    ]);
+    let root = if plan.root_writable {
+        "--bind"
+    } else {
+        "--ro-bind"
+    };
+    push(&[&root, &"/", &"/", &"--dev", &"/dev"]);
+    if plan.host_proc {
+        push(&[&"--ro-bind", &"/proc", &"/proc"]);
+    } else {
+        push(&[&"--proc", &"/proc"]);
+    }
     for w in &plan.writable {
         if let Some((real, _)) = existing(&w.path) {
             push(&[&"--bind", &real, &real]);
         }
     }
     for r in &plan.read_only {
+        // `-try`: a path removed since the plan was made is passed over.
         if let Some((real, _)) = existing(&r.path) {
-            push(&[&"--ro-bind", &real, &real]);
+            push(&[&"--ro-bind-try", &real, &real]);
         }
     }
+    let readable: Vec<(PathBuf, bool)> = plan
+        .readable_within
+        .iter()
+        .filter_map(|r| existing(&r.path))
+        .collect();
     for h in &plan.hidden {
-        if let Some((real, dir)) = existing(&h.path) {
+        let Some((real, dir)) = existing(&h.path) else {
+            continue;
+        };
+        let exceptions: Vec<&PathBuf> = readable
+            .iter()
+            .filter(|(r, _)| dir && r.starts_with(&real) && *r != real)
+            .map(|(r, _)| r)
+            .collect();
+        if exceptions.is_empty() {
             let with = if dir { &stand_ins.dir } else { &stand_ins.file };
             push(&[&"--ro-bind", with, &real]);
+            continue;
         }
+        // An empty directory with the readable paths bound back in, then made read-only.
+        push(&[&"--tmpfs", &real]);
+        for e in exceptions {
+            push(&[&"--ro-bind", e, e]);
+        }
+        push(&[&"--remount-ro", &real]);
     }
     for ab in &plan.absent {
-        // The placeholder was made before the launch (see `absent`); it is bound over now.
-        if let Some((real, dir)) = existing(&ab.path) {
-            let with = if dir { &stand_ins.dir } else { &stand_ins.file };
-            push(&[&"--ro-bind", with, &real]);
+        // The placeholder, an empty file made before the launch (see `absent`), is covered
+        // by `/dev/null`: the name can be neither created nor used as a directory.
+        if let Some((real, false)) = existing(&ab.path) {
+            push(&[&"--ro-bind", &stand_ins.file, &real]);
         }
     }
     push(&[

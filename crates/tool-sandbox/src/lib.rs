@@ -57,7 +57,10 @@ pub use tool_core::sandbox::{MountPlan, NetworkPlan, RunJudge};
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The sandbox cannot run here: no `bwrap`, or it cannot create its namespaces, or
+    /// `bwrap` is not installed (not on the `PATH` searched).
+    #[error("bubblewrap (bwrap) is not installed; on Debian or Ubuntu: apt-get install bubblewrap")]
+    Missing,
+    /// `bwrap` is there but the sandbox cannot run: it cannot create its namespaces, or
     /// processes cannot be traced. The text says which, for a one-line warning.
     #[error("the sandbox is unavailable: {0}")]
     Unavailable(String),
@@ -108,6 +111,8 @@ pub struct Approved {
 /// What happened to a command while it ran, beyond its output.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
+    /// Protected names the command created, removed when it ended.
+    pub removed: Vec<tool_core::sandbox::AbsentPath>,
     /// Programs stopped (the first one ended the command).
     pub stops: Vec<Stop>,
     /// Connections refused.
@@ -192,10 +197,13 @@ pub struct Sandbox {
     bwrap: PathBuf,
     runtime: PathBuf,
     stand_ins: bwrap::StandIns,
-    seccomp: Option<Vec<u8>>,
 }
 
-static DETECTED: OnceLock<Result<Sandbox, String>> = OnceLock::new();
+/// The sandboxes checked so far, by the `bwrap` they use.
+static DETECTED: OnceLock<Mutex<Vec<Detected>>> = OnceLock::new();
+
+/// A `bwrap` and what checking it found, kept for the life of the process.
+type Detected = (PathBuf, &'static Result<Sandbox, String>);
 
 /// The per-user directory the stand-ins and locks live in.
 #[allow(unsafe_code)]
@@ -205,12 +213,15 @@ fn runtime_dir() -> PathBuf {
     std::env::temp_dir().join(format!("toolgate-sandbox-{uid}"))
 }
 
-/// `bwrap` on `PATH` (or where `TOOLGATE_BWRAP` says).
-fn find_bwrap() -> Option<PathBuf> {
+/// `bwrap` where `TOOLGATE_BWRAP` says, else on `path` (the process's `PATH` when `None`).
+fn find_bwrap(path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("TOOLGATE_BWRAP") {
         return Some(PathBuf::from(p));
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/bin:/bin".into());
+    let path = path
+        .map(std::ffi::OsStr::to_owned)
+        .or_else(|| std::env::var_os("PATH"))
+        .unwrap_or_else(|| "/usr/bin:/bin".into());
     std::env::split_paths(&path)
         .map(|d| d.join("bwrap"))
         .find(|p| p.is_file())
@@ -221,15 +232,26 @@ impl Sandbox {
     /// (for a one-line warning) when `bwrap` is missing, cannot start, or its processes cannot
     /// be traced.
     pub fn detect() -> Result<&'static Sandbox, Error> {
-        DETECTED
-            .get_or_init(|| {
-                let bwrap = find_bwrap().ok_or_else(|| {
-                    "bwrap (bubblewrap) is not installed; on Debian or Ubuntu: apt-get install bubblewrap".to_owned()
-                })?;
-                Sandbox::at(&bwrap)
-            })
-            .as_ref()
-            .map_err(|e| Error::Unavailable(e.clone()))
+        Self::detect_on(None)
+    }
+
+    /// As [`detect`](Self::detect), looking for `bwrap` on `path` (a `PATH` value) instead of
+    /// the process's own: the commands' environment decides which `bwrap` they get. Each
+    /// `bwrap` is checked once per process.
+    pub fn detect_on(path: Option<&std::ffi::OsStr>) -> Result<&'static Sandbox, Error> {
+        let bwrap = find_bwrap(path).ok_or(Error::Missing)?;
+        let known = DETECTED.get_or_init(|| Mutex::new(Vec::new()));
+        let mut known = lock(known);
+        let found = match known.iter().find(|(p, _)| *p == bwrap) {
+            Some((_, r)) => *r,
+            None => {
+                // Checked once and kept for the life of the process.
+                let r: &'static Result<Sandbox, String> = Box::leak(Box::new(Sandbox::at(&bwrap)));
+                known.push((bwrap, r));
+                r
+            }
+        };
+        found.as_ref().map_err(|e| Error::Unavailable(e.clone()))
     }
 
     /// The sandbox with the `bwrap` at `bwrap`, checked now (not cached).
@@ -248,7 +270,6 @@ impl Sandbox {
             bwrap: bwrap.to_path_buf(),
             runtime,
             stand_ins,
-            seccomp: seccomp::program(),
         };
         sandbox.check()?;
         Ok(sandbox)
@@ -295,7 +316,7 @@ impl Sandbox {
     /// Whether the seccomp filter that keeps every process traced is in place on this
     /// architecture.
     pub fn filters_clone(&self) -> bool {
-        self.seccomp.is_some()
+        seccomp::program(false).is_some()
     }
 }
 
@@ -320,6 +341,7 @@ pub struct Launch {
     judge: Arc<dyn RunJudge>,
     approver: Option<Arc<ExecApprover>>,
     supervise: bool,
+    unix_sockets: bool,
     resolver: Option<Arc<Resolver>>,
 }
 
@@ -358,6 +380,7 @@ impl Launch {
             judge: Arc::new(tool_core::sandbox::AllowAll),
             approver: None,
             supervise: true,
+            unix_sockets: false,
             resolver: None,
         }
     }
@@ -434,6 +457,12 @@ impl Launch {
         self
     }
 
+    /// Let processes open Unix-domain sockets (off by default).
+    pub fn unix_sockets(mut self, on: bool) -> Self {
+        self.unix_sockets = on;
+        self
+    }
+
     /// Where the network filter connects (by default, the system's resolver's addresses).
     pub fn resolver(mut self, resolver: Arc<Resolver>) -> Self {
         self.resolver = Some(resolver);
@@ -442,32 +471,64 @@ impl Launch {
 
     /// Start the command in `sandbox`.
     pub fn spawn(self, sandbox: &Sandbox) -> Result<Running, Error> {
-        if !self.supervise && self.network == NetworkPlan::Filtered {
+        self.start(Some(sandbox))
+    }
+
+    /// Start the command without the sandbox's file system and network (the host's, as they
+    /// are), still supervised: every program it executes is decided by the judge, under the
+    /// same seccomp filter. For a command the user let out of the sandbox, and where bubblewrap
+    /// cannot run. The plan's mounts and network are ignored.
+    pub fn spawn_unconfined(self) -> Result<Running, Error> {
+        if !self.supervise {
+            return Err(Error::Spawn(std::io::Error::other(
+                "an unconfined launch is only for supervision",
+            )));
+        }
+        self.start(None)
+    }
+
+    fn start(self, sandbox: Option<&Sandbox>) -> Result<Running, Error> {
+        if !self.supervise && self.network == NetworkPlan::Filtered && sandbox.is_some() {
             return Err(Error::Spawn(std::io::Error::other(
                 "a filtered network needs the supervisor",
             )));
         }
-        let placeholders = absent::Placeholders::make(&self.mounts.absent, &sandbox.runtime)
-            .map_err(Error::Prepare)?;
-        // The seccomp program goes in through a pipe bubblewrap reads.
-        let seccomp = match &sandbox.seccomp {
-            Some(prog) => Some(pipe_with(prog).map_err(Error::Prepare)?),
-            None => None,
+        let placeholders = match sandbox {
+            Some(sb) => absent::Placeholders::make(&self.mounts.absent, &sb.runtime)
+                .map_err(Error::Prepare)?,
+            None => absent::Placeholders::default(),
         };
+        let undone = match sandbox {
+            Some(_) => absent::Undone::note(&self.mounts.undone),
+            None => absent::Undone::default(),
+        };
+        let program = seccomp::program(self.unix_sockets || sandbox.is_none());
         const SECCOMP_FD: RawFd = 10;
-        let mut args = bwrap::args(
-            &self.mounts,
-            &sandbox.stand_ins,
-            seccomp.as_ref().map(|_| SECCOMP_FD),
-            &self.cwd,
-        );
-        args.push("--".into());
-        args.push(self.program.clone());
-        args.extend(self.args.iter().cloned());
         let mut fds = self.fds;
-        if let Some(s) = seccomp {
-            fds.push((s, SECCOMP_FD));
-        }
+        // Under bubblewrap, the seccomp program goes in through a pipe it reads; unconfined,
+        // the child installs it itself before it executes the command.
+        let (exec_path, args, own_filter) = match sandbox {
+            Some(sb) => {
+                let seccomp = match &program {
+                    Some(prog) => Some(pipe_with(prog).map_err(Error::Prepare)?),
+                    None => None,
+                };
+                let mut args = bwrap::args(
+                    &self.mounts,
+                    &sb.stand_ins,
+                    seccomp.as_ref().map(|_| SECCOMP_FD),
+                    &self.cwd,
+                );
+                args.push("--".into());
+                args.push(self.program.clone());
+                args.extend(self.args.iter().cloned());
+                if let Some(s) = seccomp {
+                    fds.push((s, SECCOMP_FD));
+                }
+                (sb.bwrap.clone().into_os_string(), args, None)
+            }
+            None => (self.program.clone(), self.args.clone(), program),
+        };
         // Move every source above the targets first, so no dup2 clobbers another source.
         let fds: Vec<(OwnedFd, RawFd)> = fds
             .into_iter()
@@ -475,7 +536,7 @@ impl Launch {
             .collect::<Result<_, _>>()
             .map_err(Error::Prepare)?;
         let mut env = self.env;
-        if self.network == NetworkPlan::Filtered {
+        if self.network == NetworkPlan::Filtered && sandbox.is_some() {
             let proxy = format!("http://127.0.0.1:{}", netns::PROXY_PORT);
             let vars = env.get_or_insert_with(|| std::env::vars_os().collect());
             for name in [
@@ -496,7 +557,8 @@ impl Launch {
         }
         let shared = Arc::new(Shared::default());
         let (tx, rx) = std::sync::mpsc::channel::<Result<libc::pid_t, std::io::Error>>();
-        let bwrap_path = sandbox.bwrap.clone();
+        let confined = sandbox.is_some();
+        let cwd = self.cwd.clone();
         let supervise = self.supervise;
         let (stdin, stdout, stderr) = (self.stdin, self.stdout, self.stderr);
         let judge = self.judge;
@@ -509,8 +571,11 @@ impl Launch {
             .spawn(move || {
                 let mut placeholders = placeholders;
                 use std::os::unix::process::CommandExt as _;
-                let mut cmd = std::process::Command::new(&bwrap_path);
+                let mut cmd = std::process::Command::new(&exec_path);
                 cmd.args(&args).process_group(0);
+                if !confined {
+                    cmd.current_dir(&cwd);
+                }
                 if let Some(vars) = env {
                     cmd.env_clear().envs(vars);
                 }
@@ -525,7 +590,7 @@ impl Launch {
                 }
                 let pairs: Vec<(RawFd, RawFd)> =
                     fds.iter().map(|(fd, t)| (fd.as_raw_fd(), *t)).collect();
-                set_pre_exec(&mut cmd, pairs, supervise);
+                set_pre_exec(&mut cmd, pairs, supervise, own_filter);
                 let child = match cmd.spawn() {
                     Ok(c) => c,
                     Err(e) => {
@@ -545,6 +610,7 @@ impl Launch {
                     });
                     thread_shared.untrack(pid);
                     placeholders.release();
+                    lock(&thread_shared.report).removed = undone.undo();
                     thread_shared.finish(status);
                     return;
                 }
@@ -563,6 +629,7 @@ impl Launch {
                 }
                 let _ = tx.send(Ok(pid));
                 let line_start: Option<Box<supervise::LineStart>> = match network {
+                    _ if !confined => None,
                     NetworkPlan::Blocked => None,
                     NetworkPlan::Filtered => {
                         let judge = judge.clone();
@@ -581,9 +648,11 @@ impl Launch {
                     judge,
                     approver,
                     on_line_start: line_start,
+                    confined,
                 }
-                .run(pid);
+                .run(pid, confined);
                 placeholders.release();
+                lock(&thread_shared.report).removed = undone.undo();
                 drop(child);
                 thread_shared.finish(status);
             });
@@ -633,17 +702,47 @@ fn high_dup(fd: &OwnedFd) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(n) })
 }
 
-/// After the fork, before bwrap runs: the extra descriptors at their numbers, and the child
-/// traced by this thread (it stops at its own `exec`).
+/// After the fork, before bwrap (or, unconfined, the command) runs: the extra descriptors at
+/// their numbers, the seccomp filter when the child installs it itself, and the child traced by
+/// this thread (it stops at its own `exec`).
 #[allow(unsafe_code)]
-fn set_pre_exec(cmd: &mut std::process::Command, pairs: Vec<(RawFd, RawFd)>, trace: bool) {
+fn set_pre_exec(
+    cmd: &mut std::process::Command,
+    pairs: Vec<(RawFd, RawFd)>,
+    trace: bool,
+    filter: Option<Vec<u8>>,
+) {
     use std::os::unix::process::CommandExt as _;
     // SAFETY: the closure runs in the forked child before exec and makes only system calls
-    // (dup2, ptrace) on descriptors and values captured before the fork; no allocation.
+    // (dup2, prctl, seccomp, ptrace) on descriptors and memory prepared before the fork (the
+    // filter's bytes live in `filter`, which the closure owns); no allocation.
     unsafe {
         cmd.pre_exec(move || {
             for &(src, target) in &pairs {
                 if libc::dup2(src, target) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if let Some(f) = &filter {
+                #[repr(C)]
+                struct SockFprog {
+                    len: libc::c_ushort,
+                    filter: *const u8,
+                }
+                let prog = SockFprog {
+                    len: (f.len() / 8) as libc::c_ushort,
+                    filter: f.as_ptr(),
+                };
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::syscall(
+                    libc::SYS_seccomp,
+                    1, // SECCOMP_SET_MODE_FILTER
+                    0,
+                    &prog as *const SockFprog,
+                ) != 0
+                {
                     return Err(std::io::Error::last_os_error());
                 }
             }

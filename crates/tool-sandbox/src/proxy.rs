@@ -166,10 +166,13 @@ fn read_head(r: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
     }
 }
 
-fn refuse(mut conn: TcpStream, status: &str, body: &str) {
+/// Answer with `status` and `body` the way Claude Code's sandbox proxy answers (chunked, with
+/// `X-Proxy-Error` when given), then close.
+fn refuse(mut conn: TcpStream, status: &str, body: &str, proxy_error: Option<&str>) {
+    let marker = proxy_error.map_or(String::new(), |e| format!("X-Proxy-Error: {e}\r\n"));
     let _ = write!(
         conn,
-        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\n{marker}Connection: keep-alive\r\nKeep-Alive: timeout=5\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n0\r\n\r\n",
         body.len()
     );
     let _ = conn.shutdown(Shutdown::Both);
@@ -187,22 +190,23 @@ fn handle(conn: TcpStream, judge: &dyn RunJudge, shared: &Shared, resolve: &Reso
     let target = match parse(&head) {
         Ok(t) => t,
         Err(why) => {
-            refuse(conn, "400 Bad Request", &format!("toolgate: {why}\n"));
+            refuse(conn, "400 Bad Request", why, None);
             return;
         }
     };
     let decision = judge.connect(&target.host, target.port);
     if decision.verdict != Verdict::Allow {
-        let text = format!(
-            "toolgate: the connection to {}:{} is not allowed: {}\n",
-            target.host, target.port, decision.message
-        );
         shared.record_refusal(Refusal {
             host: target.host.clone(),
             port: target.port,
             decision,
         });
-        refuse(conn, "403 Forbidden", &text);
+        refuse(
+            conn,
+            "403 Forbidden",
+            "Connection blocked by network allowlist",
+            Some("blocked-by-allowlist"),
+        );
         return;
     }
     let upstream = resolve(&target.host, target.port).and_then(|addrs| {
@@ -218,14 +222,8 @@ fn handle(conn: TcpStream, judge: &dyn RunJudge, shared: &Shared, resolve: &Reso
     let mut upstream = match upstream {
         Ok(s) => s,
         Err(e) => {
-            refuse(
-                conn,
-                "502 Bad Gateway",
-                &format!(
-                    "toolgate: cannot reach {}:{}: {e}\n",
-                    target.host, target.port
-                ),
-            );
+            tracing::debug!(target: "toolgate::sandbox", host = %target.host, port = target.port, error = %e, "upstream unreachable");
+            refuse(conn, "502 Bad Gateway", "Bad Gateway", None);
             return;
         }
     };

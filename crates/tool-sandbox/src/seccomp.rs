@@ -5,6 +5,10 @@
 //! ABI than the native one (32-bit `int 0x80`, x32) fail with `ENOSYS`, so none of them can
 //! reach `clone` by another number.
 //!
+//! Unless the plan lets them, `socket(AF_UNIX, …)` fails with `EPERM` too: a Unix socket on
+//! the file system (a container engine's, a desktop bus) is a way out that no mount closes.
+//! `socketpair` stays, so processes still talk among themselves.
+//!
 //! The filter is a classic BPF program in the form bubblewrap's `--seccomp FD` reads.
 
 /// `struct sock_filter`: one BPF instruction.
@@ -32,40 +36,70 @@ const OFF_ARG0_LOW: u32 = 16;
 
 const CLONE_UNTRACED: u32 = 0x0080_0000;
 const SYS_CLONE3: u32 = 435;
+const AF_UNIX: u32 = 1;
 
-/// The native ABI: its audit arch, its `clone` number, and the bit that marks x32 calls.
+/// The native ABI: its audit arch, its `clone` and `socket` numbers, and the bit that marks x32
+/// calls.
+struct Abi {
+    arch: u32,
+    clone: u32,
+    socket: u32,
+    x32: Option<u32>,
+}
+
 #[cfg(target_arch = "x86_64")]
-const NATIVE: Option<(u32, u32, Option<u32>)> = Some((0xc000_003e, 56, Some(0x4000_0000)));
+const NATIVE: Option<Abi> = Some(Abi {
+    arch: 0xc000_003e,
+    clone: 56,
+    socket: 41,
+    x32: Some(0x4000_0000),
+});
 #[cfg(target_arch = "aarch64")]
-const NATIVE: Option<(u32, u32, Option<u32>)> = Some((0xc000_00b7, 220, None));
+const NATIVE: Option<Abi> = Some(Abi {
+    arch: 0xc000_00b7,
+    clone: 220,
+    socket: 198,
+    x32: None,
+});
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const NATIVE: Option<(u32, u32, Option<u32>)> = None;
+const NATIVE: Option<Abi> = None;
 
 /// A jump target while the program is assembled.
 #[derive(Clone, Copy)]
 enum To {
     Next,
+    /// Past this many following instructions.
+    Skip(usize),
     Allow,
     NoSys,
     Perm,
 }
 
 /// The filter as bytes, or `None` on an architecture it is not written for (the supervisor
-/// then cannot rule out `CLONE_UNTRACED`, and says so).
-pub(crate) fn program() -> Option<Vec<u8>> {
-    let (arch, clone, x32) = NATIVE?;
+/// then cannot rule out `CLONE_UNTRACED`, and says so). With `unix_sockets`, `socket(AF_UNIX)`
+/// is let through.
+pub(crate) fn program(unix_sockets: bool) -> Option<Vec<u8>> {
+    let abi = NATIVE?;
     // (code, jump if true, jump if false, k); jumps name a label.
     let mut body: Vec<(u16, To, To, u32)> = vec![
         (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARCH),
-        (BPF_JEQ_K, To::Next, To::NoSys, arch),
+        (BPF_JEQ_K, To::Next, To::NoSys, abi.arch),
         (BPF_LD_W_ABS, To::Next, To::Next, OFF_NR),
     ];
-    if let Some(bit) = x32 {
+    if let Some(bit) = abi.x32 {
         body.push((BPF_JGE_K, To::NoSys, To::Next, bit));
     }
+    body.push((BPF_JEQ_K, To::NoSys, To::Next, SYS_CLONE3));
+    if !unix_sockets {
+        // socket(AF_UNIX, …): refused. The next instruction reloads the number for `clone`.
+        body.extend([
+            (BPF_JEQ_K, To::Next, To::Skip(2), abi.socket),
+            (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW),
+            (BPF_JEQ_K, To::Perm, To::Allow, AF_UNIX),
+        ]);
+    }
     body.extend([
-        (BPF_JEQ_K, To::NoSys, To::Next, SYS_CLONE3),
-        (BPF_JEQ_K, To::Next, To::Allow, clone),
+        (BPF_JEQ_K, To::Next, To::Allow, abi.clone),
         (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW),
         (BPF_JSET_K, To::Perm, To::Allow, CLONE_UNTRACED),
     ]);
@@ -74,6 +108,7 @@ pub(crate) fn program() -> Option<Vec<u8>> {
     let target = |to: To, at: usize| -> u8 {
         let dest = match to {
             To::Next => at + 1,
+            To::Skip(n) => at + 1 + n,
             To::Allow => allow,
             To::NoSys => allow + 1,
             To::Perm => allow + 2,
@@ -157,12 +192,13 @@ mod tests {
 
     #[test]
     fn the_filter_refuses_untraced_clones_and_clone3_and_passes_the_rest() {
-        let Some(prog) = program() else {
+        let Some(prog) = program(false) else {
             return;
         };
-        let Some((arch, clone, x32)) = NATIVE else {
+        let Some(abi) = NATIVE else {
             return;
         };
+        let (arch, clone, x32) = (abi.arch, abi.clone, abi.x32);
         let errno = |e: i32| SECCOMP_RET_ERRNO | e as u32;
         assert_eq!(run(&prog, arch, 0, 0), SECCOMP_RET_ALLOW, "read");
         assert_eq!(run(&prog, arch, clone, 0x11), SECCOMP_RET_ALLOW, "fork");
@@ -175,5 +211,21 @@ mod tests {
         if let Some(bit) = x32 {
             assert_eq!(run(&prog, arch, bit | clone, 0), errno(libc::ENOSYS));
         }
+        assert_eq!(
+            run(&prog, arch, abi.socket, 1),
+            errno(libc::EPERM),
+            "AF_UNIX"
+        );
+        assert_eq!(
+            run(&prog, arch, abi.socket, 2),
+            SECCOMP_RET_ALLOW,
+            "AF_INET"
+        );
+        let open = program(true).unwrap_or_default();
+        assert_eq!(run(&open, arch, abi.socket, 1), SECCOMP_RET_ALLOW);
+        assert_eq!(
+            run(&open, arch, clone, u64::from(CLONE_UNTRACED)),
+            errno(libc::EPERM)
+        );
     }
 }

@@ -61,6 +61,7 @@ pub(crate) struct Supervisor {
     pub(crate) judge: Arc<dyn RunJudge>,
     pub(crate) approver: Option<Arc<ExecApprover>>,
     pub(crate) on_line_start: Option<Box<LineStart>>,
+    pub(crate) confined: bool,
 }
 
 #[allow(unsafe_code)]
@@ -263,14 +264,15 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
 }
 
 impl Supervisor {
-    /// Trace until every process of the sandbox has ended. `launcher` is bubblewrap, already
-    /// traced with [`OPTIONS`]. Its end is the command's end: its status is returned.
-    pub(crate) fn run(mut self, launcher: libc::pid_t) -> ExitStatus {
+    /// Trace until every process of the sandbox has ended. `launcher` is bubblewrap (when
+    /// `confined`) or the line's shell itself, already traced with [`OPTIONS`]. Its end is the
+    /// command's end: its status is returned.
+    pub(crate) fn run(mut self, launcher: libc::pid_t, confined: bool) -> ExitStatus {
         let mut tracees: HashMap<libc::pid_t, Tracee> = HashMap::new();
         tracees.insert(
             launcher,
             Tracee {
-                role: Some(Role::Launcher),
+                role: Some(if confined { Role::Launcher } else { Role::Line }),
                 initial_pending: false,
                 held: false,
             },
@@ -435,6 +437,7 @@ impl Supervisor {
             exe: &loaded.exe,
             cwd: &loaded.cwd,
             started_by_line,
+            confined: self.confined,
             image: loaded.image.as_ref(),
         };
         let decision = self.judge.exec(&request);

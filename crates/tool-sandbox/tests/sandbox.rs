@@ -133,7 +133,7 @@ fn the_file_system_follows_the_plan() {
     ];
     plan.absent = vec![AbsentPath {
         path: dir.join(".claude"),
-        dir: true,
+        silent: false,
         why: "protected".into(),
     }];
     let script = "
@@ -366,7 +366,7 @@ fn the_network_is_closed_or_filtered_by_host_name() {
     assert!(out.contains("proxy=http://127.0.0.1:3128"), "{out}");
     assert!(out.contains("hello"), "{out}");
     assert!(
-        out.contains("403 Forbidden") && out.contains("denied.test is not allowed"),
+        out.contains("403 Forbidden") && out.contains("Connection blocked by network allowlist"),
         "{out}"
     );
     let request = asked

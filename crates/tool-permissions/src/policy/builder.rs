@@ -27,6 +27,7 @@ pub struct PolicyBuilder {
     pub(crate) warnings: Vec<crate::lint::LintWarning>,
     pub(crate) files: Vec<(Layer, PathBuf)>,
     pub(crate) home: Option<PathBuf>,
+    pub(crate) sandbox: crate::sandbox::settings::SandboxSettings,
 }
 
 impl PolicyBuilder {
@@ -262,6 +263,28 @@ impl PolicyBuilder {
                 None => entries.push(e.clone()),
             }
         }
+        let (sandbox, dropped) = self.sandbox.without_untrusted(self.trusted);
+        let mut warnings = self.warnings.clone();
+        for d in dropped {
+            warnings.push(crate::lint::LintWarning {
+                file: None,
+                line: None,
+                column: None,
+                rule: None,
+                message: format!(
+                    "{d} is ignored: the project's policy is not trusted, and this setting loosens the sandbox"
+                ),
+            });
+        }
+        for (key, why) in &self.sandbox.unhonoured {
+            warnings.push(crate::lint::LintWarning {
+                file: None,
+                line: None,
+                column: None,
+                rule: None,
+                message: format!("{key} is read but not honoured: {why}"),
+            });
+        }
         for i in &ignored {
             tracing::warn!(rule = %i.entry.text, source = %i.entry.source(), "allow rule ignored: {}", i.why);
         }
@@ -273,9 +296,10 @@ impl PolicyBuilder {
             additional_directories: self.additional_directories.clone(),
             bypass_disabled: self.bypass_disabled.clone(),
             tests: self.tests.clone(),
-            warnings: self.warnings.clone(),
+            warnings,
             files: self.files.clone(),
             identities: Arc::default(),
+            sandbox,
         }
     }
 }

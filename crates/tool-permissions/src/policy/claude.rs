@@ -85,6 +85,9 @@ impl PolicyBuilder {
                 self.warn_setting(file, "allowManagedPermissionRulesOnly");
             }
         }
+        if let Some(sb) = settings.get("sandbox") {
+            crate::sandbox::settings::from_claude_json(&mut self.sandbox, sb, layer, file, base)?;
+        }
         let Some(perms) = settings.get("permissions") else {
             return Ok(self);
         };

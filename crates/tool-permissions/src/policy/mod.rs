@@ -112,6 +112,7 @@ pub struct Policy {
     files: Vec<(Layer, PathBuf)>,
     index: Arc<RuleIndex>,
     identities: Arc<crate::identity::IdentityCache>,
+    pub(crate) sandbox: crate::sandbox::settings::SandboxSettings,
 }
 
 impl Policy {
@@ -260,7 +261,7 @@ impl Policy {
 
     /// The first `list` domain rule covering `url`'s host. A URL whose host cannot be read
     /// matches no rule (so it is never allowed by one).
-    fn domain_rule(&self, list: RuleList, url: &str) -> Option<&RuleEntry> {
+    pub(crate) fn domain_rule(&self, list: RuleList, url: &str) -> Option<&RuleEntry> {
         let host = crate::domain::url_host(url)?;
         self.index
             .domains
@@ -375,7 +376,7 @@ impl PermissionPolicy for Policy {
                 },
             );
         }
-        let decision = self.decide_before_mode_post(request);
+        let decision = self.unsandboxed_run(request, self.decide_before_mode_post(request));
         // Plan mode refuses the writes nothing decided; an ask rule still asks (recorded:
         // explore seed 6).
         if decision.verdict == tool_core::Verdict::Ask
@@ -426,6 +427,40 @@ impl PermissionPolicy for Policy {
 }
 
 impl Policy {
+    /// A Bash call that asks to run outside the sandbox (`dangerouslyDisableSandbox`), where the
+    /// sandbox is on and the policy lets calls ask: allowed only by a rule naming the command
+    /// or by bypass mode, otherwise the user is asked (Claude Code's "Run outside of the
+    /// sandbox"; recorded: sb_disable_sandbox_input*). A deny stays a deny.
+    fn unsandboxed_run(&self, request: &PermissionRequest<'_>, decision: Decision) -> Decision {
+        if request.tool_name != "Bash"
+            || request.input.get("dangerouslyDisableSandbox")
+                != Some(&serde_json::Value::Bool(true))
+            || decision.verdict == tool_core::Verdict::Deny
+            || !self.sandbox_lets_calls_out()
+        {
+            return decision;
+        }
+        let by_rule = matches!(
+            &decision.reason,
+            DecisionReason::Rule { list: RuleList::Allow, rule, .. } if rule.contains('(')
+        );
+        let by_mode = matches!(
+            decision.reason,
+            DecisionReason::Mode {
+                mode: PermissionMode::BypassPermissions
+            }
+        );
+        if decision.verdict == tool_core::Verdict::Allow && (by_rule || by_mode) {
+            return decision;
+        }
+        Decision::ask(
+            "Run outside of the sandbox",
+            DecisionReason::Check {
+                name: "a command that asks to run outside the sandbox".into(),
+            },
+        )
+    }
+
     /// Steps 1 to 11 of the decision (see [`Policy`]), before the mode's last word on an ask.
     fn decide_before_mode_post(&self, request: &PermissionRequest<'_>) -> Decision {
         let tool = request.tool_name;

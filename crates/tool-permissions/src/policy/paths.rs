@@ -224,7 +224,7 @@ impl Policy {
         })
     }
 
-    pub(super) fn has_path_rules(&self, list: RuleList, family: PathFamily) -> bool {
+    pub(crate) fn has_path_rules(&self, list: RuleList, family: PathFamily) -> bool {
         self.index
             .paths
             .iter()

@@ -32,7 +32,7 @@ impl Policy {
     }
 
     /// The analysis of a Bash line in this call's context.
-    pub(super) fn analyze_shell(
+    pub(crate) fn analyze_shell(
         command: &str,
         ctx: &tool_core::ToolContext,
     ) -> tool_shell::analyze::Analysis {
@@ -160,20 +160,44 @@ impl Policy {
             }
         }
         // (8)
+        let compound = analysis
+            .units
+            .iter()
+            .filter(|u| u.origin == tool_shell::analyze::Origin::Line)
+            .count()
+            > 1;
         for w in touched.writes() {
             let w = &w.path;
-            if candidates(w, ctx).iter().any(|c| protected(c).is_some()) {
+            if let Some(protection) = candidates(w, ctx).iter().find_map(|c| protected(c)) {
+                // Claude Code names the file, as for Edit; a compound line lists its parts.
+                let message = if compound {
+                    self.shell_ask_message(analysis, touched, ctx)
+                } else {
+                    let agent = &ctx.agent_name;
+                    match protection {
+                        crate::protected::Protection::SensitiveFile => format!(
+                            "{agent} requested permissions to edit {} which is a sensitive file.",
+                            w.display()
+                        ),
+                        crate::protected::Protection::AgentConfiguration => format!(
+                            "{agent} requested permissions to write to {}, but you haven't granted it yet.",
+                            w.display()
+                        ),
+                    }
+                };
                 return Some(Decision::ask(
-                    Self::ask_message(request),
+                    message,
                     DecisionReason::Check {
                         name: "a write to a protected path".into(),
                     },
                 ));
             }
-            // Bypass mode waives this prompt (not the protected-path check above).
+            // Bypass mode waives this prompt (not the protected-path check above), and so does
+            // a sandbox that will make the write fail.
             let outside = ctx.permission_mode != PermissionMode::BypassPermissions
                 && !crate::path_rule::inside_working_dirs(ctx, w)
-                && self.path_allowed(PathFamily::Edit, w, ctx).is_none();
+                && self.path_allowed(PathFamily::Edit, w, ctx).is_none()
+                && !self.sandbox_contains_writes(command, ctx);
             if outside {
                 return Some(Decision::ask(
                     self.shell_ask_message(analysis, touched, ctx),
@@ -210,6 +234,58 @@ impl Policy {
             });
         }
         None
+    }
+
+    /// The Bash rules' verdict on a line without the rest of a decision: deny rules on its
+    /// units, Read and Edit deny rules on the paths they touch (with `paths`), then ask rules
+    /// on its units. What applies to a program another program starts while a line runs.
+    pub(crate) fn shell_rules_verdict(
+        &self,
+        command: &str,
+        ctx: &tool_core::ToolContext,
+        paths: bool,
+    ) -> Option<Decision> {
+        if let Some(e) = self.find(RuleList::Deny, "Bash") {
+            return Some(Decision::deny(
+                tool_core::texts::permission_denied("Bash"),
+                e.reason(),
+            ));
+        }
+        let line = ShellLine::new(command, ctx);
+        let denied = |e: &RuleEntry| {
+            Decision::deny(
+                format!("Permission to use Bash with command {command} has been denied."),
+                e.reason(),
+            )
+        };
+        let forms = Self::shell_forms(command, &line.analysis);
+        if let Some(e) = self.shell_match(RuleList::Deny, &forms) {
+            return Some(denied(e));
+        }
+        if paths {
+            let find =
+                |family: PathFamily, p: &Path| self.path_rule(RuleList::Deny, family, p, ctx);
+            let names = |family: PathFamily| self.denied_names(family);
+            if let Some((e, _)) = crate::shell_policy::denied_path(&line.touched, &find, &names) {
+                return Some(denied(e));
+            }
+        }
+        self.shell_match(RuleList::Ask, &forms).map(|e| {
+            Decision::ask(
+                tool_core::texts::permission_not_granted(&ctx.agent_name, "Bash"),
+                e.reason(),
+            )
+        })
+    }
+
+    /// Where a line writes, as its analysis sees it.
+    pub(crate) fn line_writes(
+        &self,
+        command: &str,
+        ctx: &tool_core::ToolContext,
+    ) -> Vec<std::path::PathBuf> {
+        let line = ShellLine::new(command, ctx);
+        line.touched.writes().map(|w| w.path.clone()).collect()
     }
 
     /// What the analysis of a Bash line saw, unit by unit, and which rule matched each: its

@@ -1,0 +1,1002 @@
+//! The policy as run-time enforcement: for one Bash line, the sandbox's plan of the file
+//! system and the network, and the judge the exec supervisor and the network filter ask while
+//! it runs ([`tool_core::sandbox::SandboxPolicy`]).
+//!
+//! The plan is what the rules say, found on the file system when the call starts:
+//! - writable: the working directories, the session's temporary directory (Bash adds it),
+//!   `sandbox.filesystem.allowWrite`, the directories whole-directory Edit allow rules name,
+//!   and, for a line the user approved, the places its writes go; in bypass mode (when the
+//!   sandbox is on by default rather than by a setting), everything, as the mode allows;
+//! - read-only, even inside those: every protected path found there (`.git/hooks`,
+//!   `.git/config`, `.claude/`, `.toolgate/`, `.vscode/`, `.idea/`, shell start-up files,
+//!   `.mcp.json`, …), what Edit deny rules and `denyWrite` cover, and the policy's own files;
+//! - hidden: what Read deny rules and `denyRead` cover (less `allowRead`), found by walking
+//!   the directories those patterns can match in;
+//! - absent: protected names missing from a working directory (`.claude`, `.toolgate`,
+//!   `.mcp.json`, a repository's `hooks` and `config`) and literal Edit-denied paths, so the
+//!   command cannot create them;
+//! - the network: through the filter when any domain is allowed (`WebFetch(domain:…)` allow
+//!   rules, `allowedDomains`) or the sandbox was enabled by a setting (Claude Code's sandbox
+//!   always filters); otherwise none.
+//!
+//! The judge decides each program a running line executes: a program the line's own shell
+//! starts that the analysis foresaw (same words, same directory) needs only to pass the deny
+//! rules; one it did not foresee is decided like a line of its own, with the full policy (an
+//! allow, an ask, a deny); a program started by another program meets only the deny and ask
+//! rules. A connection is allowed for an allowed domain, refused for a denied one, and asks
+//! otherwise.
+
+pub(crate) mod settings;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tool_core::sandbox::{
+    AbsentPath, ExecRequest, MountPlan, NetworkPlan, PlannedPath, RunJudge, SandboxMode,
+    SandboxPolicy, SandboxSpec,
+};
+use tool_core::{
+    Decision, DecisionReason, PermissionMode, PermissionPolicy, PermissionRequest,
+    PermissionSubject, RuleList, ToolContext, Verdict,
+};
+
+use crate::policy::{PathFamily, Policy, RuleMatcher};
+
+/// Most directory entries one plan's walks look at.
+const WALK_ENTRIES: usize = 200_000;
+/// Longest one plan's walks may take.
+const WALK_TIME: Duration = Duration::from_secs(2);
+
+/// Directories whose whole contents stay read-only in the sandbox.
+const READ_ONLY_DIRS: &[&str] = &[".toolgate", ".vscode", ".idea"];
+/// What stays read-only inside a `.claude` directory: its settings and the directories of
+/// commands, agents, skills, hooks and workflows it runs (notes and worktrees stay writable,
+/// as under Claude Code's sandbox).
+const CLAUDE_PROTECTED: &[&str] = &[
+    "settings.json",
+    "settings.local.json",
+    "commands",
+    "agents",
+    "skills",
+    "hooks",
+    "workflows",
+];
+/// Names missing from a working directory that the command may not create (Claude Code's
+/// sandbox holds the same ones; recorded: sb_protected_absent).
+const ABSENT_NAMES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".zshrc",
+    ".zprofile",
+    ".profile",
+    ".gitconfig",
+    ".gitmodules",
+    ".ripgreprc",
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+];
+/// Names that would make a working directory a bare repository for git (with a `config` that
+/// runs programs): whatever a command creates there is removed when it ends, as Claude Code's
+/// sandbox does (recorded: sb_protected_absent).
+const BARE_REPOSITORY_NAMES: &[&str] = &["HEAD", "objects", "refs"];
+/// Inside a repository's `.git`: its hooks and the files whose settings run programs or lend
+/// it another object store.
+const GIT_PROTECTED: &[&str] = &[
+    "hooks",
+    "config",
+    "config.worktree",
+    "objects/info/alternates",
+];
+
+/// What a walk found, and whether it saw everything.
+struct Walk {
+    entries: usize,
+    deadline: Instant,
+    cut: Vec<PathBuf>,
+}
+
+impl Walk {
+    fn new() -> Self {
+        Self {
+            entries: 0,
+            deadline: Instant::now() + WALK_TIME,
+            cut: Vec::new(),
+        }
+    }
+
+    /// Visit everything below `root` (not following links); `visit` says whether to go into a
+    /// directory.
+    fn run(&mut self, root: &Path, visit: &mut dyn FnMut(&Path, bool) -> bool) {
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in rd.flatten() {
+                self.entries += 1;
+                if self.entries > WALK_ENTRIES || Instant::now() > self.deadline {
+                    self.cut.push(dir.clone());
+                    return;
+                }
+                let path = entry.path();
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                if visit(&path, is_dir) && is_dir {
+                    stack.push(path);
+                }
+            }
+        }
+    }
+}
+
+/// What becomes of one path the walk meets inside a writable directory, as a protected path.
+fn protected_here(path: &Path, is_dir: bool) -> Option<&'static str> {
+    let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+    if is_dir && READ_ONLY_DIRS.contains(&name.as_str()) {
+        return Some("a protected directory");
+    }
+    let in_claude = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|p| p.eq_ignore_ascii_case(".claude"));
+    if in_claude && CLAUDE_PROTECTED.contains(&name.as_str()) {
+        return Some("the agent's configuration");
+    }
+    if !is_dir && crate::protected::protected_file_name(&name) {
+        return Some("a protected file");
+    }
+    None
+}
+
+/// Is `bwrap` where the sandbox would look for it (`TOOLGATE_BWRAP`, or the commands' `PATH`)?
+fn bwrap_present(ctx: &ToolContext) -> bool {
+    if let Some(p) = std::env::var_os("TOOLGATE_BWRAP") {
+        return Path::new(&p).is_file();
+    }
+    let path = ctx
+        .env_var("PATH")
+        .map(std::ffi::OsString::from)
+        .or_else(|| std::env::var_os("PATH"))
+        .unwrap_or_else(|| "/usr/bin:/bin".into());
+    std::env::split_paths(&path).any(|d| d.join("bwrap").is_file())
+}
+
+/// Does `path` lie at or below one of `roots`?
+fn under(path: &Path, roots: &[PathBuf]) -> bool {
+    roots.iter().any(|r| path.starts_with(r))
+}
+
+/// Keep the outermost of nested roots, once each.
+fn outermost(mut roots: Vec<PathBuf>) -> Vec<PathBuf> {
+    roots.sort();
+    roots.dedup();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for r in roots {
+        if !out.iter().any(|o| r.starts_with(o)) {
+            out.push(r);
+        }
+    }
+    out
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| tool_core::normalize(p))
+}
+
+/// Gitignore lines anchored at `/` (absolute paths and patterns), compiled once.
+fn absolute_matcher(lines: &[String]) -> Option<ignore::gitignore::Gitignore> {
+    if lines.is_empty() {
+        return None;
+    }
+    let mut b = ignore::gitignore::GitignoreBuilder::new("/");
+    for l in lines {
+        let _ = b.add_line(None, l);
+    }
+    b.build().ok()
+}
+
+fn absolute_match(m: Option<&ignore::gitignore::Gitignore>, path: &Path, is_dir: bool) -> bool {
+    let Some(m) = m else { return false };
+    let Ok(rel) = path.strip_prefix("/") else {
+        return false;
+    };
+    !rel.as_os_str().is_empty() && m.matched_path_or_any_parents(rel, is_dir).is_ignore()
+}
+
+/// The literal directory a path setting starts with (before any wildcard).
+fn literal_base(p: &str) -> PathBuf {
+    let mut base = PathBuf::from("/");
+    for seg in p.trim_start_matches('/').split('/') {
+        if settings::has_glob(seg) {
+            break;
+        }
+        base.push(seg);
+    }
+    base
+}
+
+impl Policy {
+    fn sandbox_settings(&self) -> &settings::SandboxSettings {
+        &self.sandbox
+    }
+
+    /// Writes this line makes outside the writable places fail in the sandbox: the sandbox was
+    /// enabled by a setting (as in Claude Code, where such a write then runs and meets a
+    /// read-only file system instead of a prompt; recorded: sb_enabled_write_outside), bubblewrap
+    /// is there to run it, and the line is not excluded from it. Where the sandbox is only on by
+    /// toolgate's default, or cannot run, the write asks as it always did.
+    pub(crate) fn sandbox_contains_writes(&self, command: &str, ctx: &ToolContext) -> bool {
+        let (mode, _, explicit) = self.sandbox_mode();
+        explicit
+            && mode != SandboxMode::Off
+            && bwrap_present(ctx)
+            && self.excluded_by(command, ctx).is_none()
+    }
+
+    /// The sandbox is on and a call may ask to run outside it.
+    pub(crate) fn sandbox_lets_calls_out(&self) -> bool {
+        self.sandbox_mode().0 != SandboxMode::Off
+            && settings::highest(&self.sandbox.allow_unsandboxed).is_none_or(|x| x.value)
+    }
+
+    /// The sandbox mode the settings ask for, and which setting says so.
+    fn sandbox_mode(&self) -> (SandboxMode, String, bool) {
+        let s = self.sandbox_settings();
+        let enabled = settings::highest(&s.enabled);
+        let required = settings::highest(&s.fail_if_unavailable).filter(|x| x.value);
+        match (enabled, required) {
+            (Some(e), _) if !e.value => (SandboxMode::Off, e.source.clone(), false),
+            (e, Some(r)) => (SandboxMode::Required, r.source.clone(), e.is_some()),
+            (Some(e), None) => (SandboxMode::On, e.source.clone(), true),
+            (None, None) => (
+                SandboxMode::On,
+                "toolgate's default (sandbox.enabled not set)".into(),
+                false,
+            ),
+        }
+    }
+
+    /// The pattern of `sandbox.excludedCommands` every unit of the line matches, if any: such
+    /// a line runs outside the sandbox (it was decided like any other).
+    fn excluded_by(&self, command: &str, ctx: &ToolContext) -> Option<String> {
+        let s = self.sandbox_settings();
+        if s.excluded.is_empty() {
+            return None;
+        }
+        let a = Self::analyze_shell(command, ctx);
+        if !a.parsed || !a.problems.is_empty() {
+            return None;
+        }
+        let units: Vec<_> = a
+            .units
+            .iter()
+            .filter(|u| !u.is_bare() && u.origin == tool_shell::analyze::Origin::Line)
+            .collect();
+        if units.is_empty() {
+            return None;
+        }
+        let mut by = None;
+        for u in units {
+            let forms = crate::shell_policy::unit_forms(u);
+            let hit = s
+                .excluded
+                .iter()
+                .find(|x| forms.iter().any(|f| x.value.matches(f)))?;
+            by.get_or_insert_with(|| hit.source.clone());
+        }
+        by
+    }
+
+    /// The mount plan for a line run in `ctx`.
+    fn mount_plan(&self, command: &str, ctx: &ToolContext, explicit: bool) -> MountPlan {
+        let s = self.sandbox_settings();
+        let mut plan = MountPlan::default();
+        // Writable.
+        let mut writable: Vec<(PathBuf, String)> = ctx
+            .working_dirs
+            .iter()
+            .map(|d| (d.clone(), "a working directory".to_owned()))
+            .collect();
+        for w in &s.allow_write {
+            if settings::has_glob(&w.value) {
+                continue;
+            }
+            writable.push((settings::expand_home(&w.value, ctx), w.source.clone()));
+        }
+        for e in self.rules() {
+            if e.list != RuleList::Allow {
+                continue;
+            }
+            if let RuleMatcher::Path {
+                family: PathFamily::Edit,
+                pattern,
+            } = &e.matcher
+                && !pattern
+                    .line
+                    .trim_start_matches('/')
+                    .contains(['*', '?', '[', '\\'])
+                && pattern.line.contains('/')
+            {
+                writable.push((pattern.base(ctx), e.source()));
+            }
+        }
+        if ctx.permission_mode == PermissionMode::BypassPermissions
+            && !explicit
+            && self.bypass_disabled().is_none()
+        {
+            plan.root_writable = true;
+        }
+        if matches!(
+            ctx.allowed_by,
+            Some(DecisionReason::Approver { approved: true })
+        ) {
+            // The user saw the line and let it write where it writes.
+            for w in self.line_writes(command, ctx) {
+                let target = if w.exists() {
+                    w
+                } else {
+                    match w.ancestors().skip(1).find(|a| a.is_dir()) {
+                        Some(a) => a.to_path_buf(),
+                        None => continue,
+                    }
+                };
+                writable.push((target, "a write the user approved".into()));
+            }
+        }
+        let writable: Vec<(PathBuf, String)> = writable
+            .into_iter()
+            .filter(|(p, _)| p.exists())
+            .map(|(p, why)| (canonical(&p), why))
+            .collect();
+        let writable_roots: Vec<PathBuf> = if plan.root_writable {
+            vec![PathBuf::from("/")]
+        } else {
+            writable.iter().map(|(p, _)| p.clone()).collect()
+        };
+        plan.writable = writable
+            .iter()
+            .map(|(p, why)| PlannedPath::new(p, why))
+            .collect();
+        // What the walks look for.
+        let expanded = |v: &[settings::Setting<String>]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|x| {
+                    (
+                        settings::expand_home(&x.value, ctx)
+                            .to_string_lossy()
+                            .into_owned(),
+                        x.source.clone(),
+                    )
+                })
+                .collect()
+        };
+        let deny_read_paths = expanded(&s.deny_read);
+        let allow_read_paths = expanded(&s.allow_read);
+        let deny_write_paths = expanded(&s.deny_write);
+        let lines = |v: &[(String, String)]| v.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+        let (drl, arl, dwl) = (
+            lines(&deny_read_paths),
+            lines(&allow_read_paths),
+            lines(&deny_write_paths),
+        );
+        let deny_read = absolute_matcher(&drl);
+        let allow_read = absolute_matcher(&arl);
+        let deny_write = absolute_matcher(&dwl);
+        let has_read_denies = self.has_path_rules(RuleList::Deny, PathFamily::Read);
+        let has_edit_denies = self.has_path_rules(RuleList::Deny, PathFamily::Edit);
+        let why_hidden = |p: &Path, is_dir: bool| -> Option<String> {
+            if absolute_match(allow_read.as_ref(), p, is_dir) {
+                return None;
+            }
+            if has_read_denies
+                && let Some(e) = self.lexical_path_rule(RuleList::Deny, PathFamily::Read, p, ctx)
+            {
+                return Some(e.text.clone());
+            }
+            if absolute_match(deny_read.as_ref(), p, is_dir) {
+                return Some("sandbox.filesystem.denyRead".into());
+            }
+            None
+        };
+        let why_read_only = |p: &Path, is_dir: bool| -> Option<String> {
+            if has_edit_denies
+                && let Some(e) = self.lexical_path_rule(RuleList::Deny, PathFamily::Edit, p, ctx)
+            {
+                return Some(e.text.clone());
+            }
+            if absolute_match(deny_write.as_ref(), p, is_dir) {
+                return Some("sandbox.filesystem.denyWrite".into());
+            }
+            protected_here(p, is_dir).map(str::to_owned)
+        };
+        // Where to walk: the writable directories (protected paths and Edit denies can only
+        // matter there) and the directories Read denies can match in.
+        let mut roots: Vec<PathBuf> = if plan.root_writable {
+            // Everything is writable: look where files an agent's tools configure live.
+            let mut r: Vec<PathBuf> = ctx.working_dirs.clone();
+            r.push(ctx.home.clone());
+            r
+        } else {
+            writable_roots.clone()
+        };
+        for e in self.rules() {
+            if let RuleMatcher::Path {
+                family: PathFamily::Read,
+                pattern,
+            } = &e.matcher
+                && e.list == RuleList::Deny
+            {
+                roots.push(pattern.base(ctx));
+            }
+        }
+        for (p, _) in &deny_read_paths {
+            roots.push(literal_base(p));
+        }
+        let roots: Vec<PathBuf> = outermost(
+            roots
+                .into_iter()
+                .filter(|r| r.exists())
+                .map(|r| canonical(&r))
+                .collect(),
+        );
+        let mut walk = Walk::new();
+        let mut hidden: Vec<PlannedPath> = Vec::new();
+        let mut read_only: Vec<PlannedPath> = Vec::new();
+        for root in &roots {
+            // The root itself may be covered.
+            let root_dir = root.is_dir();
+            if let Some(why) = why_hidden(root, root_dir) {
+                hidden.push(PlannedPath::new(root, why));
+                continue;
+            }
+            walk.run(root, &mut |p, is_dir| {
+                if let Some(why) = why_hidden(p, is_dir) {
+                    hidden.push(PlannedPath::new(p, why));
+                    return false;
+                }
+                if !under(p, &writable_roots) {
+                    return true;
+                }
+                if is_dir && p.file_name().is_some_and(|n| n == ".git") {
+                    // The repository's own programs and settings; the rest of it (objects,
+                    // refs, the index) is what `git commit` writes.
+                    for inner in GIT_PROTECTED {
+                        let q = p.join(inner);
+                        if q.exists() {
+                            read_only.push(PlannedPath::new(&q, "a protected path"));
+                        }
+                    }
+                    let modules = p.join("modules");
+                    if modules.is_dir() {
+                        return true;
+                    }
+                    return false;
+                }
+                if let Some(why) = why_read_only(p, is_dir) {
+                    read_only.push(PlannedPath::new(p, why));
+                    return false;
+                }
+                true
+            });
+        }
+        // The policy's own files stay as they are wherever they are.
+        for (_, f) in self.files() {
+            if f.exists() && under(&canonical(f), &writable_roots) {
+                read_only.push(PlannedPath::new(canonical(f), "a policy file"));
+            }
+        }
+        // Literal denyRead / denyWrite paths the walks did not reach (outside every root).
+        for (raw, source) in &deny_read_paths {
+            let p = Path::new(raw);
+            if !settings::has_glob(raw)
+                && p.exists()
+                && !hidden.iter().any(|h| p.starts_with(&h.path))
+                && !absolute_match(allow_read.as_ref(), p, p.is_dir())
+            {
+                hidden.push(PlannedPath::new(canonical(p), source.clone()));
+            }
+        }
+        for (raw, source) in &deny_write_paths {
+            let p = Path::new(raw);
+            if !settings::has_glob(raw) && p.exists() {
+                read_only.push(PlannedPath::new(canonical(p), source.clone()));
+            }
+        }
+        // Names that do not exist yet.
+        let mut absent = Vec::new();
+        for d in &ctx.working_dirs {
+            let d = canonical(d);
+            for name in ABSENT_NAMES {
+                absent.push((d.join(name), "a protected path"));
+            }
+            if d.join(".claude").is_dir() {
+                for name in CLAUDE_PROTECTED {
+                    absent.push((d.join(".claude").join(name), "the agent's configuration"));
+                }
+            } else {
+                absent.push((d.join(".claude"), "the agent's configuration"));
+            }
+            if d.join(".git").is_dir() {
+                for inner in GIT_PROTECTED {
+                    absent.push((d.join(".git").join(inner), "a protected path"));
+                }
+            }
+            for name in BARE_REPOSITORY_NAMES {
+                absent.push((
+                    d.join(name),
+                    "a name that makes the directory a git repository",
+                ));
+            }
+        }
+        for e in self.rules() {
+            if let RuleMatcher::Path {
+                family: PathFamily::Edit,
+                pattern,
+            } = &e.matcher
+                && e.list == RuleList::Deny
+                && !pattern.line.contains(['*', '?', '[', '\\'])
+                && pattern.line.contains('/')
+            {
+                absent.push((pattern.base(ctx), "an Edit deny rule"));
+            }
+        }
+        // A line the user approved may write what it was approved for.
+        let approved: Vec<PathBuf> = if matches!(
+            ctx.allowed_by,
+            Some(DecisionReason::Approver { approved: true })
+        ) {
+            self.line_writes(command, ctx)
+        } else {
+            Vec::new()
+        };
+        for (path, why) in absent {
+            if approved
+                .iter()
+                .any(|w| w.starts_with(&path) || path.starts_with(w))
+                || !path.parent().is_some_and(Path::is_dir)
+                || !under(&path, &writable_roots)
+            {
+                continue;
+            }
+            let bare = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| BARE_REPOSITORY_NAMES.contains(&n));
+            let entry = AbsentPath {
+                path: path.clone(),
+                silent: bare,
+                why: why.into(),
+            };
+            let meta = std::fs::symlink_metadata(&path);
+            // The bare repository's names are taken back afterwards rather than held.
+            let held = explicit && !bare;
+            if held {
+                // Held by a stand-in, as Claude Code's sandbox holds them (a stand-in another
+                // command left, an empty file, is held too).
+                if meta.as_ref().map_or(true, |m| m.is_file() && m.len() == 0) {
+                    plan.absent.push(entry);
+                }
+            } else if meta.is_err() {
+                plan.undone.push(entry);
+            }
+        }
+        if !walk.cut.is_empty() {
+            plan.notes.push(format!(
+                "the sandbox's walk for protected and denied files stopped at {} entries or {} s, in {}; files below it are not masked",
+                WALK_ENTRIES,
+                WALK_TIME.as_secs(),
+                walk.cut[0].display()
+            ));
+        }
+        // `allowRead` paths inside hidden directories are bound back in.
+        for (raw, source) in &allow_read_paths {
+            let p = Path::new(raw);
+            if !settings::has_glob(raw)
+                && p.exists()
+                && hidden.iter().any(|h| p.starts_with(&h.path) && p != h.path)
+            {
+                plan.readable_within
+                    .push(PlannedPath::new(canonical(p), source.clone()));
+            }
+        }
+        hidden.dedup_by(|a, b| a.path == b.path);
+        read_only.dedup_by(|a, b| a.path == b.path);
+        plan.hidden = hidden;
+        plan.read_only = read_only;
+        plan
+    }
+
+    /// Whether a host is reachable, and which rule or setting says so.
+    fn connect_decision(&self, host: &str, port: u16) -> Decision {
+        let s = self.sandbox_settings();
+        let url = format!("https://{host}/");
+        let host_lc = host.to_ascii_lowercase();
+        if let Some(d) = s
+            .denied_domains
+            .iter()
+            .find(|d| d.value.matches(&host_lc, port))
+        {
+            return Decision::deny(
+                format!("Connection to {host}:{port} blocked: the host is on the deny list"),
+                DecisionReason::Check {
+                    name: d.source.clone(),
+                },
+            );
+        }
+        if let Some(e) = self.domain_rule(RuleList::Deny, &url) {
+            return Decision::deny(
+                format!("Connection to {host}:{port} blocked: the host is on the deny list"),
+                e.reason(),
+            );
+        }
+        if let Some(d) = s
+            .allowed_domains
+            .iter()
+            .find(|d| d.value.matches(&host_lc, port))
+        {
+            return Decision::allow(DecisionReason::Check {
+                name: d.source.clone(),
+            });
+        }
+        if let Some(e) = self.domain_rule(RuleList::Allow, &url) {
+            return Decision::allow(e.reason());
+        }
+        Decision::ask(
+            format!("Connection to {host}:{port} blocked by network allowlist"),
+            DecisionReason::NotGranted,
+        )
+    }
+
+    /// Any domain allowed at all.
+    fn allows_some_domain(&self) -> bool {
+        !self.sandbox_settings().allowed_domains.is_empty()
+            || self
+                .rules()
+                .iter()
+                .any(|e| e.list == RuleList::Allow && matches!(e.matcher, RuleMatcher::Domain(_)))
+    }
+}
+
+impl SandboxPolicy for Policy {
+    fn sandbox(self: Arc<Self>, command: &str, ctx: &ToolContext) -> SandboxSpec {
+        let (mode, mode_source, explicit) = self.sandbox_mode();
+        let s = self.sandbox_settings();
+        let allow_unsandboxed = settings::highest(&s.allow_unsandboxed).is_none_or(|x| x.value);
+        if mode == SandboxMode::Off {
+            let mut spec = SandboxSpec::off();
+            spec.mode_source = mode_source;
+            spec.allow_unsandboxed = allow_unsandboxed;
+            return spec;
+        }
+        let excluded_by = self.excluded_by(command, ctx);
+        let mut mounts = if excluded_by.is_some() {
+            MountPlan::default()
+        } else {
+            self.mount_plan(command, ctx, explicit)
+        };
+        mounts.host_proc = settings::highest(&s.host_proc).is_some_and(|x| x.value);
+        let quiet = s
+            .ignore_violations
+            .iter()
+            .filter(|x| x.value.0 == "*" || command.contains(&x.value.0))
+            .flat_map(|x| x.value.1.iter().cloned())
+            .collect();
+        let network = if explicit || self.allows_some_domain() {
+            NetworkPlan::Filtered
+        } else {
+            NetworkPlan::Blocked
+        };
+        let unix_sockets = settings::highest(&s.allow_all_unix_sockets).is_some_and(|x| x.value);
+        let judge = Arc::new(PolicyJudge::new(self.clone(), command, ctx));
+        SandboxSpec {
+            mode,
+            mode_source,
+            explicit,
+            excluded_by,
+            allow_unsandboxed,
+            unix_sockets,
+            mounts,
+            network,
+            judge,
+            quiet,
+        }
+    }
+}
+
+/// A unit of the line the analysis foresaw: its words and where it runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Foreseen {
+    argv: Vec<String>,
+    cwd: PathBuf,
+}
+
+/// What an exec's decision depends on: its words, its directory, who started it, whether it
+/// runs confined.
+type ExecKey = (Vec<String>, PathBuf, bool, bool);
+
+/// Decides, while a line runs, each program it executes and each host it connects to.
+pub(crate) struct PolicyJudge {
+    policy: Arc<Policy>,
+    ctx: ToolContext,
+    /// The programs the line's shell was expected to start, when a decision let the line run.
+    foreseen: Vec<Foreseen>,
+    /// Deny or ask Bash rules, or Read/Edit deny rules, exist: programs started by other
+    /// programs need deciding at all.
+    rules_for_descendants: bool,
+    /// Programs Bash deny and ask rules name, by the identity of their files, so a copy under
+    /// another name is still that program.
+    identities: std::sync::OnceLock<Vec<(String, Identity)>>,
+    cache: Mutex<HashMap<ExecKey, Decision>>,
+}
+
+/// What identifies a program's file: its inode, and its size and content digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    digest: [u8; 32],
+}
+
+fn identity_of(f: &std::fs::File) -> Option<Identity> {
+    use sha2::Digest as _;
+    use std::io::Read as _;
+    use std::os::unix::fs::MetadataExt as _;
+    let m = f.metadata().ok()?;
+    let mut hasher = sha2::Sha256::new();
+    let mut r = std::io::BufReader::new(f);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = r.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Some(Identity {
+        dev: m.dev(),
+        ino: m.ino(),
+        len: m.len(),
+        digest: hasher.finalize().into(),
+    })
+}
+
+/// The dynamic loader's options that take a value, before the program it runs.
+const LOADER_OPTIONS_WITH_VALUE: &[&str] = &[
+    "--library-path",
+    "--preload",
+    "--argv0",
+    "--audit",
+    "--glibc-hwcaps-prepend",
+    "--glibc-hwcaps-mask",
+];
+
+impl PolicyJudge {
+    fn new(policy: Arc<Policy>, command: &str, ctx: &ToolContext) -> Self {
+        let foreseen = if ctx.allowed_by.is_some() {
+            let a = Policy::analyze_shell(command, ctx);
+            a.units
+                .iter()
+                .filter(|u| {
+                    u.certain
+                        && !u.is_bare()
+                        && match &u.origin {
+                            tool_shell::analyze::Origin::Line
+                            | tool_shell::analyze::Origin::Substitution => true,
+                            tool_shell::analyze::Origin::Carried { by_shell, .. } => *by_shell,
+                        }
+                })
+                .map(|u| Foreseen {
+                    argv: u.argv.clone(),
+                    cwd: canonical(&u.cwd),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let rules_for_descendants = policy.rules().iter().any(|e| {
+            (e.list != RuleList::Allow && matches!(e.matcher, RuleMatcher::Shell(_)))
+                || (e.list == RuleList::Deny && matches!(e.matcher, RuleMatcher::Path { .. }))
+        });
+        Self {
+            policy,
+            ctx: ctx.clone(),
+            foreseen,
+            rules_for_descendants,
+            identities: std::sync::OnceLock::new(),
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The files of the programs Bash deny and ask rules name, found on the command's `PATH`.
+    fn identities(&self) -> &[(String, Identity)] {
+        self.identities.get_or_init(|| {
+            let mut names: Vec<String> = self
+                .policy
+                .rules()
+                .iter()
+                .filter(|e| e.list != RuleList::Allow)
+                .filter_map(|e| match &e.matcher {
+                    RuleMatcher::Shell(p) => p.first_word().map(str::to_owned),
+                    _ => None,
+                })
+                .collect();
+            names.sort();
+            names.dedup();
+            let path = self
+                .ctx
+                .env_var("PATH")
+                .map(str::to_owned)
+                .or_else(|| std::env::var("PATH").ok())
+                .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+            let mut out = Vec::new();
+            for name in names {
+                for dir in std::env::split_paths(&path) {
+                    let candidate = dir.join(&name);
+                    if let Ok(f) = std::fs::File::open(&candidate)
+                        && f.metadata().is_ok_and(|m| m.is_file())
+                        && let Some(id) = identity_of(&f)
+                        && !out
+                            .iter()
+                            .any(|(n, i): &(String, Identity)| *n == name && *i == id)
+                    {
+                        out.push((name.clone(), id));
+                    }
+                }
+            }
+            out
+        })
+    }
+
+    /// The name of a denied or asked-about program whose file `image` is, if it is one under
+    /// another name.
+    fn known_as(&self, image: Option<&std::fs::File>, name: &str) -> Option<String> {
+        use std::os::unix::fs::MetadataExt as _;
+        let ids = self.identities();
+        if ids.is_empty() {
+            return None;
+        }
+        let f = image?;
+        let m = f.metadata().ok()?;
+        if let Some((n, _)) = ids
+            .iter()
+            .find(|(_, i)| i.dev == m.dev() && i.ino == m.ino())
+        {
+            return (n != name).then(|| n.clone());
+        }
+        if !ids.iter().any(|(_, i)| i.len == m.len()) {
+            return None;
+        }
+        let id = identity_of(f)?;
+        ids.iter()
+            .find(|(_, i)| i.len == id.len && i.digest == id.digest)
+            .filter(|(n, _)| n != name)
+            .map(|(n, _)| n.clone())
+    }
+
+    /// The words the program runs as: the dynamic loader's own options taken off when the
+    /// loader was run by name.
+    fn program_words(argv: &[String], exe: &Path) -> Vec<String> {
+        let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_owned();
+        let exe_name = exe.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let loader = |n: &str| {
+            n.starts_with("ld-linux") || n.starts_with("ld.so") || n.starts_with("ld-musl")
+        };
+        if !(loader(exe_name) || argv.first().is_some_and(|a| loader(&base(a)))) {
+            return argv.to_vec();
+        }
+        let mut i = 1;
+        while i < argv.len() && argv[i].starts_with("--") {
+            i += if LOADER_OPTIONS_WITH_VALUE.contains(&argv[i].as_str()) {
+                2
+            } else {
+                1
+            };
+        }
+        if i >= argv.len() {
+            return argv.to_vec();
+        }
+        argv[i..].to_vec()
+    }
+
+    fn decide_exec(
+        &self,
+        words: &[String],
+        cwd: &Path,
+        started_by_line: bool,
+        confined: bool,
+    ) -> Decision {
+        let mut ctx = self.ctx.clone();
+        ctx.cwd = cwd.to_path_buf();
+        let command = tool_core::sandbox::shell_line(words);
+        let foreseen = started_by_line
+            && self
+                .foreseen
+                .iter()
+                .any(|f| f.argv == words && f.cwd == canonical(cwd));
+        if started_by_line && !foreseen {
+            // Decided like a line of its own: allow, ask or deny, with the mode's last word.
+            let input = json!({ "command": command });
+            let subject = PermissionSubject::ShellCommand(command.clone());
+            let request = PermissionRequest {
+                tool_name: "Bash",
+                input: &input,
+                subject: &subject,
+                read_only: tool_shell::is_read_only(&command),
+                requires_user_interaction: false,
+                ctx: &ctx,
+            };
+            return self.policy.decide(&request);
+        }
+        if !self.rules_for_descendants {
+            return Decision::allow(DecisionReason::Check {
+                name: "no deny or ask rule applies".into(),
+            });
+        }
+        // Foreseen, or started by another program: the deny rules, and for the latter the ask
+        // rules too. In the sandbox, what Read and Edit deny rules cover is already out of
+        // reach (a read there fails, as it would for the program's own file access), so only
+        // the rules about programs stop it; unconfined, path denies stop it too.
+        match self.policy.shell_rules_verdict(&command, &ctx, !confined) {
+            Some(d) if d.verdict == Verdict::Deny => d,
+            Some(d) if !foreseen => d,
+            _ => Decision::allow(DecisionReason::Check {
+                name: if foreseen {
+                    "foreseen by the analysis".into()
+                } else {
+                    "no deny or ask rule applies".into()
+                },
+            }),
+        }
+    }
+}
+
+impl RunJudge for PolicyJudge {
+    fn exec(&self, r: &ExecRequest<'_>) -> Decision {
+        if r.argv.is_empty() {
+            return Decision::deny(
+                "A program was started with no arguments at all, so it cannot be identified.",
+                DecisionReason::Check {
+                    name: "an exec with an empty argument list".into(),
+                },
+            );
+        }
+        let key = (
+            r.argv.to_vec(),
+            r.cwd.to_path_buf(),
+            r.started_by_line,
+            r.confined,
+        );
+        if let Some(d) = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+        {
+            return d.clone();
+        }
+        let words = Self::program_words(r.argv, r.exe);
+        let mut decision = self.decide_exec(&words, r.cwd, r.started_by_line, r.confined);
+        // A copy or link of a denied program under another name is that program.
+        let name = words[0].rsplit('/').next().unwrap_or(&words[0]).to_owned();
+        if decision.verdict != Verdict::Deny
+            && let Some(real) = self.known_as(r.image, &name)
+        {
+            let mut renamed = words.clone();
+            renamed[0] = real;
+            decision = decision.stricter(self.decide_exec(&renamed, r.cwd, false, r.confined));
+        }
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, decision.clone());
+        decision
+    }
+
+    fn connect(&self, host: &str, port: u16) -> Decision {
+        self.policy.connect_decision(host, port)
+    }
+}
