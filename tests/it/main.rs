@@ -18,6 +18,7 @@ mod policy_files;
 mod policy_props;
 mod races;
 mod read_memory;
+mod sandbox;
 mod search_tools;
 mod session_layers;
 mod shell_paths;
