@@ -410,13 +410,13 @@ async fn run_in(dir: &Sandbox, command: &str, sandboxed: bool) -> (String, bool)
     );
     let o = bash(&mut s, command).await;
     let text = o.content.to_text();
-    let timing = regex_lite_blank(&text);
+    let timing = blank_timings(&text);
     (timing, o.is_error)
 }
 
 /// Blank what changes from run to run: durations (`in 0.21s`, `0.01s`) and the temporary
 /// directory's own name.
-fn regex_lite_blank(text: &str) -> String {
+fn blank_timings(text: &str) -> String {
     let mut out = String::new();
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -431,7 +431,7 @@ fn regex_lite_blank(text: &str) -> String {
                 }
             }
             if chars.peek() == Some(&'s') && num.contains('.') {
-                out.push_str("N");
+                out.push('N');
             } else {
                 out.push_str(&num);
             }
