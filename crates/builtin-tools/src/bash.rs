@@ -239,7 +239,7 @@ struct Running {
     id: String,
     /// What the sandbox saw, for the result and the audit log.
     #[cfg(feature = "sandbox")]
-    enforcement: Option<crate::bash_sandbox::Enforcement>,
+    enforcement: Option<crate::sandboxed::Enforcement>,
 }
 
 /// A command's output file and the file its shell writes its last working directory to;
@@ -308,21 +308,43 @@ fn spawn(input: &BashInput, ctx: &ToolContext) -> Result<Running, ToolCallError>
         ctx.project_root.clone()
     };
     #[cfg(feature = "sandbox")]
-    let out = match crate::bash_sandbox::launch(input, ctx, &cwd, &files, out)? {
-        crate::bash_sandbox::Launched::Running(launched) => {
-            let (child, enforcement) = *launched;
-            return Ok(Running {
-                child,
-                files,
-                id,
-                enforcement: Some(enforcement),
-            });
+    let out = {
+        let err = out
+            .try_clone()
+            .map_err(|e| ToolCallError::new(e.to_string()))?;
+        let cwd_report = std::fs::File::create(&files.cwd_file).map_err(|e| {
+            ToolCallError::new(format!("Cannot create {}: {e}", files.cwd_file.display()))
+        })?;
+        let streams = crate::sandboxed::Streams {
+            stdin: Stdio::null(),
+            stdout: Stdio::from(out),
+            stderr: Stdio::from(err),
+            fd3: Some(cwd_report.into()),
+        };
+        let args = vec!["-c".to_owned(), script(&input.command, ">&3")];
+        let let_out = input.dangerously_disable_sandbox == Some(true);
+        match crate::sandboxed::start(&input.command, args, ctx, &cwd, streams, let_out)? {
+            crate::sandboxed::Started::Supervised(started) => {
+                let (running, enforcement) = *started;
+                return Ok(Running {
+                    child: Child::Sandboxed(running),
+                    files,
+                    id,
+                    enforcement: Some(enforcement),
+                });
+            }
+            crate::sandboxed::Started::Unsupervised(streams) => streams,
         }
-        crate::bash_sandbox::Launched::Plain(out) => out,
     };
-    let err = out
-        .try_clone()
-        .map_err(|e| ToolCallError::new(e.to_string()))?;
+    #[cfg(feature = "sandbox")]
+    let (stdout, stderr) = (out.stdout, out.stderr);
+    #[cfg(not(feature = "sandbox"))]
+    let (stdout, stderr) = {
+        let err = out
+            .try_clone()
+            .map_err(|e| ToolCallError::new(e.to_string()))?;
+        (Stdio::from(out), Stdio::from(err))
+    };
     let mut cmd = tokio::process::Command::new(find_shell(ctx));
     cmd.arg("-c")
         .arg(script(
@@ -336,8 +358,8 @@ fn spawn(input: &BashInput, ctx: &ToolContext) -> Result<Running, ToolCallError>
         .env("TOOLGATE", "1")
         .env("GIT_EDITOR", "true")
         .stdin(Stdio::null())
-        .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err));
+        .stdout(stdout)
+        .stderr(stderr);
     let group = ProcessGroup::spawn(&mut cmd)
         .map_err(|e| ToolCallError::new(format!("Cannot start the shell: {e}")))?;
     Ok(Running {

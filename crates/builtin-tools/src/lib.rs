@@ -37,7 +37,7 @@
 
 mod bash;
 #[cfg(feature = "sandbox")]
-mod bash_sandbox;
+pub mod sandboxed;
 mod edit;
 mod glob;
 mod grep;

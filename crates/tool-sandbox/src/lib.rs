@@ -320,6 +320,32 @@ impl Sandbox {
     }
 }
 
+/// Whether this process can supervise commands at all (trace them with `ptrace`, under the
+/// seccomp filter): checked once, by running `true` supervised outside any sandbox. Some
+/// container runtimes forbid `ptrace`; there commands can only run unsupervised.
+pub fn can_supervise() -> Result<(), Error> {
+    static CHECKED: OnceLock<Result<(), String>> = OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            let truth = ["/bin/true", "/usr/bin/true"]
+                .into_iter()
+                .find(|p| Path::new(p).is_file())
+                .ok_or("no /bin/true to check supervision with")?;
+            let running = Launch::new(truth, Vec::<String>::new())
+                .cwd("/")
+                .spawn_unconfined()
+                .map_err(|e| e.to_string())?;
+            let status = running.wait_blocking();
+            if status.success() {
+                Ok(())
+            } else {
+                Err(format!("a supervised `true` ended with {status}"))
+            }
+        })
+        .clone()
+        .map_err(Error::Unavailable)
+}
+
 fn tempfile_for_errors(dir: &Path) -> Result<(std::fs::File, PathBuf), String> {
     let path = dir.join(format!("check-{}.err", std::process::id()));
     let f = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -19,12 +19,16 @@ use tool_core::{
 use tool_permissions::{PolicySources, Trust};
 
 /// How the guard answers.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct GuardOptions {
     /// Also answer allow for what an allow rule of the policy grants.
     pub allow: bool,
     /// Answer deny, not ask, when the call cannot be decided.
     pub fail_closed: bool,
+    /// Run the Bash calls it does not deny through `toolgate sandbox` (this program, at this
+    /// path): an allowed call is answered allow with the command rewritten, an asked one ask
+    /// with it rewritten, so what runs is sandboxed and supervised by toolgate.
+    pub sandbox: Option<PathBuf>,
 }
 
 /// What the guard prints: the hook's answer on stdout (none: no opinion) and a note on stderr.
@@ -65,6 +69,28 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
                 stdout: hook_output(event, Verdict::Deny, &reason_text(&d)),
                 stderr: None,
             },
+            verdict @ (Verdict::Ask | Verdict::Allow)
+                if event == Event::PreToolUse
+                    && !(verdict == Verdict::Ask && bypass)
+                    && let Some(exe) = &opts.sandbox
+                    && let Some(updated) = sandboxed_input(parsed.as_ref(), exe) =>
+            {
+                let reason = if verdict == Verdict::Allow {
+                    format!("toolgate: runs in toolgate's sandbox ({})", d.reason)
+                } else {
+                    reason_text(&d)
+                };
+                let out = json!({"hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": verdict.to_string(),
+                    "permissionDecisionReason": reason,
+                    "updatedInput": updated,
+                }});
+                GuardAnswer {
+                    stdout: Some(out.to_string()),
+                    stderr: None,
+                }
+            }
             Verdict::Ask if bypass => GuardAnswer {
                 stdout: hook_output(
                     event,
@@ -96,6 +122,30 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
             }
         }
     }
+}
+
+/// A Bash call's input with its command run through `toolgate sandbox` (`exe`), the other
+/// fields kept; `None` for any other call, or one already wrapped.
+fn sandboxed_input(hook_input: Option<&Value>, exe: &Path) -> Option<Value> {
+    let v = hook_input?;
+    if v.get("tool_name").and_then(Value::as_str) != Some("Bash") {
+        return None;
+    }
+    let mut input = v.get("tool_input")?.clone();
+    let command = input.get("command")?.as_str()?.to_owned();
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let exe = exe.display().to_string();
+    if command.starts_with(&format!("{} sandbox ", quote(&exe))) {
+        return None;
+    }
+    let let_out = input.get("dangerouslyDisableSandbox") == Some(&Value::Bool(true));
+    let flag = if let_out {
+        " --dangerously-disable-sandbox"
+    } else {
+        ""
+    };
+    input["command"] = json!(format!("{} sandbox{flag} -- {}", quote(&exe), quote(&command)));
+    Some(input)
 }
 
 /// An allow that an allow rule made (not a read inside the working directories, not a mode).
@@ -147,25 +197,6 @@ fn hook_output(event: Event, verdict: Verdict, reason: &str) -> Option<String> {
 enum Event {
     PreToolUse,
     PermissionRequest,
-}
-
-/// Does Claude Code trust the project (its trust dialog was accepted, as recorded in
-/// `~/.claude.json`)? Claude Code then applies the project's own allow rules itself.
-fn claude_code_trusts(home: &Path, project: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(home.join(".claude.json")) else {
-        return false;
-    };
-    let Ok(v) = serde_json::from_str::<Value>(&text) else {
-        return false;
-    };
-    let Some(key) = project.to_str() else {
-        return false;
-    };
-    v.get("projects")
-        .and_then(|p| p.get(key))
-        .and_then(|p| p.get("hasTrustDialogAccepted"))
-        .and_then(Value::as_bool)
-        == Some(true)
 }
 
 /// What the guard acts on: the decision, and whether the policy as toolgate trusts it
@@ -245,7 +276,7 @@ fn decide(
         };
         Ok(policy.decide(&request))
     };
-    let claude_trusts = claude_code_trusts(home, &project);
+    let claude_trusts = crate::sandbox_cmd::claude_code_trusts(home, &project);
     if !answer_allow {
         // Only deny, ask or silence can come of it: one reading, with the project's allow
         // rules as Claude Code applies them.

@@ -4,8 +4,8 @@
 //! scenarios against a workspace ([`scenario`], [`transcript`]), the CLI's policy sources and
 //! checks ([`check`]), the Claude Code hook that asks toolgate ([`guard`]) and its installer
 //! ([`install`]), the terminal
-//! approver ([`prompt`]), the run report ([`report`]), kept sessions ([`session_file`]) and the
-//! built-in demo ([`demo`]).
+//! approver ([`prompt`]), the run report ([`report`]), kept sessions ([`session_file`]), one
+//! line run in the sandbox ([`sandbox_cmd`]) and the built-in demo ([`demo`]).
 //!
 //! What it is not for: embedding. A host uses the library crates directly: `tool-permissions`
 //! to decide, `tool-hooks` to run hooks, `tool-orchestrator` for sessions; this crate adds
@@ -17,6 +17,7 @@ pub mod guard;
 pub mod install;
 pub mod prompt;
 pub mod report;
+pub mod sandbox_cmd;
 pub mod scenario;
 pub mod session_file;
 pub mod transcript;

@@ -148,8 +148,30 @@ enum Command {
         /// Answer deny, not ask, when the call cannot be decided.
         #[arg(long)]
         fail_closed: bool,
+        /// Run the Bash calls it does not deny through `toolgate sandbox` (the command is
+        /// rewritten; an allowed call is answered allow, an asked one ask).
+        #[arg(long)]
+        sandbox: bool,
         #[command(subcommand)]
         action: Option<GuardAction>,
+    },
+    /// Run one shell command line in the sandbox the project's policy plans, every program it
+    /// starts checked against the rules (what `toolgate guard --sandbox` runs Bash calls
+    /// through). The line is decided first: a deny refuses it with exit status 126. Its exit
+    /// status is the line's.
+    Sandbox {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// The permission mode (default: the settings' default mode).
+        #[arg(long)]
+        mode: Option<String>,
+        /// Run outside the sandbox, still supervised (a call's `dangerouslyDisableSandbox`;
+        /// decided as such).
+        #[arg(long)]
+        dangerously_disable_sandbox: bool,
+        /// The command line: one argument, or several joined with spaces.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<String>,
     },
     /// Print the tool definitions in the Messages API's `tools` format, ready to send to a
     /// model: the built-in tools, less those the policy denies as a whole.
@@ -234,6 +256,9 @@ enum GuardAction {
         /// Install it with --fail-closed.
         #[arg(long, conflicts_with = "uninstall")]
         fail_closed: bool,
+        /// Install it with --sandbox.
+        #[arg(long, conflicts_with = "uninstall")]
+        sandbox: bool,
     },
 }
 
@@ -293,17 +318,18 @@ fn main() -> anyhow::Result<()> {
     if let Some(Command::Guard {
         allow,
         fail_closed,
+        sandbox,
         action: None,
     }) = cli.command
     {
-        return guard(allow, fail_closed);
+        return guard(allow, fail_closed, sandbox);
     }
     tokio::runtime::Runtime::new()
         .context("starting the async runtime")?
         .block_on(run(cli))
 }
 
-fn guard(allow: bool, fail_closed: bool) -> anyhow::Result<()> {
+fn guard(allow: bool, fail_closed: bool, sandbox: bool) -> anyhow::Result<()> {
     let mut input = String::new();
     std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
         .context("reading the hook's input")?;
@@ -313,7 +339,15 @@ fn guard(allow: bool, fail_closed: bool) -> anyhow::Result<()> {
         &input,
         &home,
         xdg.as_deref(),
-        toolgate::guard::GuardOptions { allow, fail_closed },
+        toolgate::guard::GuardOptions {
+            allow,
+            fail_closed,
+            sandbox: if sandbox {
+                Some(std::env::current_exe().context("finding this program")?)
+            } else {
+                None
+            },
+        },
     );
     if let Some(e) = out.stderr {
         eprintln!("{e}");
@@ -383,8 +417,40 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Guard {
             allow,
             fail_closed,
+            sandbox,
             action: None,
-        }) => guard(allow, fail_closed),
+        }) => guard(allow, fail_closed, sandbox),
+        Some(Command::Sandbox {
+            policy,
+            mode,
+            dangerously_disable_sandbox,
+            command,
+        }) => {
+            let cwd = std::env::current_dir().context("the current directory")?;
+            let project = match (&policy.dir, std::env::var_os("CLAUDE_PROJECT_DIR")) {
+                (Some(d), _) => d.clone(),
+                (None, Some(d)) => PathBuf::from(d),
+                (None, None) => cwd.clone(),
+            };
+            let project = std::fs::canonicalize(&project)
+                .with_context(|| format!("the project {}", project.display()))?;
+            let mut files = policy.policy.clone();
+            files.extend(policy.settings.clone());
+            let run = toolgate::sandbox_cmd::SandboxRun {
+                line: command.join(" "),
+                project,
+                cwd,
+                home: home_dir(std::path::Path::new("/")),
+                xdg: std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from),
+                mode: mode.as_deref().map(str::parse).transpose()?,
+                files,
+                let_out: dangerously_disable_sandbox,
+            };
+            let code = toolgate::sandbox_cmd::run(&run).await?;
+            use std::io::Write as _;
+            let _ = std::io::stdout().flush();
+            std::process::exit(code);
+        }
         Some(Command::Guard {
             action:
                 Some(GuardAction::Install {
@@ -395,6 +461,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     uninstall,
                     allow,
                     fail_closed,
+                    sandbox,
                 }),
             ..
         }) => {
@@ -441,6 +508,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 if fail_closed {
                     command.push_str(" --fail-closed");
+                }
+                if sandbox {
+                    command.push_str(" --sandbox");
                 }
                 let changed = toolgate::install::edit_file(&file, |t| {
                     toolgate::install::with_guard(t, &command)

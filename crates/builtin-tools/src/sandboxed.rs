@@ -1,5 +1,6 @@
-//! Bash in the sandbox: the policy's plan for the line (`ToolContext::sandbox_policy`), run by
-//! `tool-sandbox`, and what it stopped reported to the model and the audit log.
+//! Shell lines in the sandbox: the policy's plan for the line (`ToolContext::sandbox_policy`),
+//! run by `tool-sandbox`, and what it stopped reported to the model and the audit log. Bash
+//! uses it for every call; `toolgate sandbox` for a line given on its command line.
 //!
 //! How a line runs:
 //! - the policy turned the sandbox off, or the line matches `sandbox.excludedCommands`: as it
@@ -11,7 +12,6 @@
 //! - otherwise: in the sandbox, supervised, with the session's temporary directory as
 //!   `TMPDIR`.
 
-use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -24,22 +24,36 @@ use tool_core::{
 };
 use tool_sandbox::{Launch, Report, Sandbox};
 
-use crate::bash::{BashInput, Child, OutputFiles};
 
 /// The target of audit events (the orchestrator's audit layer writes them).
 const AUDIT_TARGET: &str = "toolgate::audit";
 
 /// How a line was started.
-pub(crate) enum Launched {
-    /// Supervised (and, unless let out, sandboxed).
-    Running(Box<(Child, Enforcement)>),
-    /// As it is: the output file comes back for the plain launch.
-    Plain(File),
+#[derive(Debug)]
+pub enum Started {
+    /// Supervised (and, unless let out, sandboxed), with what its result must report.
+    Supervised(Box<(tool_sandbox::Running, Enforcement)>),
+    /// The policy runs it as it is (the sandbox is off, or the line is excluded): the caller
+    /// starts it itself, with the streams handed back.
+    Unsupervised(Streams),
+}
+
+/// The streams a line runs with.
+#[derive(Debug)]
+pub struct Streams {
+    /// Standard input.
+    pub stdin: Stdio,
+    /// Standard output.
+    pub stdout: Stdio,
+    /// Standard error.
+    pub stderr: Stdio,
+    /// Given to the command as descriptor 3 (Bash's shell writes its last directory there).
+    pub fd3: Option<OwnedFd>,
 }
 
 /// What the result and the audit log need to say about a supervised line.
 #[derive(Debug, Clone)]
-pub(crate) struct Enforcement {
+pub struct Enforcement {
     command: String,
     confined: bool,
     allowed_by: Option<DecisionReason>,
@@ -92,19 +106,31 @@ fn warn_unavailable(why: &str) {
     });
 }
 
-/// Start `input`'s line as the policy plans it; `out` is the output file for stdout and stderr.
-pub(crate) fn launch(
-    input: &BashInput,
+/// The shell Bash runs lines with: `/bin/bash` where it exists, else `bash` on the context's
+/// `PATH`, else `/bin/sh`.
+pub fn shell(ctx: &ToolContext) -> std::path::PathBuf {
+    crate::bash::find_shell(ctx)
+}
+
+/// Start `line` (a shell command line, run as `shell_args` by the shell Bash uses) in `cwd` as
+/// the policy of `ctx` plans it ([`tool_core::ToolContext::sandbox_policy`]): in the sandbox,
+/// supervised; unconfined but supervised when the call was let out (`let_out`, a call's
+/// `dangerouslyDisableSandbox`) or bubblewrap is missing here; or handed back to run as it is
+/// when the policy turned the sandbox off or excludes the line. A policy that requires the
+/// sandbox where it cannot run refuses the line.
+pub fn start(
+    line: &str,
+    shell_args: Vec<String>,
     ctx: &ToolContext,
     cwd: &Path,
-    files: &OutputFiles,
-    out: File,
-) -> Result<Launched, ToolCallError> {
-    let spec = ctx.sandbox_policy.clone().sandbox(&input.command, ctx);
+    streams: Streams,
+    let_out: bool,
+) -> Result<Started, ToolCallError> {
+    let spec = ctx.sandbox_policy.clone().sandbox(line, ctx);
     if spec.mode == SandboxMode::Off || spec.excluded_by.is_some() {
-        return Ok(Launched::Plain(out));
+        return Ok(Started::Unsupervised(streams));
     }
-    let let_out = input.dangerously_disable_sandbox == Some(true) && spec.allow_unsandboxed;
+    let let_out = let_out && spec.allow_unsandboxed;
     let sandbox = if let_out {
         None
     } else {
@@ -129,15 +155,19 @@ pub(crate) fn launch(
             }
         }
     };
-    let fallback = out
-        .try_clone()
-        .map_err(|e| ToolCallError::new(e.to_string()))?;
-    let err = out
-        .try_clone()
-        .map_err(|e| ToolCallError::new(e.to_string()))?;
-    let cwd_file = File::create(&files.cwd_file).map_err(|e| {
-        ToolCallError::new(format!("Cannot create {}: {e}", files.cwd_file.display()))
-    })?;
+    if sandbox.is_none()
+        && let Err(e) = tool_sandbox::can_supervise()
+    {
+        // Not even supervision works here: as it is, unless a setting counted on the sandbox.
+        if spec.mode == SandboxMode::Required || spec.explicit {
+            return Err(ToolCallError::new(format!(
+                "Sandbox is required but failed to initialize: {e} ({}).",
+                spec.mode_source
+            )));
+        }
+        warn_unavailable(&e.to_string());
+        return Ok(Started::Unsupervised(streams));
+    }
     let mut env: Vec<(String, String)> = ctx
         .env
         .iter()
@@ -164,19 +194,25 @@ pub(crate) fn launch(
             .writable
             .push(PlannedPath::new(tmp, "the session's temporary directory"));
     }
-    let mut launch = Launch::new(
-        crate::bash::find_shell(ctx),
-        ["-c".to_owned(), crate::bash::script(&input.command, ">&3")],
-    )
-    .cwd(cwd)
-    .env(env)
-    .stdin(Stdio::null())
-    .stdout(Stdio::from(out))
-    .stderr(Stdio::from(err))
-    .fd(OwnedFd::from(cwd_file), 3)
-    .plan(mounts, spec.network)
-    .judge(spec.judge.clone())
-    .unix_sockets(spec.unix_sockets);
+    // Kept for the case where not even supervision can start here.
+    let Streams {
+        stdin,
+        stdout,
+        stderr,
+        fd3,
+    } = streams;
+    let mut launch = Launch::new(crate::bash::find_shell(ctx), shell_args)
+        .cwd(cwd)
+        .env(env)
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(stderr)
+        .plan(mounts, spec.network)
+        .judge(spec.judge.clone())
+        .unix_sockets(spec.unix_sockets);
+    if let Some(fd) = fd3 {
+        launch = launch.fd(fd, 3);
+    }
     if let Some(approver) = ctx.run_approver.clone()
         && let Ok(handle) = tokio::runtime::Handle::try_current()
     {
@@ -199,21 +235,16 @@ pub(crate) fn launch(
         None => launch.spawn_unconfined(),
     };
     match started {
-        Ok(running) => Ok(Launched::Running(Box::new((
-            Child::Sandboxed(running),
+        Ok(running) => Ok(Started::Supervised(Box::new((
+            running,
             Enforcement {
-                command: input.command.clone(),
+                command: line.to_owned(),
                 confined: sandbox.is_some(),
                 allowed_by: ctx.allowed_by.clone(),
                 notes: spec.mounts.notes.clone(),
                 quiet: spec.quiet.clone(),
             },
         )))),
-        Err(e) if sandbox.is_none() && spec.mode != SandboxMode::Required => {
-            // Not even supervision works here (processes cannot be traced): as it is.
-            warn_unavailable(&e.to_string());
-            Ok(Launched::Plain(fallback))
-        }
         Err(e) => Err(ToolCallError::new(format!("Cannot start the shell: {e}"))),
     }
 }
@@ -232,7 +263,7 @@ fn rule_fields(reason: &DecisionReason) -> (Option<&str>, Option<String>, Option
 impl Enforcement {
     /// The text that follows the command's output: what was stopped, as `<sandbox_violations>`
     /// (Claude Code's block for what its sandbox refused), and an audit event for each.
-    pub(crate) fn report(&self, report: &Report) -> String {
+    pub fn report(&self, report: &Report) -> String {
         let mut lines = Vec::new();
         for stop in &report.stops {
             let unit = tool_core::sandbox::shell_line(&stop.argv);
