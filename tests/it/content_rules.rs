@@ -167,21 +167,26 @@ async fn bash_deny_rules_match_every_unit_whatever_the_spelling() {
             (RuleList::Deny, "Bash(curl:*)"),
         ]))
         .build();
-    for cmd in [
-        "curl https://example.com",
-        "echo hi && curl x",
-        "timeout 5 nice -n 1 /usr/bin/curl x",
-        "FOO=1 env BAR=2 curl x",
-        "bash -c 'curl x | sh'",
-        "echo $(curl x)",
-        "\"cu\"rl x",
-        "ls | xargs curl",
+    // The message quotes the line, or with a pipe the first piece denied on its own (as
+    // Claude Code does; recorded: dm_ scenarios).
+    for (cmd, quoted) in [
+        ("curl https://example.com", "curl https://example.com"),
+        ("echo hi && curl x", "echo hi && curl x"),
+        (
+            "timeout 5 nice -n 1 /usr/bin/curl x",
+            "timeout 5 nice -n 1 /usr/bin/curl x",
+        ),
+        ("FOO=1 env BAR=2 curl x", "FOO=1 env BAR=2 curl x"),
+        ("bash -c 'curl x | sh'", "bash -c 'curl x | sh'"),
+        ("echo $(curl x)", "echo $(curl x)"),
+        ("\"cu\"rl x", "\"cu\"rl x"),
+        ("ls | xargs curl", "xargs curl"),
     ] {
         let o = call(&mut s, "Bash", json!({"command": cmd})).await;
         assert_eq!(o.stage, Stage::Permission, "{cmd}");
         assert_eq!(
             o.content.to_text(),
-            format!("Permission to use Bash with command {cmd} has been denied.")
+            format!("Permission to use Bash with command {quoted} has been denied.")
         );
     }
     assert_eq!(

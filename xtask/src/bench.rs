@@ -1097,3 +1097,227 @@ pub(crate) fn guard() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// A session running Bash in `ws` with Claude Code settings `settings`, in the process's
+/// environment.
+fn bash_session(
+    ws: &Path,
+    home: &Path,
+    settings: &serde_json::Value,
+) -> anyhow::Result<tool_orchestrator::Session> {
+    let mut b = tool_permissions::PolicyBuilder::new();
+    b.trust_project(true);
+    b.claude_settings_str(
+        &settings.to_string(),
+        tool_permissions::Layer::Project,
+        &ws.join(".claude/settings.json"),
+        ws,
+    )?;
+    let mut ctx = tool_core::ToolContext::new(ws, home, home.join("results"));
+    ctx.env = std::sync::Arc::new(std::env::vars().collect());
+    Ok(
+        tool_orchestrator::Session::builder(builtin_tools::registry()?, ctx)
+            .policy(std::sync::Arc::new(b.build()))
+            .build(),
+    )
+}
+
+/// The wall time of one Bash call of `command` through `session`.
+async fn bash_call(
+    session: &mut tool_orchestrator::Session,
+    command: &str,
+) -> anyhow::Result<Duration> {
+    let call = [tool_core::ToolUse::new(
+        "toolu_bench",
+        "Bash",
+        serde_json::json!({ "command": command }),
+    )];
+    let start = Instant::now();
+    let out = session.run_turn(&call).await;
+    let took = start.elapsed();
+    if out.outcomes[0].is_error {
+        bail!("`{command}` failed: {}", out.outcomes[0].content.to_text());
+    }
+    Ok(took)
+}
+
+/// The wall time of `program args` run to its end.
+fn timed(program: &str, args: &[&str]) -> anyhow::Result<Duration> {
+    let start = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()?;
+    if !status.success() {
+        bail!("{program} {args:?} failed ({status})");
+    }
+    Ok(start.elapsed())
+}
+
+/// The wall time of `script` (`sh -c`) in the sandbox's file system, supervised or not.
+fn launch_timed(
+    sandbox: &tool_sandbox::Sandbox,
+    ws: &Path,
+    script: &str,
+    supervise: bool,
+) -> anyhow::Result<Duration> {
+    let mut plan = tool_core::sandbox::MountPlan::default();
+    plan.writable.push(tool_core::sandbox::PlannedPath::new(
+        ws,
+        "the working directory",
+    ));
+    let start = Instant::now();
+    let running = tool_sandbox::Launch::new("/bin/sh", ["-c", script])
+        .cwd(ws)
+        .stdout(tool_sandbox::Io::Null)
+        .plan(plan, tool_core::sandbox::NetworkPlan::Blocked)
+        .supervise(supervise)
+        .spawn(sandbox)?;
+    let status = running.wait_blocking();
+    let took = start.elapsed();
+    if !status.success() {
+        bail!("`{script}` failed in the sandbox ({status})");
+    }
+    Ok(took)
+}
+
+/// `cargo xtask bench sandbox`: what the sandbox adds to a Bash call (the median of 100 `true`
+/// calls through the whole pipeline, sandbox on and off, interleaved), beside what a bare
+/// `bwrap` costs over `bash -c true`; and what the exec supervisor adds to commands that start
+/// many processes (a shell loop of 1,000 processes, and `make -j2` over 200 targets), run in
+/// the sandbox with and without it.
+pub(crate) async fn sandbox() -> anyhow::Result<()> {
+    if cfg!(debug_assertions) {
+        return rerun_release("sandbox");
+    }
+    let sandbox = tool_sandbox::Sandbox::detect()?;
+    let dir = tempfile::tempdir()?;
+    let root = std::fs::canonicalize(dir.path())?;
+    let (ws, home) = (root.join("project"), root.join("home"));
+    std::fs::create_dir_all(&ws)?;
+    std::fs::create_dir_all(&home)?;
+    // A project of some size, with the rules people write: the plan walks it on every call.
+    for i in 0..200 {
+        let d = ws.join(format!("src/m{}", i % 20));
+        std::fs::create_dir_all(&d)?;
+        std::fs::write(d.join(format!("f{i}.rs")), "fn f() {}\n")?;
+    }
+    std::fs::create_dir_all(ws.join(".git/hooks"))?;
+    std::fs::write(ws.join(".git/config"), "[core]\n")?;
+    std::fs::write(ws.join(".env"), "KEY=1\n")?;
+    let rules = serde_json::json!({
+        "allow": ["Bash", "WebFetch(domain:docs.rs)"],
+        "deny": ["Read(./.env)", "Read(~/.ssh/**)", "Bash(curl:*)", "Bash(rm -rf:*)"],
+        "ask": ["Bash(git push:*)"]
+    });
+    let mut on = bash_session(&ws, &home, &serde_json::json!({"permissions": rules}))?;
+    let mut off = bash_session(
+        &ws,
+        &home,
+        &serde_json::json!({"permissions": rules, "sandbox": {"enabled": false}}),
+    )?;
+    // Warm up both (the sandbox's one-time check, the shell's first start).
+    for _ in 0..5 {
+        bash_call(&mut on, "true").await?;
+        bash_call(&mut off, "true").await?;
+    }
+    let (mut t_on, mut t_off) = (Vec::new(), Vec::new());
+    for _ in 0..100 {
+        t_off.push(bash_call(&mut off, "true").await?);
+        t_on.push(bash_call(&mut on, "true").await?);
+    }
+    let bwrap = sandbox.bwrap().display().to_string();
+    let (mut t_bwrap, mut t_bash) = (Vec::new(), Vec::new());
+    for _ in 0..100 {
+        t_bash.push(timed("/bin/bash", &["-c", "true"])?);
+        t_bwrap.push(timed(
+            &bwrap,
+            &[
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "--unshare-net",
+                "--unshare-pid",
+                "--die-with-parent",
+                "--",
+                "/bin/bash",
+                "-c",
+                "true",
+            ],
+        )?);
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    // The plan alone: what the policy works out for a line before it runs.
+    let plan_time = {
+        let ctx = on.context().clone();
+        let policy = ctx.sandbox_policy.clone();
+        let mut v = Vec::new();
+        for _ in 0..100 {
+            let start = Instant::now();
+            let spec = policy.clone().sandbox("true", &ctx);
+            v.push(start.elapsed());
+            drop(spec);
+        }
+        median(v)
+    };
+    let (m_on, m_off, m_bwrap, m_bash) =
+        (median(t_on), median(t_off), median(t_bwrap), median(t_bash));
+    println!("Bash `true` through the pipeline, median of 100 (interleaved):");
+    println!("  sandbox off: {:.2} ms", ms(m_off));
+    println!("  sandbox on:  {:.2} ms", ms(m_on));
+    println!(
+        "  added by the sandbox: {:.2} ms per call (target: under 5 ms)",
+        ms(m_on.saturating_sub(m_off))
+    );
+    println!(
+        "  of which the plan (the walk for protected and denied files, the judge): {:.2} ms",
+        ms(plan_time)
+    );
+    println!(
+        "  for reference, a bare bwrap with new network and PID namespaces over bash -c true: {:.2} ms",
+        ms(m_bwrap.saturating_sub(m_bash))
+    );
+
+    // Exec-heavy commands, in the sandbox, with and without the supervisor (interleaved).
+    let mut makefile = String::from("all:");
+    for i in 0..200 {
+        makefile.push_str(&format!(" t{i}"));
+    }
+    makefile.push('\n');
+    for i in 0..200 {
+        makefile.push_str(&format!("t{i}:\n\t@/bin/true\n"));
+    }
+    std::fs::write(ws.join("Makefile"), makefile)?;
+    let loop_script = "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done";
+    let make_script = "make -s -j2";
+    let have_make = Command::new("make").arg("--version").output().is_ok();
+    println!("Exec-heavy commands in the sandbox, median of 7 (interleaved):");
+    for (name, script) in [
+        ("a shell loop of 1,000 processes", loop_script),
+        ("make -j2, 200 targets", make_script),
+    ] {
+        if script == make_script && !have_make {
+            println!("  {name}: skipped (no make)");
+            continue;
+        }
+        launch_timed(sandbox, &ws, script, true)?;
+        let (mut sup, mut bare) = (Vec::new(), Vec::new());
+        for _ in 0..7 {
+            bare.push(launch_timed(sandbox, &ws, script, false)?);
+            sup.push(launch_timed(sandbox, &ws, script, true)?);
+        }
+        let (s, b) = (median(sup), median(bare));
+        println!(
+            "  {name}: unsupervised {:.0} ms, supervised {:.0} ms: +{:.1}% (target: under 15%)",
+            ms(b),
+            ms(s),
+            (s.as_secs_f64() / b.as_secs_f64() - 1.0) * 100.0
+        );
+    }
+    Ok(())
+}

@@ -32,7 +32,7 @@ enum Task {
     },
     /// Run a benchmark and print the figures beside the reference tool's (`read`).
     Bench {
-        /// Which benchmark: read, grep, rules, hooks, pipeline or guard.
+        /// Which benchmark: read, grep, rules, hooks, pipeline, guard or sandbox.
         which: String,
         /// Size of the generated file in MiB (read; default 1024).
         #[arg(long, default_value_t = 1024)]
@@ -101,9 +101,10 @@ enum Task {
         #[arg(long, default_value_t = 2)]
         jobs: usize,
     },
-    /// Exactly what .ci/run runs: format and lint checks (tool-core also without its default
-    /// features), the docs with warnings denied, the tests (the examples' included), the
-    /// conformance suite, the security cases and the mutation gate.
+    /// Exactly what .ci/run runs: installs what the tests need beyond the Rust toolchain when
+    /// it is missing (bubblewrap, pytest), then format and lint checks (tool-core also without
+    /// its default features), the docs with warnings denied, the tests (the examples'
+    /// included), the conformance suite, the security cases and the mutation gate.
     Ci {
         /// The long variants of the reliability tests: 2,000 crash injections, 10,000 fuzz
         /// cases per target, 100,000 calls in the load test.
@@ -151,9 +152,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             "hooks" => bench::hooks().await,
             "pipeline" => bench::pipeline().await,
             "guard" => bench::guard(),
+            "sandbox" => bench::sandbox().await,
             other => {
                 bail!(
-                    "unknown benchmark `{other}` (available: read, grep, rules, hooks, pipeline, guard)"
+                    "unknown benchmark `{other}` (available: read, grep, rules, hooks, pipeline, guard, sandbox)"
                 )
             }
         },
@@ -253,9 +255,65 @@ const LONG_TESTS: &[(&str, &str)] = &[
 /// One step of `cargo xtask ci`: cargo's arguments, and environment variables to set.
 type Step<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
 
+/// Is `program` on the PATH and does `program arg` succeed?
+fn runs(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The real parts the tests need that the Rust toolchain does not bring: bubblewrap (the
+/// sandbox), from Debian's packages; pytest (one benign-work test), from PyPI. Installed when
+/// missing and possible, with a clear message otherwise. Returns whether the sandbox works
+/// here, so the tests can insist on it.
+fn ensure_real_parts() -> bool {
+    if !runs("bwrap", &["--version"]) {
+        eprintln!(
+            "bubblewrap (bwrap) is missing: installing it with apt-get (Debian package `bubblewrap`)"
+        );
+        let installed = runs("apt-get", &["install", "-y", "-q", "bubblewrap"])
+            || (runs("apt-get", &["update", "-q"])
+                && runs("apt-get", &["install", "-y", "-q", "bubblewrap"]));
+        if !installed {
+            eprintln!(
+                "WARNING: bubblewrap could not be installed here (apt-get missing, no root, or no package registry). \
+                 The sandbox's tests will say they were skipped, and conformance scenarios that need it will fail. \
+                 Install it (Debian/Ubuntu: `apt-get install bubblewrap`) and run again."
+            );
+        }
+    }
+    let sandbox = match tool_sandbox::Sandbox::detect() {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("WARNING: {e}; the sandbox's tests will say they were skipped");
+            false
+        }
+    };
+    if runs("python3", &["--version"]) && !runs("python3", &["-m", "pytest", "--version"]) {
+        eprintln!(
+            "pytest is missing: installing it with pip (for the benign-work test in the sandbox)"
+        );
+        if !runs("python3", &["-m", "pip", "install", "-q", "pytest"]) {
+            eprintln!(
+                "pytest could not be installed; its benign-work test will say it was skipped"
+            );
+        }
+    }
+    sandbox
+}
+
 fn ci(long: bool) -> anyhow::Result<()> {
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // With the sandbox working here, its tests must run (they fail rather than skip).
+    let require_sandbox: &[(&str, &str)] = if ensure_real_parts() {
+        &[("TOOLGATE_REQUIRE_SANDBOX", "1")]
+    } else {
+        &[]
+    };
     let steps: [Step<'_>; 9] = [
         (&["fmt", "--all", "--", "--check"], &[]),
         (
@@ -315,6 +373,7 @@ fn ci(long: bool) -> anyhow::Result<()> {
         let status = Command::new(&cargo)
             .args(args)
             .envs(env.iter().copied())
+            .envs(require_sandbox.iter().copied())
             .current_dir(&root)
             .status()
             .with_context(|| format!("running cargo {}", args.join(" ")))?;

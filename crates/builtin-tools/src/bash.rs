@@ -102,6 +102,16 @@ impl Tool for BashTool {
     }
 }
 
+/// A stream handed back by the sandbox's launcher, for a plain launch.
+#[cfg(feature = "sandbox")]
+fn stdio(io: tool_sandbox::Io) -> Stdio {
+    match io {
+        tool_sandbox::Io::Inherit => Stdio::inherit(),
+        tool_sandbox::Io::Null => Stdio::null(),
+        tool_sandbox::Io::Fd(fd) => Stdio::from(fd),
+    }
+}
+
 /// What a command's environment gets when the host's lacks it: a UTF-8 locale, as Claude Code
 /// gives its shells (`LANG=C.UTF-8` unless `LANG` is set; recorded: programs then quote with
 /// `‘…’`).
@@ -316,9 +326,9 @@ fn spawn(input: &BashInput, ctx: &ToolContext) -> Result<Running, ToolCallError>
             ToolCallError::new(format!("Cannot create {}: {e}", files.cwd_file.display()))
         })?;
         let streams = crate::sandboxed::Streams {
-            stdin: Stdio::null(),
-            stdout: Stdio::from(out),
-            stderr: Stdio::from(err),
+            stdin: tool_sandbox::Io::Null,
+            stdout: out.into(),
+            stderr: err.into(),
             fd3: Some(cwd_report.into()),
         };
         let args = vec!["-c".to_owned(), script(&input.command, ">&3")];
@@ -337,7 +347,7 @@ fn spawn(input: &BashInput, ctx: &ToolContext) -> Result<Running, ToolCallError>
         }
     };
     #[cfg(feature = "sandbox")]
-    let (stdout, stderr) = (out.stdout, out.stderr);
+    let (stdout, stderr) = (stdio(out.stdout), stdio(out.stderr));
     #[cfg(not(feature = "sandbox"))]
     let (stdout, stderr) = {
         let err = out
@@ -421,14 +431,18 @@ async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCal
     let code = exit_code(status);
     #[allow(unused_mut)]
     let mut full = read_file_capped(&running.files.output, MAX_KEPT_BYTES);
-    // What the sandbox stopped is reported after the output, as Claude Code reports it: at
-    // the end of the error stream, which for a successful command follows the trimmed output
-    // on a line of its own, and for a failed one follows it as it is.
+    // What the sandbox stopped is reported after the output. Claude Code's own sandbox adds
+    // its block to the end of the error stream, which for a successful command follows the
+    // trimmed output on a line of its own and for a failed one follows it as it is (recorded:
+    // sb_network); a program the supervisor stopped (toolgate's alone) is reported on a line
+    // after the trimmed output, as `toolgate sandbox` under Claude Code shows it (recorded:
+    // gd_sandbox_script_rm).
     #[cfg(feature = "sandbox")]
     if let (Some(e), Child::Sandboxed(r)) = (&running.enforcement, &running.child) {
-        let block = e.report(&r.report());
+        let report = r.report();
+        let block = e.report(&report);
         if !block.is_empty() {
-            if !exit_is_error(&input.command, code) {
+            if !report.stops.is_empty() || !exit_is_error(&input.command, code) {
                 full.truncate(full.trim_end().len());
             }
             full.push_str(&block);

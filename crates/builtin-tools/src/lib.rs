@@ -36,14 +36,14 @@
 //! ```
 
 mod bash;
-#[cfg(feature = "sandbox")]
-pub mod sandboxed;
 mod edit;
 mod glob;
 mod grep;
 mod image;
 mod notebook;
 mod read;
+#[cfg(feature = "sandbox")]
+pub mod sandboxed;
 mod search;
 mod text_file;
 mod write;

@@ -14,7 +14,6 @@
 
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -23,7 +22,6 @@ use tool_core::{
     Approval, ApprovalRequest, Decision, DecisionReason, ToolCallError, ToolContext, Verdict,
 };
 use tool_sandbox::{Launch, Report, Sandbox};
-
 
 /// The target of audit events (the orchestrator's audit layer writes them).
 const AUDIT_TARGET: &str = "toolgate::audit";
@@ -42,11 +40,11 @@ pub enum Started {
 #[derive(Debug)]
 pub struct Streams {
     /// Standard input.
-    pub stdin: Stdio,
+    pub stdin: tool_sandbox::Io,
     /// Standard output.
-    pub stdout: Stdio,
+    pub stdout: tool_sandbox::Io,
     /// Standard error.
-    pub stderr: Stdio,
+    pub stderr: tool_sandbox::Io,
     /// Given to the command as descriptor 3 (Bash's shell writes its last directory there).
     pub fd3: Option<OwnedFd>,
 }

@@ -183,9 +183,12 @@ pub struct ExecRequest<'a> {
     /// The command runs in the sandbox's file system (its mounts already keep what Read and
     /// Edit deny rules cover), rather than only supervised on the host's.
     pub confined: bool,
-    /// The executable the kernel loaded (the interpreter, for a script), open for reading: a
-    /// judge can recognise a program by its content whatever its name.
-    pub image: Option<&'a std::fs::File>,
+    /// The executable the kernel loaded (the interpreter, for a script), as a path that opens
+    /// it while the program is held (`/proc/<pid>/exe`): a judge can recognise a program by its
+    /// content whatever its name.
+    pub image: &'a Path,
+    /// The loaded executable's device and inode: what a judge keys what it remembers on.
+    pub image_id: (u64, u64),
 }
 
 /// What the sandbox asks while a command runs. Every answer is a [`Decision`]: an allow lets the

@@ -92,6 +92,7 @@
 //! ```
 
 mod check;
+mod deny_text;
 mod domain;
 mod file;
 mod identity;

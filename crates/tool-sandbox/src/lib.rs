@@ -39,17 +39,19 @@ mod bwrap;
 mod netns;
 mod proxy;
 mod seccomp;
+mod spawn;
 mod supervise;
 
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd as _, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
+pub use spawn::Io;
 use tool_core::Decision;
 use tool_core::sandbox::ExecRequest;
 pub use tool_core::sandbox::{MountPlan, NetworkPlan, RunJudge};
@@ -131,6 +133,9 @@ pub(crate) struct Shared {
     cond: Condvar,
     notify: tokio::sync::Notify,
     report: Mutex<Report>,
+    /// The network filter's listener, shut when the command ends so its thread ends and the
+    /// sandbox's network namespace goes.
+    listener: Mutex<Option<std::net::TcpListener>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -174,9 +179,16 @@ impl Shared {
             decision: decision.clone(),
         });
     }
+    #[allow(unsafe_code)]
     fn finish(&self, status: ExitStatus) {
         *lock(&self.status) = Some(status);
         self.finished.store(true, Ordering::SeqCst);
+        if let Some(l) = lock(&self.listener).take() {
+            // SAFETY: shutdown on a socket we own; the accept waiting on it returns.
+            unsafe {
+                libc::shutdown(l.as_raw_fd(), libc::SHUT_RDWR);
+            }
+        }
         self.cond.notify_all();
         self.notify.notify_waiters();
     }
@@ -285,7 +297,7 @@ impl Sandbox {
         let err_path = err.1.clone();
         let running = Launch::new(truth, Vec::<String>::new())
             .cwd("/")
-            .stderr(Stdio::from(err.0))
+            .stderr(err.0)
             .spawn(self)
             .map_err(|e| e.to_string())?;
         let status = running.wait_blocking();
@@ -358,9 +370,9 @@ pub struct Launch {
     args: Vec<OsString>,
     cwd: PathBuf,
     env: Option<Vec<(OsString, OsString)>>,
-    stdin: Option<Stdio>,
-    stdout: Option<Stdio>,
-    stderr: Option<Stdio>,
+    stdin: Io,
+    stdout: Io,
+    stderr: Io,
     fds: Vec<(OwnedFd, RawFd)>,
     mounts: MountPlan,
     network: NetworkPlan,
@@ -397,9 +409,9 @@ impl Launch {
             args: args.into_iter().map(Into::into).collect(),
             cwd: PathBuf::from("/"),
             env: None,
-            stdin: None,
-            stdout: None,
-            stderr: None,
+            stdin: Io::Inherit,
+            stdout: Io::Inherit,
+            stderr: Io::Inherit,
             fds: Vec::new(),
             mounts: MountPlan::default(),
             network: NetworkPlan::Blocked,
@@ -432,21 +444,21 @@ impl Launch {
         self
     }
 
-    /// Standard input.
-    pub fn stdin(mut self, s: Stdio) -> Self {
-        self.stdin = Some(s);
+    /// Standard input (by default the caller's).
+    pub fn stdin(mut self, s: impl Into<Io>) -> Self {
+        self.stdin = s.into();
         self
     }
 
-    /// Standard output.
-    pub fn stdout(mut self, s: Stdio) -> Self {
-        self.stdout = Some(s);
+    /// Standard output (by default the caller's).
+    pub fn stdout(mut self, s: impl Into<Io>) -> Self {
+        self.stdout = s.into();
         self
     }
 
-    /// Standard error.
-    pub fn stderr(mut self, s: Stdio) -> Self {
-        self.stderr = Some(s);
+    /// Standard error (by default the caller's).
+    pub fn stderr(mut self, s: impl Into<Io>) -> Self {
+        self.stderr = s.into();
         self
     }
 
@@ -533,7 +545,7 @@ impl Launch {
         let mut fds = self.fds;
         // Under bubblewrap, the seccomp program goes in through a pipe it reads; unconfined,
         // the child installs it itself before it executes the command.
-        let (exec_path, args, own_filter) = match sandbox {
+        let (exec_path, args, own_filter): (OsString, Vec<OsString>, _) = match sandbox {
             Some(sb) => {
                 let seccomp = match &program {
                     Some(prog) => Some(pipe_with(prog).map_err(Error::Prepare)?),
@@ -555,12 +567,7 @@ impl Launch {
             }
             None => (self.program.clone(), self.args.clone(), program),
         };
-        // Move every source above the targets first, so no dup2 clobbers another source.
-        let fds: Vec<(OwnedFd, RawFd)> = fds
-            .into_iter()
-            .map(|(fd, target)| high_dup(&fd).map(|h| (h, target)))
-            .collect::<Result<_, _>>()
-            .map_err(Error::Prepare)?;
+        let program_name = exec_path.clone();
         let mut env = self.env;
         if self.network == NetworkPlan::Filtered && sandbox.is_some() {
             let proxy = format!("http://127.0.0.1:{}", netns::PROXY_PORT);
@@ -596,51 +603,46 @@ impl Launch {
             .name("toolgate-sandbox".into())
             .spawn(move || {
                 let mut placeholders = placeholders;
-                use std::os::unix::process::CommandExt as _;
-                let mut cmd = std::process::Command::new(&exec_path);
-                cmd.args(&args).process_group(0);
-                if !confined {
-                    cmd.current_dir(&cwd);
-                }
-                if let Some(vars) = env {
-                    cmd.env_clear().envs(vars);
-                }
-                if let Some(s) = stdin {
-                    cmd.stdin(s);
-                }
-                if let Some(s) = stdout {
-                    cmd.stdout(s);
-                }
-                if let Some(s) = stderr {
-                    cmd.stderr(s);
-                }
-                let pairs: Vec<(RawFd, RawFd)> =
-                    fds.iter().map(|(fd, t)| (fd.as_raw_fd(), *t)).collect();
-                set_pre_exec(&mut cmd, pairs, supervise, own_filter);
-                let child = match cmd.spawn() {
-                    Ok(c) => c,
+                let spawned = spawn::spawn(spawn::Child {
+                    program: exec_path,
+                    argv: std::iter::once(OsString::from(&program_name))
+                        .chain(args)
+                        .collect(),
+                    env: env.unwrap_or_else(|| std::env::vars_os().collect()),
+                    cwd: (!confined).then(|| cwd.clone().into_os_string()),
+                    stdio: [stdin, stdout, stderr],
+                    fds,
+                    trace: supervise,
+                    filter: own_filter,
+                });
+                let pid = match spawned {
+                    Ok(p) => p,
                     Err(e) => {
                         let _ = tx.send(Err(e));
                         return;
                     }
                 };
-                drop(fds);
-                let pid = child.id() as libc::pid_t;
+
                 if !supervise {
                     thread_shared.track(pid);
                     let _ = tx.send(Ok(pid));
-                    let mut child = child;
-                    let status = child.wait().unwrap_or_else(|_| {
-                        use std::os::unix::process::ExitStatusExt as _;
-                        ExitStatus::from_raw(libc::SIGKILL)
-                    });
+                    let status = supervise::wait_pid(pid).map_or_else(
+                        |_| {
+                            use std::os::unix::process::ExitStatusExt as _;
+                            ExitStatus::from_raw(libc::SIGKILL)
+                        },
+                        |raw| {
+                            use std::os::unix::process::ExitStatusExt as _;
+                            ExitStatus::from_raw(raw)
+                        },
+                    );
                     thread_shared.untrack(pid);
                     placeholders.release();
                     lock(&thread_shared.report).removed = undone.undo();
                     thread_shared.finish(status);
                     return;
                 }
-                let started = supervise::wait_initial(pid).and_then(|status| {
+                let started = supervise::wait_pid(pid).and_then(|status| {
                     if status & 0xff == 0x7f {
                         supervise::start_tracing(pid)
                     } else {
@@ -679,7 +681,6 @@ impl Launch {
                 .run(pid, confined);
                 placeholders.release();
                 lock(&thread_shared.report).removed = undone.undo();
-                drop(child);
                 thread_shared.finish(status);
             });
         if let Err(e) = spawned {
@@ -713,78 +714,6 @@ fn pipe_with(bytes: &[u8]) -> std::io::Result<OwnedFd> {
     w.write_all(bytes)?;
     drop(w);
     Ok(read)
-}
-
-/// A close-on-exec copy of `fd` numbered 64 or above.
-#[allow(unsafe_code)]
-fn high_dup(fd: &OwnedFd) -> std::io::Result<OwnedFd> {
-    use std::os::fd::FromRawFd as _;
-    // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor that we then own.
-    let n = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 64) };
-    if n < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `n` is new and owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(n) })
-}
-
-/// After the fork, before bwrap (or, unconfined, the command) runs: the extra descriptors at
-/// their numbers, the seccomp filter when the child installs it itself, and the child traced by
-/// this thread (it stops at its own `exec`).
-#[allow(unsafe_code)]
-fn set_pre_exec(
-    cmd: &mut std::process::Command,
-    pairs: Vec<(RawFd, RawFd)>,
-    trace: bool,
-    filter: Option<Vec<u8>>,
-) {
-    use std::os::unix::process::CommandExt as _;
-    // SAFETY: the closure runs in the forked child before exec and makes only system calls
-    // (dup2, prctl, seccomp, ptrace) on descriptors and memory prepared before the fork (the
-    // filter's bytes live in `filter`, which the closure owns); no allocation.
-    unsafe {
-        cmd.pre_exec(move || {
-            for &(src, target) in &pairs {
-                if libc::dup2(src, target) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            if let Some(f) = &filter {
-                #[repr(C)]
-                struct SockFprog {
-                    len: libc::c_ushort,
-                    filter: *const u8,
-                }
-                let prog = SockFprog {
-                    len: (f.len() / 8) as libc::c_ushort,
-                    filter: f.as_ptr(),
-                };
-                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::syscall(
-                    libc::SYS_seccomp,
-                    1, // SECCOMP_SET_MODE_FILTER
-                    0,
-                    &prog as *const SockFprog,
-                ) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            if trace
-                && libc::ptrace(
-                    libc::PTRACE_TRACEME as _,
-                    0,
-                    std::ptr::null_mut::<libc::c_void>(),
-                    std::ptr::null_mut::<libc::c_void>(),
-                ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
 }
 
 /// A running sandboxed command.

@@ -25,7 +25,16 @@ pub(crate) fn listener_in(pid: libc::pid_t, port: u16) -> Result<TcpListener, St
     };
     let net = open("net")?;
     let join_user = ns_inode(&format!("/proc/{pid}/ns/user")) != ns_inode("/proc/self/ns/user");
-    let user = if join_user { Some(open("user")?) } else { None };
+    if !join_user {
+        // Same user namespace (we are privileged in it): a thread can join the network
+        // namespace by itself, which is much cheaper than a process.
+        return std::thread::scope(|s| {
+            s.spawn(|| listener_from_thread(&net, port))
+                .join()
+                .map_err(|_| "the helper thread panicked".to_owned())?
+        });
+    }
+    let user = Some(open("user")?);
     let (ours, theirs) =
         UnixStream::pair().map_err(|e| format!("cannot make a socket pair: {e}"))?;
     // Everything the child needs is prepared here: after `fork` in a threaded process it may
@@ -122,6 +131,27 @@ pub(crate) fn listener_in(pid: libc::pid_t, port: u16) -> Result<TcpListener, St
         format!("{step} failed ({e})")
     })?;
     Ok(TcpListener::from(fd))
+}
+
+/// On a thread of its own (which ends after it): join the network namespace `net`, open the
+/// listener there, and give it back. A socket stays in the namespace it was made in.
+#[allow(unsafe_code)]
+fn listener_from_thread(net: &std::fs::File, port: u16) -> Result<TcpListener, String> {
+    // SAFETY: setns on a namespace descriptor we hold; it changes only this thread, which
+    // ends when this function returns.
+    if unsafe { libc::setns(net.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(format!(
+            "joining the sandbox's network namespace failed ({})",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let l = bind_loopback(port)?;
+    Ok(l)
+}
+
+/// A listener on `127.0.0.1:port` in the calling thread's network namespace.
+fn bind_loopback(port: u16) -> Result<TcpListener, String> {
+    TcpListener::bind(("127.0.0.1", port)).map_err(|e| format!("binding 127.0.0.1:{port}: {e}"))
 }
 
 /// Receive one descriptor sent with `SCM_RIGHTS`.

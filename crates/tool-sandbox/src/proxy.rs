@@ -30,6 +30,17 @@ pub(crate) fn serve(
     shared: Arc<Shared>,
     resolve: Arc<Resolver>,
 ) {
+    match listener.try_clone() {
+        Ok(kept) => {
+            *shared
+                .listener
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(kept)
+        }
+        Err(e) => {
+            tracing::warn!(target: "toolgate::sandbox", error = %e, "the network filter's listener cannot be closed early")
+        }
+    }
     let spawned = std::thread::Builder::new()
         .name("toolgate-sandbox-proxy".into())
         .spawn(move || {
@@ -37,7 +48,12 @@ pub(crate) fn serve(
                 if shared.is_finished() {
                     break;
                 }
-                let Ok(conn) = conn else { continue };
+                let Ok(conn) = conn else {
+                    if shared.is_finished() {
+                        break;
+                    }
+                    continue;
+                };
                 let (judge, shared, resolve) = (judge.clone(), shared.clone(), resolve.clone());
                 let _ = std::thread::Builder::new()
                     .name("toolgate-sandbox-proxy-conn".into())

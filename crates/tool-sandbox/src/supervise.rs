@@ -132,9 +132,10 @@ fn wait_any() -> Result<(libc::pid_t, libc::c_int), std::io::Error> {
     }
 }
 
-/// Wait for the first stop of the process this thread just started traced.
+/// Wait for the first change of `pid` (a child of this thread): its first stop when traced,
+/// else its end.
 #[allow(unsafe_code)]
-pub(crate) fn wait_initial(pid: libc::pid_t) -> Result<libc::c_int, std::io::Error> {
+pub(crate) fn wait_pid(pid: libc::pid_t) -> Result<libc::c_int, std::io::Error> {
     loop {
         let mut status: libc::c_int = 0;
         // SAFETY: as in `wait_any`, for one pid.
@@ -185,7 +186,8 @@ struct Loaded {
     argv: Vec<String>,
     exe: PathBuf,
     cwd: PathBuf,
-    image: Option<std::fs::File>,
+    image: PathBuf,
+    image_id: (u64, u64),
 }
 
 fn lossy(bytes: Vec<u8>) -> String {
@@ -213,11 +215,20 @@ fn exec_filename(pid: libc::pid_t) -> Option<Vec<u8>> {
 }
 
 fn load(pid: libc::pid_t) -> Option<Loaded> {
+    use std::os::unix::fs::MetadataExt as _;
     let mut raw = Vec::new();
-    std::fs::File::open(format!("/proc/{pid}/cmdline"))
-        .ok()?
-        .read_to_end(&mut raw)
-        .ok()?;
+    {
+        // One read is usually all of it (read_to_end would make a second to see the end).
+        let mut f = std::fs::File::open(format!("/proc/{pid}/cmdline")).ok()?;
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = f.read(&mut buf).ok()?;
+            raw.extend_from_slice(&buf[..n]);
+            if n < buf.len() {
+                break;
+            }
+        }
+    }
     if raw.last() == Some(&0) {
         raw.pop();
     }
@@ -225,34 +236,32 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
     if raw.is_empty() {
         words.clear();
     }
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let image = PathBuf::from(format!("/proc/{pid}/exe"));
+    let exe = std::fs::read_link(&image).ok()?;
+    let meta = std::fs::metadata(&image).ok()?;
     let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
-    let image = std::fs::File::open(format!("/proc/{pid}/exe")).ok();
     // A script: the kernel ran its interpreter with the script's path inserted. The program
-    // the caller asked for is the script, with the arguments after it.
+    // the caller asked for is the script, with the arguments after it. (When the first word
+    // names the executable itself, it is not one: no need to look.)
+    let base = |b: &[u8]| b.rsplit(|&c| c == b'/').next().unwrap_or(b).to_vec();
+    let exe_base = base(exe.as_os_str().as_encoded_bytes());
     let mut exe_named = exe.clone();
-    if let Some(execfn) = exec_filename(pid) {
-        let same_file = {
-            use std::os::unix::fs::MetadataExt as _;
-            let execfn_path = PathBuf::from(OsString::from_vec(execfn.clone()));
-            let seen = if execfn_path.is_absolute() {
-                PathBuf::from(format!("/proc/{pid}/root"))
-                    .join(execfn_path.strip_prefix("/").unwrap_or(&execfn_path))
-            } else {
-                PathBuf::from(format!("/proc/{pid}/cwd")).join(&execfn_path)
-            };
-            match (
-                std::fs::metadata(&seen),
-                image.as_ref().and_then(|f| f.metadata().ok()),
-            ) {
-                (Ok(a), Some(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-                _ => true,
-            }
+    if words.first().is_none_or(|w| base(w) != exe_base)
+        && let Some(execfn) = exec_filename(pid)
+    {
+        let execfn_path = PathBuf::from(OsString::from_vec(execfn.clone()));
+        let seen = if execfn_path.is_absolute() {
+            PathBuf::from(format!("/proc/{pid}/root"))
+                .join(execfn_path.strip_prefix("/").unwrap_or(&execfn_path))
+        } else {
+            PathBuf::from(format!("/proc/{pid}/cwd")).join(&execfn_path)
         };
+        let same_file = std::fs::metadata(&seen)
+            .map_or(true, |a| a.dev() == meta.dev() && a.ino() == meta.ino());
         if !same_file && let Some(at) = words.iter().take(3).skip(1).position(|w| *w == execfn) {
             // `at` counts from the second word: the script is word `at + 1`.
             words.drain(..=at);
-            exe_named = PathBuf::from(OsString::from_vec(execfn));
+            exe_named = execfn_path;
         }
     }
     Some(Loaded {
@@ -260,6 +269,7 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
         exe: exe_named,
         cwd,
         image,
+        image_id: (meta.dev(), meta.ino()),
     })
 }
 
@@ -438,7 +448,8 @@ impl Supervisor {
             cwd: &loaded.cwd,
             started_by_line,
             confined: self.confined,
-            image: loaded.image.as_ref(),
+            image: &loaded.image,
+            image_id: loaded.image_id,
         };
         let decision = self.judge.exec(&request);
         let next = Role::Descendant;

@@ -4,7 +4,6 @@
 
 use std::io::{Read as _, Write as _};
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -92,9 +91,9 @@ fn run(
     let err = out.try_clone().unwrap_or_else(|e| panic!("{e}"));
     let running = Launch::new("/bin/sh", ["-c", script])
         .cwd(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err))
+        .stdin(tool_sandbox::Io::Null)
+        .stdout(out)
+        .stderr(err)
         .plan(plan, network)
         .judge(judge)
         .spawn(sb)
@@ -355,7 +354,7 @@ fn the_network_is_closed_or_filtered_by_host_name() {
     let out = std::fs::File::create(&out_path).unwrap_or_else(|e| panic!("{e}"));
     let running = Launch::new("/bin/bash", ["-c", script])
         .cwd(dir)
-        .stdout(Stdio::from(out))
+        .stdout(out)
         .plan(writable(dir), NetworkPlan::Filtered)
         .judge(judge.clone())
         .resolver(resolver)

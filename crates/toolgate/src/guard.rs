@@ -144,7 +144,11 @@ fn sandboxed_input(hook_input: Option<&Value>, exe: &Path) -> Option<Value> {
     } else {
         ""
     };
-    input["command"] = json!(format!("{} sandbox{flag} -- {}", quote(&exe), quote(&command)));
+    input["command"] = json!(format!(
+        "{} sandbox{flag} -- {}",
+        quote(&exe),
+        quote(&command)
+    ));
     Some(input)
 }
 

@@ -10,7 +10,6 @@
 //! signal for a killed one).
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -98,15 +97,21 @@ pub async fn run(run: &SandboxRun) -> anyhow::Result<i32> {
     });
     ctx.sandbox_policy = Arc::new(policy);
     let streams = builtin_tools::sandboxed::Streams {
-        stdin: Stdio::inherit(),
-        stdout: Stdio::inherit(),
-        stderr: Stdio::inherit(),
+        stdin: tool_sandbox::Io::Inherit,
+        stdout: tool_sandbox::Io::Inherit,
+        stderr: tool_sandbox::Io::Inherit,
         fd3: None,
     };
     let args = vec!["-c".to_owned(), run.line.clone()];
-    let started =
-        builtin_tools::sandboxed::start(&run.line, args.clone(), &ctx, &run.cwd, streams, run.let_out)
-            .map_err(|e| anyhow::anyhow!("{}", e.message))?;
+    let started = builtin_tools::sandboxed::start(
+        &run.line,
+        args.clone(),
+        &ctx,
+        &run.cwd,
+        streams,
+        run.let_out,
+    )
+    .map_err(|e| anyhow::anyhow!("{}", e.message))?;
     match started {
         builtin_tools::sandboxed::Started::Supervised(s) => {
             let (running, enforcement) = *s;
@@ -117,13 +122,10 @@ pub async fn run(run: &SandboxRun) -> anyhow::Result<i32> {
             }
             Ok(tool_core::process::exit_code(status))
         }
-        builtin_tools::sandboxed::Started::Unsupervised(streams) => {
+        builtin_tools::sandboxed::Started::Unsupervised(_) => {
             let status = tokio::process::Command::new(builtin_tools::sandboxed::shell(&ctx))
                 .args(&args)
                 .current_dir(&run.cwd)
-                .stdin(streams.stdin)
-                .stdout(streams.stdout)
-                .stderr(streams.stderr)
                 .status()
                 .await?;
             Ok(tool_core::process::exit_code(status))

@@ -341,6 +341,11 @@ pub fn lay_out(s: &Scenario) -> Result<Layout, Error> {
             .map_err(|e| Error::Workspace(e.to_string()))?;
         fs::write(subs.home.join(".claude/settings.json"), text).map_err(w)?;
     }
+    // As the oracle does: Claude Code trusts the workspace (what `toolgate guard` reads).
+    if s.trust_workspace.unwrap_or(true) {
+        let trusted = serde_json::json!({"projects": {subs.ws.to_string_lossy(): {"hasTrustDialogAccepted": true}}});
+        fs::write(subs.home.join(".claude.json"), trusted.to_string()).map_err(w)?;
+    }
     Ok(Layout { dir, subs })
 }
 

@@ -300,6 +300,7 @@ impl PolicyBuilder {
             files: self.files.clone(),
             identities: Arc::default(),
             sandbox,
+            walk_cache: Arc::default(),
         }
     }
 }

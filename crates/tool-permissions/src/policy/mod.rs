@@ -113,6 +113,8 @@ pub struct Policy {
     index: Arc<RuleIndex>,
     identities: Arc<crate::identity::IdentityCache>,
     pub(crate) sandbox: crate::sandbox::settings::SandboxSettings,
+    /// What the sandbox's plans read of the file system, by directory.
+    pub(crate) walk_cache: Arc<crate::sandbox::WalkCache>,
 }
 
 impl Policy {

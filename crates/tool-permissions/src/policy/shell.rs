@@ -66,7 +66,10 @@ impl Policy {
         let (analysis, touched) = (&line.analysis, &line.touched);
         let denied = |e: &RuleEntry| {
             Decision::deny(
-                format!("Permission to use Bash with command {command} has been denied."),
+                format!(
+                    "Permission to use Bash with command {} has been denied.",
+                    self.denied_text(command, ctx)
+                ),
                 e.reason(),
             )
         };
@@ -276,6 +279,23 @@ impl Policy {
                 e.reason(),
             )
         })
+    }
+
+    /// The part of a denied line the deny message quotes (see `crate::deny_text`): the first
+    /// piece between pipes that is denied on its own, or the whole line.
+    fn denied_text(&self, command: &str, ctx: &tool_core::ToolContext) -> String {
+        let Some(pieces) = crate::deny_text::pipe_pieces(command) else {
+            return command.to_owned();
+        };
+        for piece in pieces {
+            let denied = self
+                .shell_rules_verdict(piece.trim(), ctx, true)
+                .is_some_and(|d| d.verdict == tool_core::Verdict::Deny);
+            if denied {
+                return crate::deny_text::quoted_piece(piece).unwrap_or_else(|| command.to_owned());
+            }
+        }
+        command.to_owned()
     }
 
     /// Where a line writes, as its analysis sees it.

@@ -92,41 +92,189 @@ const GIT_PROTECTED: &[&str] = &[
     "objects/info/alternates",
 ];
 
+/// What the walk makes of one entry.
+#[derive(Debug, Clone)]
+enum Seen {
+    /// Covered by a Read deny: hidden, not entered.
+    Hidden(String),
+    /// Protected or Edit-denied: read-only, not entered.
+    ReadOnly(String),
+    /// A repository's `.git`: its own protected files are looked up each time.
+    Repository,
+    /// A directory to go into.
+    Descend,
+    /// Nothing to do.
+    Leaf,
+}
+
+/// A directory's identity and last change, to tell whether what was read of it still holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    ino: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+fn stamp(dir: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::symlink_metadata(dir).ok()?;
+    Some(Stamp {
+        ino: m.ino(),
+        mtime: (m.mtime(), m.mtime_nsec()),
+        ctime: (m.ctime(), m.ctime_nsec()),
+    })
+}
+
+/// What one directory held when it was read, and what the walk made of each entry.
+#[derive(Debug, Clone)]
+struct DirRecord {
+    stamp: Stamp,
+    /// When it was read (nanoseconds since the epoch).
+    read_at: i128,
+    /// The context the entries were judged in (see [`Walk::context`]).
+    context: u64,
+    entries: Vec<(PathBuf, bool, Seen)>,
+}
+
+/// What earlier plans read of each directory, so a plan reads again only directories that
+/// changed: a directory whose change time is the same as when it was read, and which had not
+/// changed for [`SETTLED`] before that read (file times come from a coarse clock, so a change
+/// in the same tick as the read would not show), holds what it held. Kept by the policy, whose
+/// rules the judgements were made with.
+#[derive(Debug, Default)]
+pub(crate) struct WalkCache(Mutex<HashMap<PathBuf, DirRecord>>);
+
 /// What a walk found, and whether it saw everything.
-struct Walk {
+struct Walk<'a> {
+    /// Entries read from disk (what the budget counts).
     entries: usize,
     deadline: Instant,
     cut: Vec<PathBuf>,
+    cache: &'a WalkCache,
+    context: u64,
 }
 
-impl Walk {
-    fn new() -> Self {
+/// How long a directory must have been unchanged, when it was read, for the reading to be
+/// reused: well over the coarse clock's tick.
+const SETTLED: i128 = 100_000_000;
+
+fn now_nanos() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+fn nanos((secs, nsec): (i64, i64)) -> i128 {
+    i128::from(secs) * 1_000_000_000 + i128::from(nsec)
+}
+
+impl<'a> Walk<'a> {
+    fn new(cache: &'a WalkCache, context: u64) -> Self {
         Self {
             entries: 0,
             deadline: Instant::now() + WALK_TIME,
             cut: Vec::new(),
+            cache,
+            context,
         }
     }
 
-    /// Visit everything below `root` (not following links); `visit` says whether to go into a
-    /// directory.
-    fn run(&mut self, root: &Path, visit: &mut dyn FnMut(&Path, bool) -> bool) {
+    /// The entries of `dir` as `classify` sees them: from the cache when the directory has not
+    /// changed, else read and judged now.
+    fn entries(
+        &mut self,
+        dir: &Path,
+        classify: &dyn Fn(&Path, bool) -> Seen,
+    ) -> Option<Vec<(PathBuf, bool, Seen)>> {
+        let now = stamp(dir)?;
+        {
+            let cache = self
+                .cache
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(r) = cache.get(dir)
+                && r.stamp == now
+                && r.context == self.context
+                && r.read_at >= nanos(now.ctime).max(nanos(now.mtime)) + SETTLED
+            {
+                return Some(r.entries.clone());
+            }
+        }
+        let read_at = now_nanos();
+        let rd = std::fs::read_dir(dir).ok()?;
+        let mut entries = Vec::new();
+        for entry in rd.flatten() {
+            self.entries += 1;
+            if self.entries > WALK_ENTRIES || Instant::now() > self.deadline {
+                self.cut.push(dir.to_path_buf());
+                return None;
+            }
+            let path = entry.path();
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            let seen = classify(&path, is_dir);
+            entries.push((path, is_dir, seen));
+        }
+        self.cache
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(
+                dir.to_path_buf(),
+                DirRecord {
+                    stamp: now,
+                    read_at,
+                    context: self.context,
+                    entries: entries.clone(),
+                },
+            );
+        Some(entries)
+    }
+
+    /// Walk everything below `root` (not following links), collecting what is hidden and what
+    /// is read-only.
+    fn run(
+        &mut self,
+        root: &Path,
+        classify: &dyn Fn(&Path, bool) -> Seen,
+        hidden: &mut Vec<PlannedPath>,
+        read_only: &mut Vec<PlannedPath>,
+    ) {
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in rd.flatten() {
-                self.entries += 1;
-                if self.entries > WALK_ENTRIES || Instant::now() > self.deadline {
-                    self.cut.push(dir.clone());
+            let Some(entries) = self.entries(&dir, classify) else {
+                if !self.cut.is_empty() {
                     return;
                 }
-                let path = entry.path();
-                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-                if visit(&path, is_dir) && is_dir {
-                    stack.push(path);
+                continue;
+            };
+            for (path, is_dir, seen) in entries {
+                match seen {
+                    Seen::Hidden(why) => hidden.push(PlannedPath::new(path, why)),
+                    Seen::ReadOnly(why) => read_only.push(PlannedPath::new(path, why)),
+                    Seen::Repository => repository(&path, read_only),
+                    Seen::Descend if is_dir => stack.push(path),
+                    Seen::Descend | Seen::Leaf => {}
                 }
+            }
+        }
+    }
+}
+
+/// A repository's `.git` (or a submodule's git directory under `.git/modules`): its hooks and
+/// the files that run programs or lend it objects stay read-only; the rest (objects, refs, the
+/// index) is what `git commit` writes.
+fn repository(git: &Path, read_only: &mut Vec<PlannedPath>) {
+    for inner in GIT_PROTECTED {
+        let q = git.join(inner);
+        if std::fs::symlink_metadata(&q).is_ok() {
+            read_only.push(PlannedPath::new(q, "a protected path"));
+        }
+    }
+    if let Ok(modules) = std::fs::read_dir(git.join("modules")) {
+        for m in modules.flatten() {
+            if m.file_type().is_ok_and(|t| t.is_dir()) {
+                repository(&m.path(), read_only);
             }
         }
     }
@@ -442,9 +590,31 @@ impl Policy {
                 .map(|r| canonical(&r))
                 .collect(),
         );
-        let mut walk = Walk::new();
+        let context = {
+            use std::hash::{Hash as _, Hasher as _};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (&ctx.cwd, &ctx.home, &ctx.project_root, &writable_roots).hash(&mut h);
+            h.finish()
+        };
+        let mut walk = Walk::new(&self.walk_cache, context);
         let mut hidden: Vec<PlannedPath> = Vec::new();
         let mut read_only: Vec<PlannedPath> = Vec::new();
+        let classify = |p: &Path, is_dir: bool| -> Seen {
+            if let Some(why) = why_hidden(p, is_dir) {
+                return Seen::Hidden(why);
+            }
+            if !under(p, &writable_roots) {
+                return Seen::Descend;
+            }
+            if is_dir && p.file_name().is_some_and(|n| n == ".git") {
+                return Seen::Repository;
+            }
+            match why_read_only(p, is_dir) {
+                Some(why) => Seen::ReadOnly(why),
+                None if is_dir => Seen::Descend,
+                None => Seen::Leaf,
+            }
+        };
         for root in &roots {
             // The root itself may be covered.
             let root_dir = root.is_dir();
@@ -452,35 +622,7 @@ impl Policy {
                 hidden.push(PlannedPath::new(root, why));
                 continue;
             }
-            walk.run(root, &mut |p, is_dir| {
-                if let Some(why) = why_hidden(p, is_dir) {
-                    hidden.push(PlannedPath::new(p, why));
-                    return false;
-                }
-                if !under(p, &writable_roots) {
-                    return true;
-                }
-                if is_dir && p.file_name().is_some_and(|n| n == ".git") {
-                    // The repository's own programs and settings; the rest of it (objects,
-                    // refs, the index) is what `git commit` writes.
-                    for inner in GIT_PROTECTED {
-                        let q = p.join(inner);
-                        if q.exists() {
-                            read_only.push(PlannedPath::new(&q, "a protected path"));
-                        }
-                    }
-                    let modules = p.join("modules");
-                    if modules.is_dir() {
-                        return true;
-                    }
-                    return false;
-                }
-                if let Some(why) = why_read_only(p, is_dir) {
-                    read_only.push(PlannedPath::new(p, why));
-                    return false;
-                }
-                true
-            });
+            walk.run(root, &classify, &mut hidden, &mut read_only);
         }
         // The policy's own files stay as they are wherever they are.
         for (_, f) in self.files() {
@@ -714,8 +856,8 @@ struct Foreseen {
 }
 
 /// What an exec's decision depends on: its words, its directory, who started it, whether it
-/// runs confined.
-type ExecKey = (Vec<String>, PathBuf, bool, bool);
+/// runs confined, and which file it is.
+type ExecKey = (Vec<String>, PathBuf, bool, bool, (u64, u64));
 
 /// Decides, while a line runs, each program it executes and each host it connects to.
 pub(crate) struct PolicyJudge {
@@ -853,13 +995,13 @@ impl PolicyJudge {
 
     /// The name of a denied or asked-about program whose file `image` is, if it is one under
     /// another name.
-    fn known_as(&self, image: Option<&std::fs::File>, name: &str) -> Option<String> {
+    fn known_as(&self, image: &Path, name: &str) -> Option<String> {
         use std::os::unix::fs::MetadataExt as _;
         let ids = self.identities();
         if ids.is_empty() {
             return None;
         }
-        let f = image?;
+        let f = &std::fs::File::open(image).ok()?;
         let m = f.metadata().ok()?;
         if let Some((n, _)) = ids
             .iter()
@@ -969,6 +1111,7 @@ impl RunJudge for PolicyJudge {
             r.cwd.to_path_buf(),
             r.started_by_line,
             r.confined,
+            r.image_id,
         );
         if let Some(d) = self
             .cache

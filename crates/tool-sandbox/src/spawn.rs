@@ -1,0 +1,293 @@
+//! Starting a traced process the way `posix_spawn` starts one: `clone` with `CLONE_VM |
+//! CLONE_VFORK`, so the child borrows the parent's memory until it executes instead of copying
+//! its page tables (`fork` of a host process with a large heap costs the better part of a
+//! millisecond; this costs tens of microseconds). The child, on a stack of its own, only makes
+//! system calls on what the parent prepared: it resets signal handling, joins a new process
+//! group, puts its descriptors in place, changes directory, installs the seccomp filter when it
+//! must, asks to be traced by the parent thread, and executes. A failure before `execve` is
+//! reported through a close-on-exec pipe.
+
+use std::ffi::{CString, OsString};
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStringExt as _;
+
+/// One of the standard streams of the child.
+#[derive(Debug)]
+pub enum Io {
+    /// The parent's own.
+    Inherit,
+    /// `/dev/null`.
+    Null,
+    /// This descriptor (a file, a pipe, a socket).
+    Fd(OwnedFd),
+}
+
+impl From<std::fs::File> for Io {
+    fn from(f: std::fs::File) -> Self {
+        Io::Fd(f.into())
+    }
+}
+
+impl From<OwnedFd> for Io {
+    fn from(fd: OwnedFd) -> Self {
+        Io::Fd(fd)
+    }
+}
+
+/// What the child is to be.
+pub(crate) struct Child {
+    /// The program (an absolute path).
+    pub(crate) program: OsString,
+    /// Its arguments, the first one included.
+    pub(crate) argv: Vec<OsString>,
+    /// Its whole environment.
+    pub(crate) env: Vec<(OsString, OsString)>,
+    /// Where it starts (none: where the parent is).
+    pub(crate) cwd: Option<OsString>,
+    /// Standard input, output and error.
+    pub(crate) stdio: [Io; 3],
+    /// Further descriptors and the numbers they get.
+    pub(crate) fds: Vec<(OwnedFd, RawFd)>,
+    /// Traced by the calling thread from its `exec` on.
+    pub(crate) trace: bool,
+    /// A seccomp filter (classic BPF) it installs itself.
+    pub(crate) filter: Option<Vec<u8>>,
+}
+
+/// Everything the child reads, laid out before the clone.
+struct Prepared {
+    program: CString,
+    argv: Vec<CString>,
+    argv_ptrs: Vec<*const libc::c_char>,
+    envp: Vec<CString>,
+    envp_ptrs: Vec<*const libc::c_char>,
+    cwd: Option<CString>,
+    /// (from, to) pairs; `from` numbered above every `to`.
+    dups: Vec<(RawFd, RawFd)>,
+    trace: bool,
+    filter: Option<Vec<u8>>,
+    error_pipe: RawFd,
+    /// The signal mask to restore in the child.
+    mask: libc::sigset_t,
+}
+
+fn cstring(s: OsString) -> std::io::Result<CString> {
+    CString::new(s.into_vec()).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "a NUL byte in an argument",
+        )
+    })
+}
+
+/// A close-on-exec copy of `fd` numbered 64 or above.
+#[allow(unsafe_code)]
+fn high(fd: RawFd) -> std::io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor that we then own.
+    let n = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 64) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `n` is new and owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(n) })
+}
+
+/// Start `child`; its pid. When `child.trace` is set, the child is traced by the calling
+/// thread and stops (`SIGTRAP`) right after its `execve`.
+#[allow(unsafe_code)]
+pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
+    // Every descriptor the child takes goes first to a number above all the targets, so no
+    // `dup2` in the child overwrites one it still needs.
+    let mut keep: Vec<OwnedFd> = Vec::new();
+    let mut dups: Vec<(RawFd, RawFd)> = Vec::new();
+    for (target, io) in child.stdio.iter().enumerate() {
+        let from = match io {
+            Io::Inherit => continue,
+            Io::Null => high(std::fs::File::open("/dev/null")?.as_raw_fd())?,
+            Io::Fd(fd) => high(fd.as_raw_fd())?,
+        };
+        dups.push((from.as_raw_fd(), target as RawFd));
+        keep.push(from);
+    }
+    for (fd, target) in &child.fds {
+        let from = high(fd.as_raw_fd())?;
+        dups.push((from.as_raw_fd(), *target));
+        keep.push(from);
+    }
+    let program = cstring(child.program)?;
+    let argv: Vec<CString> = child
+        .argv
+        .into_iter()
+        .map(cstring)
+        .collect::<Result<_, _>>()?;
+    let envp: Vec<CString> = child
+        .env
+        .into_iter()
+        .map(|(k, v)| {
+            let mut kv = k;
+            kv.push("=");
+            kv.push(v);
+            cstring(kv)
+        })
+        .collect::<Result<_, _>>()?;
+    let cwd = child.cwd.map(cstring).transpose()?;
+    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_ptrs.push(std::ptr::null());
+    let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|a| a.as_ptr()).collect();
+    envp_ptrs.push(std::ptr::null());
+    let mut pipe = [0 as RawFd; 2];
+    // SAFETY: pipe2 writes two new descriptors into the array.
+    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both are new and ours.
+    let (read_end, write_end) =
+        unsafe { (OwnedFd::from_raw_fd(pipe[0]), OwnedFd::from_raw_fd(pipe[1])) };
+    // Block every signal while the child shares our memory: no handler of ours may run in it.
+    // SAFETY: sigset operations on locals.
+    let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+    }
+    let mut prepared = Prepared {
+        program,
+        argv,
+        argv_ptrs,
+        envp,
+        envp_ptrs,
+        cwd,
+        dups,
+        trace: child.trace,
+        filter: child.filter,
+        error_pipe: write_end.as_raw_fd(),
+        mask: old,
+    };
+    const STACK: usize = 64 * 1024;
+    let mut stack = vec![0u8; STACK];
+    // The stack grows down; keep its top 16-byte aligned.
+    let top = (stack.as_mut_ptr() as usize + STACK) & !0xf;
+    // SAFETY: the child runs `child_main` on `stack` with `prepared`, both alive until clone
+    // returns: with CLONE_VFORK this thread is suspended until the child has executed or
+    // exited, and the child touches nothing else of ours.
+    let pid = unsafe {
+        libc::clone(
+            child_main,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            (&mut prepared as *mut Prepared).cast(),
+        )
+    };
+    let clone_error = std::io::Error::last_os_error();
+    // SAFETY: restores the mask saved above.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+    }
+    drop(write_end);
+    drop(keep);
+    if pid < 0 {
+        return Err(clone_error);
+    }
+    // The child wrote its errno if it could not execute.
+    let mut buf = [0u8; 4];
+    let mut pipe = std::fs::File::from(read_end);
+    if std::io::Read::read_exact(&mut pipe, &mut buf).is_ok() {
+        let mut status = 0;
+        // SAFETY: reaps the child that failed.
+        unsafe {
+            libc::waitpid(pid, &mut status, libc::__WALL);
+        }
+        return Err(std::io::Error::from_raw_os_error(i32::from_ne_bytes(buf)));
+    }
+    drop(prepared);
+    drop(stack);
+    Ok(pid)
+}
+
+/// The child, on its own stack, sharing the parent's memory until `execve`: system calls only.
+#[allow(unsafe_code)]
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the parent's `Prepared`, alive and untouched while the parent waits.
+    let p = unsafe { &*(arg as *const Prepared) };
+    let fail = |p: &Prepared| -> libc::c_int {
+        // SAFETY: writes a local int to the error pipe, then leaves without running anything
+        // of the parent's.
+        unsafe {
+            let e = *libc::__errno_location();
+            let bytes = e.to_ne_bytes();
+            libc::write(p.error_pipe, bytes.as_ptr().cast(), 4);
+            libc::_exit(127);
+        }
+    };
+    // SAFETY: each call takes values prepared by the parent or locals.
+    unsafe {
+        // Default handling for every signal a handler was installed for, then the parent's
+        // usual mask back (the handlers are the parent's code; after execve they would be
+        // reset anyway, but a signal arriving before must not run one here).
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        for sig in 1..65 {
+            if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+                continue;
+            }
+            let mut cur: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, std::ptr::null(), &mut cur) == 0
+                && cur.sa_sigaction != libc::SIG_DFL
+                && (cur.sa_sigaction != libc::SIG_IGN || sig == libc::SIGPIPE)
+            {
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        let _ = &p.mask;
+        libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        if libc::setpgid(0, 0) != 0 {
+            return fail(p);
+        }
+        for &(from, to) in &p.dups {
+            if libc::dup2(from, to) < 0 {
+                return fail(p);
+            }
+        }
+        if let Some(cwd) = &p.cwd
+            && libc::chdir(cwd.as_ptr()) != 0
+        {
+            return fail(p);
+        }
+        if let Some(f) = &p.filter {
+            #[repr(C)]
+            struct SockFprog {
+                len: libc::c_ushort,
+                filter: *const u8,
+            }
+            let prog = SockFprog {
+                len: (f.len() / 8) as libc::c_ushort,
+                filter: f.as_ptr(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::syscall(libc::SYS_seccomp, 1, 0, &prog as *const SockFprog) != 0
+            {
+                return fail(p);
+            }
+        }
+        if p.trace
+            && libc::ptrace(
+                libc::PTRACE_TRACEME as _,
+                0,
+                std::ptr::null_mut::<libc::c_void>(),
+                std::ptr::null_mut::<libc::c_void>(),
+            ) != 0
+        {
+            return fail(p);
+        }
+        let _ = (&p.argv, &p.envp);
+        libc::execve(
+            p.program.as_ptr(),
+            p.argv_ptrs.as_ptr(),
+            p.envp_ptrs.as_ptr(),
+        );
+    }
+    fail(p)
+}
