@@ -209,6 +209,41 @@ async fn protected_paths_stay_as_they_are_and_new_ones_are_taken_back() {
 }
 
 #[tokio::test]
+async fn a_hook_planted_in_a_repository_the_command_creates_is_taken_back() {
+    if !sandbox_here()
+        || !std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_ok()
+    {
+        return;
+    }
+    let sb = Sandbox::new();
+    script(
+        &sb,
+        "init.sh",
+        "git init -q\nprintf '#!/bin/sh\\necho hooked\\n' > .git/hooks/pre-commit\nchmod +x .git/hooks/pre-commit\necho made",
+    );
+    let mut s = session(&sb, json!({"permissions": {"allow": ["Bash"]}}));
+    let o = bash(&mut s, "./init.sh").await;
+    let text = o.content.to_text();
+    assert!(text.starts_with("made\n<sandbox_violations>"), "{text}");
+    assert!(
+        text.contains("pre-commit (a hook of a repository the command created"),
+        "{text}"
+    );
+    assert!(!sb.path(".git/hooks/pre-commit").exists(), "{text}");
+    assert!(
+        sb.path(".git/config").exists(),
+        "the repository itself stays"
+    );
+    let samples = std::fs::read_dir(sb.path(".git/hooks"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert!(samples > 0, "git's samples stay");
+}
+
+#[tokio::test]
 async fn the_network_is_closed_unless_a_domain_is_allowed_and_then_only_that_domain() {
     if !sandbox_here() {
         return;

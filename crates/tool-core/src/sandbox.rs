@@ -46,6 +46,9 @@ pub struct AbsentPath {
     pub path: PathBuf,
     /// Taken back without a word in the result (the audit log still records it).
     pub silent: bool,
+    /// For a directory the command may create (a new repository's `hooks`): names ending in
+    /// one of these stay, and so does the directory; everything else in it is taken back.
+    pub keep_suffixes: Vec<String>,
     /// Why (the rule or the check), for the user.
     pub why: String,
 }

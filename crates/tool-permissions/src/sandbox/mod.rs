@@ -710,6 +710,7 @@ impl Policy {
             let entry = AbsentPath {
                 path: path.clone(),
                 silent: bare,
+                keep_suffixes: Vec::new(),
                 why: why.into(),
             };
             let meta = std::fs::symlink_metadata(&path);
@@ -723,6 +724,19 @@ impl Policy {
                 }
             } else if meta.is_err() {
                 plan.undone.push(entry);
+            }
+        }
+        // A repository the command creates: the hooks it puts there, other than git's own
+        // samples, are taken back (they would run at the user's next commit).
+        for d in &ctx.working_dirs {
+            let d = canonical(d);
+            if std::fs::symlink_metadata(d.join(".git")).is_err() && under(&d, &writable_roots) {
+                plan.undone.push(AbsentPath {
+                    path: d.join(".git/hooks"),
+                    silent: false,
+                    keep_suffixes: vec![".sample".into()],
+                    why: "a hook of a repository the command created".into(),
+                });
             }
         }
         if !walk.cut.is_empty() {
