@@ -210,12 +210,7 @@ async fn protected_paths_stay_as_they_are_and_new_ones_are_taken_back() {
 
 #[tokio::test]
 async fn a_hook_planted_in_a_repository_the_command_creates_is_taken_back() {
-    if !sandbox_here()
-        || !std::process::Command::new("git")
-            .arg("--version")
-            .output()
-            .is_ok()
-    {
+    if !sandbox_here() || !have("git", "--version") {
         return;
     }
     let sb = Sandbox::new();
