@@ -179,6 +179,36 @@ async fn denied_files_are_out_of_reach_of_what_the_analysis_cannot_read() {
 }
 
 #[tokio::test]
+async fn a_hard_link_made_before_to_a_denied_file_is_hidden_too() {
+    if !sandbox_here() {
+        return;
+    }
+    let sb = Sandbox::new();
+    sb.write("secrets/key.pem", "PRIVATE KEY\n");
+    sb.write("plain.txt", "plain\n");
+    sb.write("notes/new.txt", "new\n");
+    std::fs::hard_link(sb.path("secrets/key.pem"), sb.path("notes/old.txt"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    script(&sb, "show.sh", "cat notes/old.txt plain.txt; echo end");
+    let mut s = session(
+        &sb,
+        json!({"permissions": {"allow": ["Bash"], "deny": ["Read(./secrets/**)"]}}),
+    );
+    let o = bash(&mut s, "./show.sh").await;
+    let text = o.content.to_text();
+    assert!(
+        !text.contains("PRIVATE KEY"),
+        "read through a hard link: {text}"
+    );
+    assert!(text.contains("plain") && text.contains("end"), "{text}");
+    // The file itself is untouched.
+    assert_eq!(
+        std::fs::read_to_string(sb.path("notes/old.txt")).unwrap_or_default(),
+        "PRIVATE KEY\n"
+    );
+}
+
+#[tokio::test]
 async fn protected_paths_stay_as_they_are_and_new_ones_are_taken_back() {
     if !sandbox_here() {
         return;
@@ -236,6 +266,67 @@ async fn a_hook_planted_in_a_repository_the_command_creates_is_taken_back() {
         .map(|d| d.count())
         .unwrap_or(0);
     assert!(samples > 0, "git's samples stay");
+}
+
+#[tokio::test]
+async fn repositories_made_anywhere_in_the_project_keep_only_settings_that_run_nothing() {
+    if !sandbox_here() || !have("git", "--version") {
+        return;
+    }
+    let sb = Sandbox::new();
+    sb.write("src/lib.rs", "\n");
+    // A repository in a sub-directory with a monitor hook in its config and a hook; a bare
+    // repository's shape with a config of its own; a `.git` file pointing to a repository in
+    // the temporary directory; a repository with only git's own settings and a remote.
+    script(
+        &sb,
+        "plant.sh",
+        r#"set -e
+mkdir -p sub && cd sub && git init -q && git config core.fsmonitor 'touch pwned' && git config user.name me
+printf '#!/bin/sh\necho hooked\n' > .git/hooks/post-checkout && cd ..
+mkdir -p bare/objects bare/refs && echo 'ref: refs/heads/main' > bare/HEAD
+printf '[core]\n\tbare = true\n\tpager = sh -c id\n' > bare/config
+git init -q --bare "$TMPDIR/evil" && git -C "$TMPDIR/evil" config core.fsmonitor 'touch pwned'
+mkdir -p ptr && echo "gitdir: $TMPDIR/evil" > ptr/.git
+git init -q plain && git -C plain remote add origin https://example.com/r.git
+echo made"#,
+    );
+    let mut s = session(&sb, json!({"permissions": {"allow": ["Bash"]}}));
+    let o = bash(&mut s, "./plant.sh").await;
+    let text = o.content.to_text();
+    assert!(text.starts_with("made\n<sandbox_violations>"), "{text}");
+    let sub = std::fs::read_to_string(sb.path("sub/.git/config")).unwrap_or_default();
+    assert!(
+        !sub.contains("fsmonitor") && sub.contains("name = me"),
+        "{sub}"
+    );
+    assert!(
+        text.contains("sub/.git/config (settings of a repository the command created that may run programs: settings taken out: core.fsmonitor when the command ended)"),
+        "{text}"
+    );
+    assert!(!sb.path("sub/.git/hooks/post-checkout").exists(), "{text}");
+    let bare = std::fs::read_to_string(sb.path("bare/config")).unwrap_or_default();
+    assert!(
+        !bare.contains("pager") && bare.contains("bare = true"),
+        "{bare}"
+    );
+    assert!(!sb.path("ptr/.git").exists(), "{text}");
+    assert!(text.contains("ptr/.git (a new .git file"), "{text}");
+    let plain = std::fs::read_to_string(sb.path("plain/.git/config")).unwrap_or_default();
+    assert!(plain.contains("url = https://example.com/r.git"), "{plain}");
+    assert!(!text.contains("plain/.git"), "{text}");
+    // Git still works in what was kept.
+    let out = std::process::Command::new("git")
+        .args([
+            "-C",
+            &sb.path("sub").display().to_string(),
+            "status",
+            "--short",
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.status.success(), "{out:?}");
+    assert!(!sb.path("sub/pwned").exists());
 }
 
 #[tokio::test]

@@ -3,6 +3,7 @@
 mod bench;
 mod conformance;
 mod differential;
+mod effects;
 mod explore;
 mod mutate;
 mod progress;
@@ -66,6 +67,22 @@ enum Task {
         /// Lines run at once (with --differential).
         #[arg(long, default_value_t = 4)]
         threads: usize,
+        /// Run every Bash case that can be staged for real, inside the sandbox, and check
+        /// what it did: fails when an effect breaks a deny rule, a protected path, the
+        /// working-directory boundary for writes or the network policy.
+        #[arg(long)]
+        effects: bool,
+        /// With --effects: allow every call (the analysis switched off), so only the sandbox
+        /// and the exec supervisor stand between a command and its effect.
+        #[arg(long, requires = "effects")]
+        assume_allow: bool,
+        /// With --effects: run the commands without the sandbox, to see the cases' attacks do
+        /// harm when nothing stops them (a check of the harness; exits 1 when none did).
+        #[arg(long, requires = "effects")]
+        unconfined: bool,
+        /// Inside an effects run's container: run the case this file describes.
+        #[arg(long, hide = true, value_name = "FILE")]
+        effects_inner: Option<PathBuf>,
     },
     /// Run the fuzz targets (rules, policy files, settings, Bash lines, hook output, whole tool
     /// calls) with fresh seeds for MINUTES, keeping every failing input, shrunk, in
@@ -159,6 +176,31 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 )
             }
         },
+        Task::Security {
+            effects_inner: Some(spec),
+            ..
+        } => effects::inner(&spec).await,
+        Task::Security {
+            effects: true,
+            cases,
+            assume_allow,
+            unconfined,
+            ..
+        } => {
+            let files = match cases {
+                Some(source) => security::case_files(&source)?,
+                None => security::case_files(&workspace_root().join("tests/security"))?,
+            };
+            let opts = effects::Options {
+                assume_allow,
+                unconfined,
+            };
+            // Unconfined, the run checks the harness: it must see harm.
+            if effects::run(&files, opts)? == unconfined {
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         Task::Security {
             differential: Some(lines),
             seed,

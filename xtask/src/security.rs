@@ -50,7 +50,7 @@ impl Extra {
 
 /// A rule's text and layer. Untagged rules are project rules; a tag that names no layer (such
 /// as `[saved by prior approval]`) marks a rule saved in the session, read as a project rule.
-fn layer_of(rule: &str) -> (&str, Layer) {
+pub(crate) fn layer_of(rule: &str) -> (&str, Layer) {
     for (tag, layer) in [
         (" [managed]", Layer::Managed),
         (" [user]", Layer::User),
@@ -69,15 +69,21 @@ fn layer_of(rule: &str) -> (&str, Layer) {
 }
 
 /// The world a case runs in, staged under a temporary root that stands for `/`.
-struct Stage {
+pub(crate) struct Stage {
     root: Option<tempfile::TempDir>,
-    cwd: String,
-    project_root: Option<String>,
-    trusted: bool,
+    pub(crate) cwd: String,
+    pub(crate) project_root: Option<String>,
+    pub(crate) trusted: bool,
     fail_closed: bool,
 }
 
 impl Stage {
+    /// The temporary root that stands for `/` (always there for a stage made by
+    /// [`stage_for_effects`]).
+    pub(crate) fn root_path(&self) -> &Path {
+        self.root.as_ref().map_or(Path::new("/"), |r| r.path())
+    }
+
     fn map(&self, s: &str) -> String {
         match &self.root {
             None => s.to_owned(),
@@ -192,6 +198,16 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
         }
     }
     Ok(st)
+}
+
+/// Stage a case's world under a temporary root, always (the effects run lays more files out in
+/// it and mounts it at `/` of a container).
+pub(crate) fn stage_for_effects(setup: &str, input: &Value, cwd: &str) -> Result<Stage, String> {
+    let extra = Extra {
+        force_root: true,
+        ..Extra::default()
+    };
+    stage(setup, input, cwd, &extra)
 }
 
 /// Create the directories `path` sits in.

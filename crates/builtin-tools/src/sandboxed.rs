@@ -346,6 +346,26 @@ impl Enforcement {
                 confined = self.confined,
             );
         }
+        for s in &report.settled {
+            lines.push(format!(
+                "deny write {} ({}: {} when the command ended)",
+                s.path.display(),
+                s.why,
+                s.done
+            ));
+            tracing::info!(
+                target: AUDIT_TARGET,
+                kind = "enforcement",
+                what = "write",
+                line = %self.command,
+                unit = %s.path.display(),
+                verdict = "deny",
+                reason = %s.why,
+                done = %s.done,
+                analysis = self.allowed_by.as_ref().map(ToString::to_string),
+                confined = self.confined,
+            );
+        }
         for a in &report.approvals {
             tracing::info!(
                 target: AUDIT_TARGET,

@@ -46,9 +46,6 @@ pub struct AbsentPath {
     pub path: PathBuf,
     /// Taken back without a word in the result (the audit log still records it).
     pub silent: bool,
-    /// For a directory the command may create (a new repository's `hooks`): names ending in
-    /// one of these stay, and so does the directory; everything else in it is taken back.
-    pub keep_suffixes: Vec<String>,
     /// Why (the rule or the check), for the user.
     pub why: String,
 }
@@ -203,6 +200,23 @@ pub trait RunJudge: Send + Sync {
     /// Decide a connection through the filtering proxy to `host` (a name or an address, as the
     /// client asked for it) on `port`.
     fn connect(&self, host: &str, port: u16) -> Decision;
+    /// Called once the confined command has ended, before its result is reported: put right
+    /// what it left that the policy does not let stand and that no mount could keep from
+    /// happening (names that did not exist when the plan was made). What was put right.
+    fn settle(&self) -> Vec<Settled> {
+        Vec::new()
+    }
+}
+
+/// Something a command left that was put right when it ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settled {
+    /// The path.
+    pub path: PathBuf,
+    /// What was done (`removed`, `the settings core.fsmonitor taken out`).
+    pub done: String,
+    /// Why (the check or the rule).
+    pub why: String,
 }
 
 /// A judge that allows everything (the sandbox's mounts and network plan still apply).

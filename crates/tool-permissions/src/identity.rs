@@ -46,6 +46,9 @@ pub(crate) struct Walked {
     pub targets: Vec<(PathBuf, usize)>,
     /// False when the walk stopped at [`MAX_WALK`].
     pub complete: bool,
+    /// Each denied file with more than one link when the walk saw it: one of its names, its
+    /// identity and the entry index of a rule covering it.
+    pub linked: Vec<(PathBuf, (u64, u64), usize)>,
 }
 
 impl Walked {
@@ -149,6 +152,9 @@ pub(crate) fn walk(
                 }
                 Ok(t) => {
                     out.ids.entry((t.dev(), t.ino())).or_insert(i);
+                    if t.nlink() > 1 {
+                        out.linked.push((target.clone(), (t.dev(), t.ino()), i));
+                    }
                 }
                 Err(_) => {}
             }
@@ -159,6 +165,9 @@ pub(crate) fn walk(
             }
         } else if let Some(i) = hit {
             out.ids.entry((md.dev(), md.ino())).or_insert(i);
+            if md.is_file() && md.nlink() > 1 {
+                out.linked.push((p.clone(), (md.dev(), md.ino()), i));
+            }
         }
     }
     out

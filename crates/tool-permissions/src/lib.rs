@@ -103,6 +103,7 @@ mod policy;
 mod protected;
 mod rule;
 mod sandbox;
+pub use sandbox::kept_read_only;
 mod saved;
 mod shell_policy;
 mod shell_rule;

@@ -148,33 +148,6 @@ impl Undone {
             let Ok(m) = std::fs::symlink_metadata(&a.path) else {
                 continue;
             };
-            if !a.keep_suffixes.is_empty() {
-                // Keep the directory and what ends as allowed; take back the rest.
-                let Ok(entries) = std::fs::read_dir(&a.path) else {
-                    continue;
-                };
-                for e in entries.flatten() {
-                    let name = e.file_name().to_string_lossy().into_owned();
-                    if a.keep_suffixes.iter().any(|s| name.ends_with(s.as_str())) {
-                        continue;
-                    }
-                    let p = e.path();
-                    let gone = if e.file_type().is_ok_and(|t| t.is_dir()) {
-                        std::fs::remove_dir_all(&p)
-                    } else {
-                        std::fs::remove_file(&p)
-                    };
-                    if gone.is_ok() {
-                        removed.push(AbsentPath {
-                            path: p,
-                            silent: a.silent,
-                            keep_suffixes: Vec::new(),
-                            why: a.why.clone(),
-                        });
-                    }
-                }
-                continue;
-            }
             let gone = if m.is_dir() {
                 std::fs::remove_dir_all(&a.path)
             } else {

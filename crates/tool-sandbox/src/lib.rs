@@ -115,6 +115,10 @@ pub struct Approved {
 pub struct Report {
     /// Protected names the command created, removed when it ended.
     pub removed: Vec<tool_core::sandbox::AbsentPath>,
+    /// What else the judge put right when the command ended ([`RunJudge::settle`]).
+    ///
+    /// [`RunJudge::settle`]: tool_core::sandbox::RunJudge::settle
+    pub settled: Vec<tool_core::sandbox::Settled>,
     /// Programs stopped (the first one ended the command).
     pub stops: Vec<Stop>,
     /// Connections refused.
@@ -595,6 +599,7 @@ impl Launch {
         let supervise = self.supervise;
         let (stdin, stdout, stderr) = (self.stdin, self.stdout, self.stderr);
         let judge = self.judge;
+        let settle_judge = judge.clone();
         let approver = self.approver;
         let network = self.network;
         let resolver = self.resolver;
@@ -638,7 +643,13 @@ impl Launch {
                     );
                     thread_shared.untrack(pid);
                     placeholders.release();
-                    lock(&thread_shared.report).removed = undone.undo();
+                    let removed = undone.undo();
+                    let settled = if confined { judge.settle() } else { Vec::new() };
+                    {
+                        let mut r = lock(&thread_shared.report);
+                        r.removed = removed;
+                        r.settled = settled;
+                    }
                     thread_shared.finish(status);
                     return;
                 }
@@ -680,7 +691,17 @@ impl Launch {
                 }
                 .run(pid, confined);
                 placeholders.release();
-                lock(&thread_shared.report).removed = undone.undo();
+                let removed = undone.undo();
+                let settled = if confined {
+                    settle_judge.settle()
+                } else {
+                    Vec::new()
+                };
+                {
+                    let mut r = lock(&thread_shared.report);
+                    r.removed = removed;
+                    r.settled = settled;
+                }
                 thread_shared.finish(status);
             });
         if let Err(e) = spawned {

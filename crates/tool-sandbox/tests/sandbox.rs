@@ -133,7 +133,6 @@ fn the_file_system_follows_the_plan() {
     plan.absent = vec![AbsentPath {
         path: dir.join(".claude"),
         silent: false,
-        keep_suffixes: Vec::new(),
         why: "protected".into(),
     }];
     let script = "

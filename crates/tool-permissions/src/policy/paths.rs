@@ -141,7 +141,7 @@ impl Policy {
     }
 
     /// What the walk for the deny rules of `family` found, under `ctx`'s anchors.
-    pub(super) fn identities(
+    pub(crate) fn identities(
         &self,
         family: PathFamily,
         ctx: &tool_core::ToolContext,

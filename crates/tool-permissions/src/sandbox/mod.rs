@@ -26,6 +26,7 @@
 //! rules. A connection is allowed for an allowed domain, refused for a denied one, and asks
 //! otherwise.
 
+mod repository;
 pub(crate) mod settings;
 
 use std::collections::HashMap;
@@ -144,6 +145,21 @@ struct DirRecord {
 #[derive(Debug, Default)]
 pub(crate) struct WalkCache(Mutex<HashMap<PathBuf, DirRecord>>);
 
+impl WalkCache {
+    /// The entries of `dir` (path, is a directory) as last read, when it has not changed
+    /// since (by the same test the walk uses).
+    fn unchanged(&self, dir: &Path) -> Option<Vec<(PathBuf, bool)>> {
+        let now = stamp(dir)?;
+        let cache = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let r = cache.get(dir)?;
+        (r.stamp == now && r.read_at >= nanos(now.ctime).max(nanos(now.mtime)) + SETTLED)
+            .then(|| r.entries.iter().map(|(p, d, _)| (p.clone(), *d)).collect())
+    }
+}
+
 /// What a walk found, and whether it saw everything.
 struct Walk<'a> {
     /// Entries read from disk (what the budget counts).
@@ -152,6 +168,8 @@ struct Walk<'a> {
     cut: Vec<PathBuf>,
     cache: &'a WalkCache,
     context: u64,
+    /// The git directories and `.git` files met.
+    git: repository::Seen,
 }
 
 /// How long a directory must have been unchanged, when it was read, for the reading to be
@@ -176,6 +194,7 @@ impl<'a> Walk<'a> {
             cut: Vec::new(),
             cache,
             context,
+            git: repository::Seen::default(),
         }
     }
 
@@ -248,11 +267,23 @@ impl<'a> Walk<'a> {
                 }
                 continue;
             };
+            if repository::is_git_dir(entries.iter().map(|(p, d, _)| (p.as_path(), *d))) {
+                self.git.dirs.insert(dir.clone());
+            }
             for (path, is_dir, seen) in entries {
+                if !is_dir && path.file_name().is_some_and(|n| n == ".git") {
+                    self.git.files.insert(path.clone());
+                }
                 match seen {
                     Seen::Hidden(why) => hidden.push(PlannedPath::new(path, why)),
                     Seen::ReadOnly(why) => read_only.push(PlannedPath::new(path, why)),
-                    Seen::Repository => repository(&path, read_only),
+                    Seen::Repository => {
+                        let mut modules = Vec::new();
+                        repository::module_dirs(&path, &mut modules);
+                        self.git.dirs.extend(modules);
+                        self.git.dirs.insert(path.clone());
+                        repository(&path, read_only);
+                    }
                     Seen::Descend if is_dir => stack.push(path),
                     Seen::Descend | Seen::Leaf => {}
                 }
@@ -295,6 +326,54 @@ fn protected_here(path: &Path, is_dir: bool) -> Option<&'static str> {
     }
     if !is_dir && crate::protected::protected_file_name(&name) {
         return Some("a protected file");
+    }
+    None
+}
+
+/// Does the sandbox keep `path` as it is, whatever the command and whatever the rules say (a
+/// protected path: the agent's and editors' configuration, shell start-up files, a
+/// repository's hooks and the files that make git run programs)? Why, when it does. The rest
+/// of a `.git` (objects, refs, the index) is what `git commit` writes, so it is not.
+pub fn kept_read_only(path: &Path) -> Option<&'static str> {
+    let parts: Vec<&std::ffi::OsStr> = path
+        .components()
+        .filter(|c| matches!(c, std::path::Component::Normal(_)))
+        .map(|c| c.as_os_str())
+        .collect();
+    let git_tail = |tail: &[&std::ffi::OsStr]| {
+        GIT_PROTECTED.iter().any(|g| {
+            let want: Vec<&str> = g.split('/').collect();
+            tail.len() >= want.len()
+                && want
+                    .iter()
+                    .zip(tail)
+                    .all(|(w, t)| t.eq_ignore_ascii_case(w))
+        })
+    };
+    let mut at = PathBuf::from("/");
+    for (i, part) in parts.iter().enumerate() {
+        at.push(part);
+        let last = i + 1 == parts.len();
+        if let Some(why) =
+            protected_here(&at, !last).or_else(|| last.then(|| protected_here(&at, true)).flatten())
+        {
+            return Some(why);
+        }
+        if part.eq_ignore_ascii_case(".git") {
+            // The repository's own files, and those of each submodule's git directory.
+            let mut j = i + 1;
+            loop {
+                if git_tail(&parts[j.min(parts.len())..]) {
+                    return Some("a protected path");
+                }
+                match parts.get(j) {
+                    Some(m) if m.eq_ignore_ascii_case("modules") && j + 2 <= parts.len() => {
+                        j += 2;
+                    }
+                    _ => break,
+                }
+            }
+        }
     }
     None
 }
@@ -439,7 +518,12 @@ impl Policy {
     }
 
     /// The mount plan for a line run in `ctx`.
-    fn mount_plan(&self, command: &str, ctx: &ToolContext, explicit: bool) -> MountPlan {
+    fn mount_plan(
+        &self,
+        command: &str,
+        ctx: &ToolContext,
+        explicit: bool,
+    ) -> (MountPlan, Option<Watch>) {
         let s = self.sandbox_settings();
         let mut plan = MountPlan::default();
         // Writable.
@@ -535,9 +619,41 @@ impl Policy {
         let deny_write = absolute_matcher(&dwl);
         let has_read_denies = self.has_path_rules(RuleList::Deny, PathFamily::Read);
         let has_edit_denies = self.has_path_rules(RuleList::Deny, PathFamily::Edit);
+        // Denied files that have other names (hard links): every name the walks meet is
+        // hidden too (a link cannot be made across the mask, but one made before can be read).
+        let linked: HashMap<(u64, u64), (PathBuf, String, u64)> = if has_read_denies {
+            use std::os::unix::fs::MetadataExt as _;
+            let walked = self.identities(PathFamily::Read, ctx);
+            walked
+                .linked
+                .iter()
+                .filter_map(|(p, id, i)| {
+                    let md = std::fs::metadata(p).ok()?;
+                    ((md.dev(), md.ino()) == *id && md.nlink() > 1).then(|| {
+                        let rule = self
+                            .rules()
+                            .get(*i)
+                            .map_or_else(String::new, |e| e.text.clone());
+                        (*id, (p.clone(), rule, md.nlink()))
+                    })
+                })
+                .collect()
+        } else {
+            HashMap::new()
+        };
         let why_hidden = |p: &Path, is_dir: bool| -> Option<String> {
             if absolute_match(allow_read.as_ref(), p, is_dir) {
                 return None;
+            }
+            if !is_dir && !linked.is_empty() {
+                use std::os::unix::fs::MetadataExt as _;
+                if let Ok(md) = std::fs::symlink_metadata(p)
+                    && md.is_file()
+                    && let Some((name, rule, _)) = linked.get(&(md.dev(), md.ino()))
+                    && name != p
+                {
+                    return Some(format!("{rule} (a hard link to {})", name.display()));
+                }
             }
             if has_read_denies
                 && let Some(e) = self.lexical_path_rule(RuleList::Deny, PathFamily::Read, p, ctx)
@@ -594,6 +710,9 @@ impl Policy {
             use std::hash::{Hash as _, Hasher as _};
             let mut h = std::collections::hash_map::DefaultHasher::new();
             (&ctx.cwd, &ctx.home, &ctx.project_root, &writable_roots).hash(&mut h);
+            let mut ids: Vec<&(u64, u64)> = linked.keys().collect();
+            ids.sort();
+            ids.hash(&mut h);
             h.finish()
         };
         let mut walk = Walk::new(&self.walk_cache, context);
@@ -710,7 +829,6 @@ impl Policy {
             let entry = AbsentPath {
                 path: path.clone(),
                 silent: bare,
-                keep_suffixes: Vec::new(),
                 why: why.into(),
             };
             let meta = std::fs::symlink_metadata(&path);
@@ -724,19 +842,6 @@ impl Policy {
                 }
             } else if meta.is_err() {
                 plan.undone.push(entry);
-            }
-        }
-        // A repository the command creates: the hooks it puts there, other than git's own
-        // samples, are taken back (they would run at the user's next commit).
-        for d in &ctx.working_dirs {
-            let d = canonical(d);
-            if std::fs::symlink_metadata(d.join(".git")).is_err() && under(&d, &writable_roots) {
-                plan.undone.push(AbsentPath {
-                    path: d.join(".git/hooks"),
-                    silent: false,
-                    keep_suffixes: vec![".sample".into()],
-                    why: "a hook of a repository the command created".into(),
-                });
             }
         }
         if !walk.cut.is_empty() {
@@ -760,9 +865,30 @@ impl Policy {
         }
         hidden.dedup_by(|a, b| a.path == b.path);
         read_only.dedup_by(|a, b| a.path == b.path);
+        // Repositories the command may create where it can write are looked at when it ends.
+        let watch = Watch {
+            before: std::mem::take(&mut walk.git),
+            roots: if plan.root_writable {
+                outermost(
+                    ctx.working_dirs
+                        .iter()
+                        .chain([&ctx.home])
+                        .filter(|r| r.exists())
+                        .map(|r| canonical(r))
+                        .collect(),
+                )
+            } else {
+                outermost(writable_roots.clone())
+            },
+            skip: hidden
+                .iter()
+                .chain(&read_only)
+                .map(|p| p.path.clone())
+                .collect(),
+        };
         plan.hidden = hidden;
         plan.read_only = read_only;
-        plan
+        (plan, Some(watch))
     }
 
     /// Whether a host is reachable, and which rule or setting says so.
@@ -828,8 +954,8 @@ impl SandboxPolicy for Policy {
             return spec;
         }
         let excluded_by = self.excluded_by(command, ctx);
-        let mut mounts = if excluded_by.is_some() {
-            MountPlan::default()
+        let (mut mounts, watch) = if excluded_by.is_some() {
+            (MountPlan::default(), None)
         } else {
             self.mount_plan(command, ctx, explicit)
         };
@@ -846,7 +972,9 @@ impl SandboxPolicy for Policy {
             NetworkPlan::Blocked
         };
         let unix_sockets = settings::highest(&s.allow_all_unix_sockets).is_some_and(|x| x.value);
-        let judge = Arc::new(PolicyJudge::new(self.clone(), command, ctx));
+        let mut judge = PolicyJudge::new(self.clone(), command, ctx);
+        judge.watch = watch;
+        let judge = Arc::new(judge);
         SandboxSpec {
             mode,
             mode_source,
@@ -860,6 +988,14 @@ impl SandboxPolicy for Policy {
             quiet,
         }
     }
+}
+
+/// What the plan saw of the repositories where the command can write, to find those it
+/// creates.
+pub(crate) struct Watch {
+    before: repository::Seen,
+    roots: Vec<PathBuf>,
+    skip: Vec<PathBuf>,
 }
 
 /// A unit of the line the analysis foresaw: its words and where it runs.
@@ -886,6 +1022,8 @@ pub(crate) struct PolicyJudge {
     /// another name is still that program.
     identities: std::sync::OnceLock<Vec<(String, Identity)>>,
     cache: Mutex<HashMap<ExecKey, Decision>>,
+    /// The repositories the plan saw, when it planned mounts.
+    watch: Option<Watch>,
 }
 
 /// What identifies a program's file: its inode, and its size and content digest.
@@ -964,6 +1102,7 @@ impl PolicyJudge {
             rules_for_descendants,
             identities: std::sync::OnceLock::new(),
             cache: Mutex::new(HashMap::new()),
+            watch: None,
         }
     }
 
@@ -1155,5 +1294,77 @@ impl RunJudge for PolicyJudge {
 
     fn connect(&self, host: &str, port: u16) -> Decision {
         self.policy.connect_decision(host, port)
+    }
+
+    fn settle(&self) -> Vec<tool_core::sandbox::Settled> {
+        let Some(w) = &self.watch else {
+            return Vec::new();
+        };
+        let now = repository::scan(&self.policy.walk_cache, &w.roots, &w.skip);
+        let mut out = Vec::new();
+        let mut dirs: Vec<&PathBuf> = now.dirs.difference(&w.before.dirs).collect();
+        dirs.sort();
+        for d in dirs {
+            repository::settle_dir(d, &mut out);
+        }
+        let mut files: Vec<&PathBuf> = now.files.difference(&w.before.files).collect();
+        files.sort();
+        for f in files {
+            // A pointer to a git directory that is looked after (under the directories the
+            // command could write, so new ones were just put right, or one that was there
+            // before) stays; one pointing anywhere else goes.
+            let looked_after = repository::pointed_dir(f).is_some_and(|t| {
+                let t = canonical(&t);
+                w.before.dirs.contains(&t) || now.dirs.contains(&t) && under(&t, &w.roots)
+            });
+            if !looked_after && std::fs::remove_file(f).is_ok() {
+                out.push(tool_core::sandbox::Settled {
+                    path: f.clone(),
+                    done: "removed".into(),
+                    why: "a new .git file pointing to a repository outside the directories the command may write".into(),
+                });
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_sandbox_keeps_as_it_is() {
+        let kept = [
+            "/w/p/.git/hooks/pre-commit",
+            "/w/p/.git/hooks",
+            "/w/p/.git/config",
+            "/w/p/.GIT/Config",
+            "/w/p/.git/objects/info/alternates",
+            "/w/p/.git/modules/sub/hooks/post-checkout",
+            "/w/p/.git/modules/a/modules/b/config",
+            "/w/p/.claude/settings.json",
+            "/w/p/.claude/commands/x.md",
+            "/w/p/.toolgate/policy.toml",
+            "/w/p/.vscode/tasks.json",
+            "/home/u/.bashrc",
+            "/w/p/sub/.mcp.json",
+        ];
+        for p in kept {
+            assert!(kept_read_only(Path::new(p)).is_some(), "{p}");
+        }
+        let free = [
+            "/w/p/.git/index",
+            "/w/p/.git/objects/4b/825dc642cb6eb9a060e54bf8d69288fbee4904",
+            "/w/p/.git/HEAD",
+            "/w/p/.git/refs/heads/main",
+            "/w/p/.git/modules/sub/index",
+            "/w/p/.claude/notes.md",
+            "/w/p/src/config",
+            "/w/p/hooks/x",
+        ];
+        for p in free {
+            assert_eq!(kept_read_only(Path::new(p)), None, "{p}");
+        }
     }
 }
