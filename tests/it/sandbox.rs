@@ -209,6 +209,87 @@ async fn a_hard_link_made_before_to_a_denied_file_is_hidden_too() {
 }
 
 #[tokio::test]
+async fn a_changed_copy_of_a_denied_program_is_still_that_program() {
+    if !sandbox_here() {
+        return;
+    }
+    let sb = Sandbox::new();
+    sb.write("victim.txt", "v");
+    // A byte added at the end: another size and digest, the same code and build id.
+    script(
+        &sb,
+        "copy.sh",
+        "cp \"$(command -v rm)\" ./eraser\nprintf z >> ./eraser\n./eraser victim.txt\necho after",
+    );
+    let mut s = session(
+        &sb,
+        json!({"permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)"]}}),
+    );
+    let o = bash(&mut s, "./copy.sh").await;
+    let text = o.content.to_text();
+    assert!(sb.path("victim.txt").exists(), "{text}");
+    assert!(text.contains("deny exec"), "{text}");
+}
+
+#[tokio::test]
+async fn what_is_moved_or_made_around_protected_paths_is_put_right() {
+    if !sandbox_here() || !have("git", "--version") {
+        return;
+    }
+    let sb = Sandbox::new();
+    sb.write(".git/HEAD", "ref: refs/heads/main\n");
+    sb.write(".git/config", "[core]\n\trepositoryformatversion = 0\n");
+    sb.write(".git/hooks/pre-commit.sample", "#!/bin/sh\n");
+    sb.write(".git/objects/.keep", "");
+    sb.write(".git/refs/heads/.keep", "");
+    sb.write(".vscode/.env", "VSCODE_SECRET=1\n");
+    sb.write("config/prod.yml", "prod: true\n");
+    sb.write("sub/x.txt", "x\n");
+    script(
+        &sb,
+        "plant.sh",
+        r#"cat .vscode/.env 2>&1
+mv .git gitold 2>&1 || echo pinned-git
+mv config c 2>&1 || echo pinned-config
+mkdir -p sub/.claude && echo '{}' > sub/.claude/settings.json
+echo '{}' > src.mcp.json && mkdir -p lib && echo '{}' > lib/.mcp.json
+echo 'export X=1' > .envrc
+echo x > new.lock
+mkdir -p evil/objects evil/refs && printf '[core]
+	fsmonitor = touch pwned
+' > evil/config
+echo "$PWD/evil" > .git/commondir
+echo done"#,
+    );
+    let mut s = session(
+        &sb,
+        json!({"permissions": {"allow": ["Bash"], "deny": ["Read(**/.env)", "Edit(./config/prod.yml)", "Edit(**/*.lock)"]}}),
+    );
+    let o = bash(&mut s, "./plant.sh").await;
+    let text = o.content.to_text();
+    assert!(!text.contains("VSCODE_SECRET"), "{text}");
+    assert!(
+        text.contains("pinned-git") && text.contains("pinned-config"),
+        "{text}"
+    );
+    assert!(sb.path(".git/hooks/pre-commit.sample").exists() && !sb.path("gitold").exists());
+    assert!(sb.path("config/prod.yml").exists() && !sb.path("c").exists());
+    for gone in [
+        "sub/.claude/settings.json",
+        "lib/.mcp.json",
+        ".envrc",
+        "new.lock",
+        ".git/commondir",
+    ] {
+        assert!(!sb.path(gone).exists(), "{gone} left: {text}");
+        assert!(text.contains(gone), "{gone} not reported: {text}");
+    }
+    // What is not protected stays.
+    assert!(sb.path("src.mcp.json").exists() && sb.path("evil/config").exists());
+    assert!(text.contains("done"), "{text}");
+}
+
+#[tokio::test]
 async fn protected_paths_stay_as_they_are_and_new_ones_are_taken_back() {
     if !sandbox_here() {
         return;

@@ -1161,6 +1161,7 @@ fn launch_timed(
     ws: &Path,
     script: &str,
     supervise: bool,
+    network: tool_core::sandbox::NetworkPlan,
 ) -> anyhow::Result<Duration> {
     let mut plan = tool_core::sandbox::MountPlan::default();
     plan.writable.push(tool_core::sandbox::PlannedPath::new(
@@ -1171,7 +1172,7 @@ fn launch_timed(
     let running = tool_sandbox::Launch::new("/bin/sh", ["-c", script])
         .cwd(ws)
         .stdout(tool_sandbox::Io::Null)
-        .plan(plan, tool_core::sandbox::NetworkPlan::Blocked)
+        .plan(plan, network)
         .supervise(supervise)
         .spawn(sandbox)?;
     let status = running.wait_blocking();
@@ -1251,6 +1252,14 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
             ],
         )?);
     }
+    // The launch alone, supervised and not: where the time goes.
+    use tool_core::sandbox::NetworkPlan::{Blocked, Filtered};
+    let (mut t_launch, mut t_launch_sup, mut t_launch_net) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..100 {
+        t_launch.push(launch_timed(sandbox, &ws, "true", false, Blocked)?);
+        t_launch_sup.push(launch_timed(sandbox, &ws, "true", true, Blocked)?);
+        t_launch_net.push(launch_timed(sandbox, &ws, "true", true, Filtered)?);
+    }
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     // The plan alone: what the policy works out for a line before it runs.
     let plan_time = {
@@ -1277,6 +1286,14 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
     println!(
         "  of which the plan (the walk for protected and denied files, the judge): {:.2} ms",
         ms(plan_time)
+    );
+    let (m_launch, m_launch_sup, m_launch_net) =
+        (median(t_launch), median(t_launch_sup), median(t_launch_net));
+    println!(
+        "  the launch alone (bwrap, sh -c true): {:.2} ms unsupervised, {:.2} ms supervised, {:.2} ms supervised with the network filter",
+        ms(m_launch),
+        ms(m_launch_sup),
+        ms(m_launch_net)
     );
     println!(
         "  for reference, a bare bwrap with new network and PID namespaces over bash -c true: {:.2} ms",
@@ -1305,11 +1322,11 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
             println!("  {name}: skipped (no make)");
             continue;
         }
-        launch_timed(sandbox, &ws, script, true)?;
+        launch_timed(sandbox, &ws, script, true, Blocked)?;
         let (mut sup, mut bare) = (Vec::new(), Vec::new());
         for _ in 0..7 {
-            bare.push(launch_timed(sandbox, &ws, script, false)?);
-            sup.push(launch_timed(sandbox, &ws, script, true)?);
+            bare.push(launch_timed(sandbox, &ws, script, false, Blocked)?);
+            sup.push(launch_timed(sandbox, &ws, script, true, Blocked)?);
         }
         let (s, b) = (median(sup), median(bare));
         println!(

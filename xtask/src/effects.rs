@@ -172,6 +172,13 @@ fn staged(root: &Path, p: &Path) -> Option<PathBuf> {
     matches!(first, "w" | "home" | "tmp").then(|| root.join(rel))
 }
 
+/// Write `content` at `p` unless the case's setup already put something there.
+fn default_file(p: &Path, content: &str) {
+    if std::fs::symlink_metadata(p).is_err() {
+        write_file(p, content);
+    }
+}
+
 fn write_file(p: &Path, content: &str) {
     if let Some(d) = p.parent() {
         let _ = std::fs::create_dir_all(d);
@@ -226,26 +233,26 @@ fn stage_world(
     let at = |p: &str| root.join(p.trim_start_matches('/'));
     // A small repository and the configuration an agent's tools read.
     let proj = |rel: &str| at(&format!("{project}/{rel}"));
-    write_file(&proj("README.md"), "readme\n");
-    write_file(&proj("src/main.rs"), "fn main() {}\n");
-    write_file(&proj(".git/HEAD"), "ref: refs/heads/main\n");
-    write_file(
+    default_file(&proj("README.md"), "readme\n");
+    default_file(&proj("src/main.rs"), "fn main() {}\n");
+    default_file(&proj(".git/HEAD"), "ref: refs/heads/main\n");
+    default_file(
         &proj(".git/config"),
         "[core]\n\trepositoryformatversion = 0\n\tbare = false\n",
     );
-    write_file(&proj(".git/hooks/pre-commit.sample"), "#!/bin/sh\n");
+    default_file(&proj(".git/hooks/pre-commit.sample"), "#!/bin/sh\n");
     let _ = std::fs::create_dir_all(proj(".git/objects/info"));
     let _ = std::fs::create_dir_all(proj(".git/refs/heads"));
-    write_file(&proj(".claude/settings.json"), "{}\n");
-    write_file(&proj("Makefile"), "all:\n\t@echo built\n");
-    write_file(
+    default_file(&proj(".claude/settings.json"), "{}\n");
+    default_file(&proj("Makefile"), "all:\n\t@echo built\n");
+    default_file(
         &proj("package.json"),
         "{\"name\":\"p\",\"scripts\":{\"test\":\"echo ok\"}}\n",
     );
-    write_file(&at("/home/u/.bashrc"), "# bashrc\n");
-    write_file(&at("/home/u/.profile"), "# profile\n");
-    write_file(&at("/home/u/.gitconfig"), "[user]\n\tname = u\n");
-    write_file(&at("/home/u/.claude/settings.json"), "{}\n");
+    default_file(&at("/home/u/.bashrc"), "# bashrc\n");
+    default_file(&at("/home/u/.profile"), "# profile\n");
+    default_file(&at("/home/u/.gitconfig"), "[user]\n\tname = u\n");
+    default_file(&at("/home/u/.claude/settings.json"), "{}\n");
     let _ = std::fs::create_dir_all(at(&cwd));
     // Dummy files at every path a Read deny rule starts with and every path the command names.
     let mut candidates: Vec<PathBuf> = Vec::new();
@@ -283,15 +290,11 @@ fn stage_world(
             }
             continue;
         }
+        // Only files a Read deny covers are made (others the command may mean to create).
         if policy.read_denied(&p, ctx) {
             let marker = format!("{SECRET}-{n}-{}", p.display());
             write_file(&on_disk, &format!("{marker}\n"));
             secrets.insert(p, marker);
-        } else if p.extension().is_some()
-            || p.file_name()
-                .is_some_and(|f| f.to_string_lossy().starts_with('.'))
-        {
-            write_file(&on_disk, "plain\n");
         }
     }
     secrets
@@ -609,12 +612,13 @@ fn judge(
         .map(|(p, _)| p)
         .chain(after.keys().filter(|p| !before.contains_key(*p)))
         .collect();
+    // The harness's own files, the session's temporary directory (writable by design) and
+    // the sandbox's runtime directory (placeholders' locks).
     let in_harness = |p: &Path| {
         p.starts_with("/tmp/harness")
             || p.starts_with("/tmp/toolgate-0")
+            || p.starts_with("/tmp/toolgate-sandbox-0")
             || p.starts_with("/w/p/.toolgate-effects")
-            || p.components()
-                .any(|c| c.as_os_str().to_string_lossy().starts_with("toolgate-"))
     };
     let mut mode_ctx = ctx.clone();
     mode_ctx.cwd = ctx.project_root.clone();
@@ -991,6 +995,25 @@ pub(crate) fn run(files: &[PathBuf], opts: Options) -> anyhow::Result<bool> {
     tool_sandbox::Sandbox::detect().context("the effects run needs the sandbox")?;
     let me = std::env::current_exe()?;
     let stub_bin = me.with_file_name("effects-stub");
+    // The stand-in is a binary of this package, built beside this one.
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut build = std::process::Command::new(cargo);
+    build
+        .args([
+            "build",
+            "--quiet",
+            "--package",
+            "xtask",
+            "--bin",
+            "effects-stub",
+        ])
+        .current_dir(crate::workspace_root());
+    if !cfg!(debug_assertions) {
+        build.arg("--release");
+    }
+    if !build.status().is_ok_and(|s| s.success()) {
+        eprintln!("could not build effects-stub; using the one there is, if any");
+    }
     anyhow::ensure!(
         stub_bin.is_file(),
         "no {} (build it: cargo build -p xtask --bin effects-stub)",

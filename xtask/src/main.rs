@@ -187,9 +187,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             unconfined,
             ..
         } => {
+            // By default the decision cases and the attacks written for this run
+            // (`tests/security/effects`, which the decision suite does not read).
             let files = match cases {
                 Some(source) => security::case_files(&source)?,
-                None => security::case_files(&workspace_root().join("tests/security"))?,
+                None => {
+                    let mut f = security::case_files(&workspace_root().join("tests/security"))?;
+                    f.extend(security::case_files(
+                        &workspace_root().join("tests/security/effects"),
+                    )?);
+                    f
+                }
             };
             let opts = effects::Options {
                 assume_allow,
@@ -356,7 +364,7 @@ fn ci(long: bool) -> anyhow::Result<()> {
     } else {
         &[]
     };
-    let steps: [Step<'_>; 9] = [
+    let mut steps: Vec<Step<'_>> = vec![
         (&["fmt", "--all", "--", "--check"], &[]),
         (
             &[
@@ -409,6 +417,22 @@ fn ci(long: bool) -> anyhow::Result<()> {
         ),
         (MUTATION_GATE, &[]),
     ];
+    if !require_sandbox.is_empty() {
+        // Effects, not decisions: every case run for real with the analysis switched off.
+        steps.push((
+            &[
+                "run",
+                "--quiet",
+                "--package",
+                "xtask",
+                "--",
+                "security",
+                "--effects",
+                "--assume-allow",
+            ],
+            &[],
+        ));
+    }
     for (args, env) in steps {
         let shown: Vec<String> = env.iter().map(|(k, v)| format!("{k}='{v}' ")).collect();
         eprintln!("$ {}cargo {}", shown.concat(), args.join(" "));

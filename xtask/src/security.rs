@@ -28,6 +28,9 @@ pub(crate) struct Extra {
     pub files: Vec<String>,
     pub links: Vec<(String, String, bool)>,
     pub force_root: bool,
+    /// Symlinks point to the case's own paths (`/w/p/x`), not to their place under the
+    /// temporary root: for a world mounted at `/` (the effects run).
+    pub world_links: bool,
 }
 
 impl Extra {
@@ -146,7 +149,12 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
                 let as_dir = input_text.contains(&format!("{from}/"));
                 staged_target(&target, as_dir).map_err(io)?;
             }
-            symlink_in(&target, &at(from)).map_err(io)?;
+            let points_to = if extra.world_links {
+                PathBuf::from(to)
+            } else {
+                target
+            };
+            symlink_in(&points_to, &at(from)).map_err(io)?;
         } else if let Some(c) = hard.captures(item) {
             let target = at(&c[2]);
             if !target.exists() {
@@ -186,7 +194,12 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
         if std::fs::symlink_metadata(&target).is_err() {
             staged_target(&target, *dir).map_err(io)?;
         }
-        symlink_in(&target, &at(from)).map_err(io)?;
+        let points_to = if extra.world_links {
+            PathBuf::from(to)
+        } else {
+            target
+        };
+        symlink_in(&points_to, &at(from)).map_err(io)?;
     }
     for d in &extra.dirs {
         std::fs::create_dir_all(at(d)).map_err(io)?;
@@ -205,6 +218,7 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
 pub(crate) fn stage_for_effects(setup: &str, input: &Value, cwd: &str) -> Result<Stage, String> {
     let extra = Extra {
         force_root: true,
+        world_links: true,
         ..Extra::default()
     };
     stage(setup, input, cwd, &extra)

@@ -80,6 +80,10 @@ pub struct MountPlan {
     /// Existing directories and files the command may write (the working directories, the
     /// session's temporary directory, what Edit allow rules name).
     pub writable: Vec<PlannedPath>,
+    /// Directories inside writable ones that hold a read-only, hidden or absent path: each is
+    /// bound onto itself, so it cannot be renamed or removed (which would carry the mounts
+    /// away and let a new directory take its place).
+    pub pinned: Vec<PathBuf>,
     /// Existing paths that stay read-only even inside a writable directory (protected paths,
     /// what Edit deny rules cover, the policy's own files).
     pub read_only: Vec<PlannedPath>,

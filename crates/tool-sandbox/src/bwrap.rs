@@ -67,6 +67,13 @@ pub(crate) fn args(
             push(&[&"--bind", &real, &real]);
         }
     }
+    let mut pinned: Vec<&PathBuf> = plan.pinned.iter().collect();
+    pinned.sort_by_key(|p| p.components().count());
+    for p in pinned {
+        if let Some((real, true)) = existing(p) {
+            push(&[&"--bind", &real, &real]);
+        }
+    }
     for r in &plan.read_only {
         // `-try`: a path removed since the plan was made is passed over.
         if let Some((real, _)) = existing(&r.path) {

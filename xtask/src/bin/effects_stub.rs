@@ -13,15 +13,25 @@ use std::os::unix::process::CommandExt as _;
 
 const MARK: &[u8] = b"\0TOOLGATE-EFFECTS-STUB:";
 
+/// The name written at the end of `file`, if it is a stand-in.
+fn marked(file: &[u8]) -> Option<String> {
+    let at = file.windows(MARK.len()).rposition(|w| w == MARK)?;
+    let rest = &file[at + MARK.len()..];
+    let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+    Some(String::from_utf8_lossy(&rest[..end]).into_owned())
+}
+
 fn main() {
-    let me = std::fs::read("/proc/self/exe").unwrap_or_default();
-    let name = me
-        .windows(MARK.len())
-        .rposition(|w| w == MARK)
-        .map(|at| {
-            let rest = &me[at + MARK.len()..];
-            let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
-            String::from_utf8_lossy(&rest[..end]).into_owned()
+    // Started directly, the running file is this one; started by the dynamic loader
+    // (`ld.so ./copy`), it is one of the files mapped.
+    let name = marked(&std::fs::read("/proc/self/exe").unwrap_or_default())
+        .or_else(|| {
+            let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+            let mut seen = std::collections::BTreeSet::new();
+            maps.lines()
+                .filter_map(|l| l.split_whitespace().nth(5))
+                .filter(|p| p.starts_with('/') && seen.insert(p.to_owned()))
+                .find_map(|p| marked(&std::fs::read(p).ok()?))
         })
         .unwrap_or_else(|| "unknown".to_owned());
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -90,6 +90,7 @@ const GIT_PROTECTED: &[&str] = &[
     "hooks",
     "config",
     "config.worktree",
+    "commondir",
     "objects/info/alternates",
 ];
 
@@ -146,17 +147,22 @@ struct DirRecord {
 pub(crate) struct WalkCache(Mutex<HashMap<PathBuf, DirRecord>>);
 
 impl WalkCache {
-    /// The entries of `dir` (path, is a directory) as last read, when it has not changed
-    /// since (by the same test the walk uses).
-    fn unchanged(&self, dir: &Path) -> Option<Vec<(PathBuf, bool)>> {
-        let now = stamp(dir)?;
+    /// What `dir` held when it was last read, if that was by `by` (nanoseconds since the
+    /// epoch): its stamp then, when it was read, and its entries (path, is a directory).
+    #[allow(clippy::type_complexity)]
+    fn read_by(&self, dir: &Path, by: i128) -> Option<(Stamp, i128, Vec<(PathBuf, bool)>)> {
         let cache = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let r = cache.get(dir)?;
-        (r.stamp == now && r.read_at >= nanos(now.ctime).max(nanos(now.mtime)) + SETTLED)
-            .then(|| r.entries.iter().map(|(p, d, _)| (p.clone(), *d)).collect())
+        (r.read_at <= by).then(|| {
+            (
+                r.stamp,
+                r.read_at,
+                r.entries.iter().map(|(p, d, _)| (p.clone(), *d)).collect(),
+            )
+        })
     }
 }
 
@@ -200,11 +206,7 @@ impl<'a> Walk<'a> {
 
     /// The entries of `dir` as `classify` sees them: from the cache when the directory has not
     /// changed, else read and judged now.
-    fn entries(
-        &mut self,
-        dir: &Path,
-        classify: &dyn Fn(&Path, bool) -> Seen,
-    ) -> Option<Vec<(PathBuf, bool, Seen)>> {
+    fn entries(&mut self, dir: &Path, classify: &Classifier) -> Option<Vec<(PathBuf, bool, Seen)>> {
         let now = stamp(dir)?;
         {
             let cache = self
@@ -231,7 +233,7 @@ impl<'a> Walk<'a> {
             }
             let path = entry.path();
             let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            let seen = classify(&path, is_dir);
+            let seen = classify.seen(&path, is_dir);
             entries.push((path, is_dir, seen));
         }
         self.cache
@@ -251,22 +253,46 @@ impl<'a> Walk<'a> {
     }
 
     /// Walk everything below `root` (not following links), collecting what is hidden and what
-    /// is read-only.
+    /// is read-only. Inside a read-only directory or a repository's `.git` (not its object
+    /// store) only what is hidden is looked for: a Read deny covers files there too.
     fn run(
         &mut self,
         root: &Path,
-        classify: &dyn Fn(&Path, bool) -> Seen,
+        classify: &Classifier,
         hidden: &mut Vec<PlannedPath>,
         read_only: &mut Vec<PlannedPath>,
     ) {
-        let mut stack = vec![root.to_path_buf()];
-        while let Some(dir) = stack.pop() {
+        #[derive(Clone, Copy, PartialEq, Eq)]
+        enum Within {
+            /// A writable (or plain readable) directory.
+            Open,
+            /// A read-only directory: only hidden paths matter.
+            ReadOnly,
+            /// A repository's git directory: only hidden paths, its objects left alone.
+            Git,
+        }
+        let inside = classify.hides_anything();
+        let mut stack = vec![(root.to_path_buf(), Within::Open)];
+        while let Some((dir, within)) = stack.pop() {
             let Some(entries) = self.entries(&dir, classify) else {
                 if !self.cut.is_empty() {
                     return;
                 }
                 continue;
             };
+            if within != Within::Open {
+                for (path, is_dir, seen) in entries {
+                    match seen {
+                        Seen::Hidden(why) => hidden.push(PlannedPath::new(path, why)),
+                        _ if !is_dir => {}
+                        _ if within == Within::Git
+                            && path.file_name().is_some_and(|n| n == "objects") => {}
+                        Seen::Repository => stack.push((path, Within::Git)),
+                        _ => stack.push((path, within)),
+                    }
+                }
+                continue;
+            }
             if repository::is_git_dir(entries.iter().map(|(p, d, _)| (p.as_path(), *d))) {
                 self.git.dirs.insert(dir.clone());
             }
@@ -276,15 +302,23 @@ impl<'a> Walk<'a> {
                 }
                 match seen {
                     Seen::Hidden(why) => hidden.push(PlannedPath::new(path, why)),
-                    Seen::ReadOnly(why) => read_only.push(PlannedPath::new(path, why)),
+                    Seen::ReadOnly(why) => {
+                        if is_dir && inside {
+                            stack.push((path.clone(), Within::ReadOnly));
+                        }
+                        read_only.push(PlannedPath::new(path, why));
+                    }
                     Seen::Repository => {
-                        let mut modules = Vec::new();
-                        repository::module_dirs(&path, &mut modules);
-                        self.git.dirs.extend(modules);
+                        let mut linked = Vec::new();
+                        repository::linked_dirs(&path, &mut linked);
+                        self.git.dirs.extend(linked);
                         self.git.dirs.insert(path.clone());
                         repository(&path, read_only);
+                        if inside {
+                            stack.push((path, Within::Git));
+                        }
                     }
-                    Seen::Descend if is_dir => stack.push(path),
+                    Seen::Descend if is_dir => stack.push((path, Within::Open)),
                     Seen::Descend | Seen::Leaf => {}
                 }
             }
@@ -296,16 +330,13 @@ impl<'a> Walk<'a> {
 /// the files that run programs or lend it objects stay read-only; the rest (objects, refs, the
 /// index) is what `git commit` writes.
 fn repository(git: &Path, read_only: &mut Vec<PlannedPath>) {
-    for inner in GIT_PROTECTED {
-        let q = git.join(inner);
-        if std::fs::symlink_metadata(&q).is_ok() {
-            read_only.push(PlannedPath::new(q, "a protected path"));
-        }
-    }
-    if let Ok(modules) = std::fs::read_dir(git.join("modules")) {
-        for m in modules.flatten() {
-            if m.file_type().is_ok_and(|t| t.is_dir()) {
-                repository(&m.path(), read_only);
+    let mut dirs = vec![git.to_path_buf()];
+    repository::linked_dirs(git, &mut dirs);
+    for d in dirs {
+        for inner in GIT_PROTECTED {
+            let q = d.join(inner);
+            if std::fs::symlink_metadata(&q).is_ok() {
+                read_only.push(PlannedPath::new(q, "a protected path"));
             }
         }
     }
@@ -367,7 +398,11 @@ pub fn kept_read_only(path: &Path) -> Option<&'static str> {
                     return Some("a protected path");
                 }
                 match parts.get(j) {
-                    Some(m) if m.eq_ignore_ascii_case("modules") && j + 2 <= parts.len() => {
+                    Some(m)
+                        if (m.eq_ignore_ascii_case("modules")
+                            || m.eq_ignore_ascii_case("worktrees"))
+                            && j + 2 <= parts.len() =>
+                    {
                         j += 2;
                     }
                     _ => break,
@@ -519,7 +554,7 @@ impl Policy {
 
     /// The mount plan for a line run in `ctx`.
     fn mount_plan(
-        &self,
+        self: &Arc<Self>,
         command: &str,
         ctx: &ToolContext,
         explicit: bool,
@@ -614,11 +649,7 @@ impl Policy {
             lines(&allow_read_paths),
             lines(&deny_write_paths),
         );
-        let deny_read = absolute_matcher(&drl);
-        let allow_read = absolute_matcher(&arl);
-        let deny_write = absolute_matcher(&dwl);
         let has_read_denies = self.has_path_rules(RuleList::Deny, PathFamily::Read);
-        let has_edit_denies = self.has_path_rules(RuleList::Deny, PathFamily::Edit);
         // Denied files that have other names (hard links): every name the walks meet is
         // hidden too (a link cannot be made across the mask, but one made before can be read).
         let linked: HashMap<(u64, u64), (PathBuf, String, u64)> = if has_read_denies {
@@ -641,41 +672,17 @@ impl Policy {
         } else {
             HashMap::new()
         };
-        let why_hidden = |p: &Path, is_dir: bool| -> Option<String> {
-            if absolute_match(allow_read.as_ref(), p, is_dir) {
-                return None;
-            }
-            if !is_dir && !linked.is_empty() {
-                use std::os::unix::fs::MetadataExt as _;
-                if let Ok(md) = std::fs::symlink_metadata(p)
-                    && md.is_file()
-                    && let Some((name, rule, _)) = linked.get(&(md.dev(), md.ino()))
-                    && name != p
-                {
-                    return Some(format!("{rule} (a hard link to {})", name.display()));
-                }
-            }
-            if has_read_denies
-                && let Some(e) = self.lexical_path_rule(RuleList::Deny, PathFamily::Read, p, ctx)
-            {
-                return Some(e.text.clone());
-            }
-            if absolute_match(deny_read.as_ref(), p, is_dir) {
-                return Some("sandbox.filesystem.denyRead".into());
-            }
-            None
-        };
-        let why_read_only = |p: &Path, is_dir: bool| -> Option<String> {
-            if has_edit_denies
-                && let Some(e) = self.lexical_path_rule(RuleList::Deny, PathFamily::Edit, p, ctx)
-            {
-                return Some(e.text.clone());
-            }
-            if absolute_match(deny_write.as_ref(), p, is_dir) {
-                return Some("sandbox.filesystem.denyWrite".into());
-            }
-            protected_here(p, is_dir).map(str::to_owned)
-        };
+        let classifier = Arc::new(Classifier {
+            policy: Arc::clone(self),
+            ctx: ctx.clone(),
+            deny_read: absolute_matcher(&drl),
+            allow_read: absolute_matcher(&arl),
+            deny_write: absolute_matcher(&dwl),
+            has_read_denies,
+            has_edit_denies: self.has_path_rules(RuleList::Deny, PathFamily::Edit),
+            linked,
+            writable_roots: writable_roots.clone(),
+        });
         // Where to walk: the writable directories (protected paths and Edit denies can only
         // matter there) and the directories Read denies can match in.
         let mut roots: Vec<PathBuf> = if plan.root_writable {
@@ -710,7 +717,7 @@ impl Policy {
             use std::hash::{Hash as _, Hasher as _};
             let mut h = std::collections::hash_map::DefaultHasher::new();
             (&ctx.cwd, &ctx.home, &ctx.project_root, &writable_roots).hash(&mut h);
-            let mut ids: Vec<&(u64, u64)> = linked.keys().collect();
+            let mut ids: Vec<&(u64, u64)> = classifier.linked.keys().collect();
             ids.sort();
             ids.hash(&mut h);
             h.finish()
@@ -718,30 +725,14 @@ impl Policy {
         let mut walk = Walk::new(&self.walk_cache, context);
         let mut hidden: Vec<PlannedPath> = Vec::new();
         let mut read_only: Vec<PlannedPath> = Vec::new();
-        let classify = |p: &Path, is_dir: bool| -> Seen {
-            if let Some(why) = why_hidden(p, is_dir) {
-                return Seen::Hidden(why);
-            }
-            if !under(p, &writable_roots) {
-                return Seen::Descend;
-            }
-            if is_dir && p.file_name().is_some_and(|n| n == ".git") {
-                return Seen::Repository;
-            }
-            match why_read_only(p, is_dir) {
-                Some(why) => Seen::ReadOnly(why),
-                None if is_dir => Seen::Descend,
-                None => Seen::Leaf,
-            }
-        };
         for root in &roots {
             // The root itself may be covered.
             let root_dir = root.is_dir();
-            if let Some(why) = why_hidden(root, root_dir) {
+            if let Some(why) = classifier.why_hidden(root, root_dir) {
                 hidden.push(PlannedPath::new(root, why));
                 continue;
             }
-            walk.run(root, &classify, &mut hidden, &mut read_only);
+            walk.run(root, &classifier, &mut hidden, &mut read_only);
         }
         // The policy's own files stay as they are wherever they are.
         for (_, f) in self.files() {
@@ -755,7 +746,7 @@ impl Policy {
             if !settings::has_glob(raw)
                 && p.exists()
                 && !hidden.iter().any(|h| p.starts_with(&h.path))
-                && !absolute_match(allow_read.as_ref(), p, p.is_dir())
+                && !absolute_match(classifier.allow_read.as_ref(), p, p.is_dir())
             {
                 hidden.push(PlannedPath::new(canonical(p), source.clone()));
             }
@@ -885,7 +876,27 @@ impl Policy {
                 .chain(&read_only)
                 .map(|p| p.path.clone())
                 .collect(),
+            classifier,
+            planned_at: now_nanos(),
+            approved,
         };
+        // The directories holding what is mounted over, inside the writable ones, are pinned.
+        let mut pinned: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
+        let mounted = hidden
+            .iter()
+            .chain(&read_only)
+            .map(|p| &p.path)
+            .chain(plan.absent.iter().map(|a| &a.path));
+        for p in mounted {
+            for a in p.ancestors().skip(1) {
+                if writable_roots.iter().any(|r| a != r && a.starts_with(r)) {
+                    pinned.insert(a.to_path_buf());
+                } else {
+                    break;
+                }
+            }
+        }
+        plan.pinned = pinned.into_iter().collect();
         plan.hidden = hidden;
         plan.read_only = read_only;
         (plan, Some(watch))
@@ -990,12 +1001,182 @@ impl SandboxPolicy for Policy {
     }
 }
 
-/// What the plan saw of the repositories where the command can write, to find those it
-/// creates.
+/// How a plan judges the paths it meets: what is hidden, what stays read-only. Kept by the
+/// judge, to judge in the same way what the command created.
+pub(crate) struct Classifier {
+    policy: Arc<Policy>,
+    ctx: ToolContext,
+    allow_read: Option<ignore::gitignore::Gitignore>,
+    deny_read: Option<ignore::gitignore::Gitignore>,
+    deny_write: Option<ignore::gitignore::Gitignore>,
+    has_read_denies: bool,
+    has_edit_denies: bool,
+    /// Denied files with more than one name: identity → (a denied name, the rule, links).
+    linked: HashMap<(u64, u64), (PathBuf, String, u64)>,
+    writable_roots: Vec<PathBuf>,
+}
+
+impl Classifier {
+    /// The rule or setting that hides `p`, if any.
+    fn why_hidden(&self, p: &Path, is_dir: bool) -> Option<String> {
+        if absolute_match(self.allow_read.as_ref(), p, is_dir) {
+            return None;
+        }
+        if !is_dir && !self.linked.is_empty() {
+            use std::os::unix::fs::MetadataExt as _;
+            if let Ok(md) = std::fs::symlink_metadata(p)
+                && md.is_file()
+                && let Some((name, rule, _)) = self.linked.get(&(md.dev(), md.ino()))
+                && name != p
+            {
+                return Some(format!("{rule} (a hard link to {})", name.display()));
+            }
+        }
+        if self.has_read_denies
+            && let Some(e) =
+                self.policy
+                    .lexical_path_rule(RuleList::Deny, PathFamily::Read, p, &self.ctx)
+        {
+            return Some(e.text.clone());
+        }
+        if absolute_match(self.deny_read.as_ref(), p, is_dir) {
+            return Some("sandbox.filesystem.denyRead".into());
+        }
+        None
+    }
+
+    /// The rule, setting or check that keeps `p` read-only, if any.
+    fn why_read_only(&self, p: &Path, is_dir: bool) -> Option<String> {
+        if self.has_edit_denies
+            && let Some(e) =
+                self.policy
+                    .lexical_path_rule(RuleList::Deny, PathFamily::Edit, p, &self.ctx)
+        {
+            return Some(e.text.clone());
+        }
+        if absolute_match(self.deny_write.as_ref(), p, is_dir) {
+            return Some("sandbox.filesystem.denyWrite".into());
+        }
+        protected_here(p, is_dir).map(str::to_owned)
+    }
+
+    /// What the walk makes of `p`.
+    fn seen(&self, p: &Path, is_dir: bool) -> Seen {
+        if let Some(why) = self.why_hidden(p, is_dir) {
+            return Seen::Hidden(why);
+        }
+        if !under(p, &self.writable_roots) {
+            return Seen::Descend;
+        }
+        if is_dir && p.file_name().is_some_and(|n| n == ".git") {
+            return Seen::Repository;
+        }
+        match self.why_read_only(p, is_dir) {
+            Some(why) => Seen::ReadOnly(why),
+            None if is_dir => Seen::Descend,
+            None => Seen::Leaf,
+        }
+    }
+
+    /// Can anything be hidden at all (so read-only directories are worth walking into)?
+    fn hides_anything(&self) -> bool {
+        self.has_read_denies || self.deny_read.is_some() || !self.linked.is_empty()
+    }
+}
+
+/// What the plan saw where the command can write, to find what it created there.
 pub(crate) struct Watch {
     before: repository::Seen,
     roots: Vec<PathBuf>,
+    /// What the plan hid or kept read-only (nothing can be created there).
     skip: Vec<PathBuf>,
+    classifier: Arc<Classifier>,
+    /// When the plan's walk ended (nanoseconds since the epoch): a directory read by then
+    /// holds what it held for the plan if it has not changed since.
+    planned_at: i128,
+    /// What the user approved this line to write.
+    approved: Vec<PathBuf>,
+}
+
+impl Watch {
+    /// The git directories and `.git` files under the writable directories now, and the
+    /// entries created since the plan that it would have kept read-only (a protected name,
+    /// what an Edit deny or `denyWrite` covers). Directories that did not change since the
+    /// plan read them are not read again.
+    fn scan(&self, cache: &WalkCache) -> (repository::Seen, Vec<(PathBuf, String)>) {
+        let mut seen = repository::Seen::default();
+        let mut created = Vec::new();
+        let deadline = Instant::now() + WALK_TIME;
+        let mut budget = WALK_ENTRIES;
+        let skipped = |p: &Path| self.skip.iter().any(|s| p.starts_with(s));
+        let mut stack: Vec<PathBuf> = self.roots.clone();
+        while let Some(dir) = stack.pop() {
+            if Instant::now() > deadline || budget == 0 {
+                break;
+            }
+            if skipped(&dir) {
+                continue;
+            }
+            let before = cache.read_by(&dir, self.planned_at);
+            let unchanged = match (&before, stamp(&dir)) {
+                (Some((then, read_at, _)), Some(now)) => {
+                    *then == now && *read_at >= nanos(now.ctime).max(nanos(now.mtime)) + SETTLED
+                }
+                _ => false,
+            };
+            let entries: Vec<(PathBuf, bool)> = if unchanged {
+                before
+                    .as_ref()
+                    .map(|(_, _, e)| e.clone())
+                    .unwrap_or_default()
+            } else {
+                let Ok(rd) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                rd.flatten()
+                    .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
+                    .collect()
+            };
+            budget = budget.saturating_sub(entries.len());
+            if repository::is_git_dir(entries.iter().map(|(p, d)| (p.as_path(), *d))) {
+                seen.dirs.insert(dir.clone());
+            }
+            for (p, is_dir) in entries {
+                if p.file_name().is_some_and(|n| n == ".git") {
+                    if is_dir {
+                        let mut linked = Vec::new();
+                        repository::linked_dirs(&p, &mut linked);
+                        seen.dirs.extend(linked);
+                        seen.dirs.insert(p);
+                    } else {
+                        seen.files.insert(p);
+                    }
+                    continue;
+                }
+                if skipped(&p) {
+                    continue;
+                }
+                let new = !unchanged
+                    && !before
+                        .as_ref()
+                        .is_some_and(|(_, _, e)| e.iter().any(|(q, _)| *q == p));
+                if new
+                    && !self
+                        .approved
+                        .iter()
+                        .any(|a| a.starts_with(&p) || p.starts_with(a))
+                    && let Seen::ReadOnly(why) = self.classifier.seen(&p, is_dir)
+                {
+                    created.push((p, why));
+                    continue;
+                }
+                if is_dir {
+                    stack.push(p);
+                }
+            }
+        }
+        (seen, created)
+    }
 }
 
 /// A unit of the line the analysis foresaw: its words and where it runs.
@@ -1026,20 +1207,110 @@ pub(crate) struct PolicyJudge {
     watch: Option<Watch>,
 }
 
-/// What identifies a program's file: its inode, and its size and content digest.
+/// What identifies a program's file: its inode, its size and content digest, and the build
+/// id its linker wrote (which a copy with bytes added or changed outside the code keeps).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Identity {
     dev: u64,
     ino: u64,
     len: u64,
     digest: [u8; 32],
+    build_id: Option<Vec<u8>>,
 }
 
+/// The GNU build id of an ELF file (little-endian, 32 or 64 bits): the `NT_GNU_BUILD_ID`
+/// note of a `PT_NOTE` segment.
+fn build_id(f: &std::fs::File) -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt as _;
+    const PT_NOTE: u32 = 4;
+    const NT_GNU_BUILD_ID: u32 = 3;
+    let mut hdr = [0u8; 64];
+    f.read_exact_at(&mut hdr, 0).ok()?;
+    if &hdr[..4] != b"\x7fELF" || hdr[5] != 1 {
+        return None;
+    }
+    let u16_at = |b: &[u8], i: usize| Some(u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?));
+    let u32_at = |b: &[u8], i: usize| Some(u32::from_le_bytes(b.get(i..i + 4)?.try_into().ok()?));
+    let u64_at = |b: &[u8], i: usize| Some(u64::from_le_bytes(b.get(i..i + 8)?.try_into().ok()?));
+    let wide = hdr[4] == 2;
+    let (phoff, phentsize, phnum) = if wide {
+        (u64_at(&hdr, 32)?, u16_at(&hdr, 54)?, u16_at(&hdr, 56)?)
+    } else {
+        (
+            u64::from(u32_at(&hdr, 28)?),
+            u16_at(&hdr, 42)?,
+            u16_at(&hdr, 44)?,
+        )
+    };
+    let (phentsize, phnum) = (usize::from(phentsize), usize::from(phnum));
+    if phnum > 512 || phentsize < if wide { 56 } else { 32 } {
+        return None;
+    }
+    let mut phdrs = vec![0u8; phentsize * phnum];
+    f.read_exact_at(&mut phdrs, phoff).ok()?;
+    for ph in phdrs.chunks(phentsize) {
+        if u32_at(ph, 0)? != PT_NOTE {
+            continue;
+        }
+        let (off, size) = if wide {
+            (u64_at(ph, 8)?, u64_at(ph, 32)?)
+        } else {
+            (u64::from(u32_at(ph, 4)?), u64::from(u32_at(ph, 16)?))
+        };
+        if size > 1 << 16 {
+            continue;
+        }
+        let mut notes = vec![0u8; usize::try_from(size).ok()?];
+        f.read_exact_at(&mut notes, off).ok()?;
+        let mut i = 0usize;
+        let pad = |n: usize| n.div_ceil(4) * 4;
+        while i + 12 <= notes.len() {
+            let namesz = usize::try_from(u32_at(&notes, i)?).ok()?;
+            let descsz = usize::try_from(u32_at(&notes, i + 4)?).ok()?;
+            let kind = u32_at(&notes, i + 8)?;
+            let name_at = i + 12;
+            let desc_at = name_at.checked_add(pad(namesz))?;
+            let end = desc_at.checked_add(descsz)?;
+            if end > notes.len() {
+                break;
+            }
+            if kind == NT_GNU_BUILD_ID && notes.get(name_at..name_at + namesz) == Some(b"GNU\0") {
+                return Some(notes[desc_at..end].to_vec());
+            }
+            i = desc_at + pad(descsz);
+        }
+    }
+    None
+}
+
+/// The identity of the open file `f`. Digests are kept for the life of the process, by
+/// inode, size and change times (a file changed in place gets a new entry), so a program's
+/// file is read once, not once per command.
 fn identity_of(f: &std::fs::File) -> Option<Identity> {
     use sha2::Digest as _;
     use std::io::Read as _;
     use std::os::unix::fs::MetadataExt as _;
+    type Key = (u64, u64, u64, i64, i64, i64, i64);
+    static KNOWN: std::sync::OnceLock<Mutex<HashMap<Key, Identity>>> = std::sync::OnceLock::new();
+    const MAX_KNOWN: usize = 512;
     let m = f.metadata().ok()?;
+    let key: Key = (
+        m.dev(),
+        m.ino(),
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+    );
+    let known = KNOWN.get_or_init(Mutex::default);
+    if let Some(id) = known
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&key)
+    {
+        return Some(id.clone());
+    }
     let mut hasher = sha2::Sha256::new();
     let mut r = std::io::BufReader::new(f);
     let mut buf = vec![0u8; 64 * 1024];
@@ -1050,12 +1321,21 @@ fn identity_of(f: &std::fs::File) -> Option<Identity> {
         }
         hasher.update(&buf[..n]);
     }
-    Some(Identity {
+    let id = Identity {
         dev: m.dev(),
         ino: m.ino(),
         len: m.len(),
         digest: hasher.finalize().into(),
-    })
+        build_id: build_id(f),
+    };
+    let mut known = known
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if known.len() >= MAX_KNOWN {
+        known.clear();
+    }
+    known.insert(key, id.clone());
+    Some(id)
 }
 
 /// The dynamic loader's options that take a value, before the program it runs.
@@ -1159,6 +1439,12 @@ impl PolicyJudge {
         if let Some((n, _)) = ids
             .iter()
             .find(|(_, i)| i.dev == m.dev() && i.ino == m.ino())
+        {
+            return (n != name).then(|| n.clone());
+        }
+        if ids.iter().any(|(_, i)| i.build_id.is_some())
+            && let Some(b) = build_id(f)
+            && let Some((n, _)) = ids.iter().find(|(_, i)| i.build_id.as_ref() == Some(&b))
         {
             return (n != name).then(|| n.clone());
         }
@@ -1297,15 +1583,35 @@ impl RunJudge for PolicyJudge {
     }
 
     fn settle(&self) -> Vec<tool_core::sandbox::Settled> {
+        use tool_core::sandbox::Settled;
         let Some(w) = &self.watch else {
             return Vec::new();
         };
-        let now = repository::scan(&self.policy.walk_cache, &w.roots, &w.skip);
+        let (now, created) = w.scan(&self.policy.walk_cache);
         let mut out = Vec::new();
-        let mut dirs: Vec<&PathBuf> = now.dirs.difference(&w.before.dirs).collect();
+        // Protected or denied names the command created where the plan could not hold them.
+        for (p, why) in created {
+            let gone = if p.is_dir() && !p.is_symlink() {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
+            if gone.is_ok() {
+                out.push(Settled {
+                    path: p,
+                    done: "removed".into(),
+                    why,
+                });
+            }
+        }
+        // Every repository where the command could write: what it created in its protected
+        // places (all of them, in a repository it created).
+        let mut dirs: Vec<&PathBuf> = now.dirs.iter().filter(|d| under(d, &w.roots)).collect();
         dirs.sort();
+        let held = |p: &Path| w.skip.iter().any(|s| p.starts_with(s));
         for d in dirs {
-            repository::settle_dir(d, &mut out);
+            let new = !w.before.dirs.contains(d);
+            repository::settle_dir(d, new, &held, &mut out);
         }
         let mut files: Vec<&PathBuf> = now.files.difference(&w.before.files).collect();
         files.sort();
@@ -1318,7 +1624,7 @@ impl RunJudge for PolicyJudge {
                 w.before.dirs.contains(&t) || now.dirs.contains(&t) && under(&t, &w.roots)
             });
             if !looked_after && std::fs::remove_file(f).is_ok() {
-                out.push(tool_core::sandbox::Settled {
+                out.push(Settled {
                     path: f.clone(),
                     done: "removed".into(),
                     why: "a new .git file pointing to a repository outside the directories the command may write".into(),

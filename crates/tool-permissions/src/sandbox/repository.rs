@@ -9,11 +9,8 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use tool_core::sandbox::Settled;
-
-use super::{WALK_ENTRIES, WALK_TIME, WalkCache};
 
 /// Settings a repository's `config` may keep, by section (lower case) and key (lower case):
 /// those `git init` and `git clone` write and others that only shape how git stores and
@@ -203,99 +200,92 @@ pub(crate) fn is_git_dir<'a>(mut entries: impl Iterator<Item = (&'a Path, bool)>
     head && objects && refs
 }
 
-/// The git directories of submodules kept in `git` (its `modules/<name>`, nested).
-pub(crate) fn module_dirs(git: &Path, out: &mut Vec<PathBuf>) {
+/// The git directories kept inside `git`: its submodules' (`modules/<name>`, nested) and its
+/// linked worktrees' (`worktrees/<name>`).
+pub(crate) fn linked_dirs(git: &Path, out: &mut Vec<PathBuf>) {
     if let Ok(modules) = std::fs::read_dir(git.join("modules")) {
         for m in modules.flatten() {
             if m.file_type().is_ok_and(|t| t.is_dir()) {
                 out.push(m.path());
-                module_dirs(&m.path(), out);
+                linked_dirs(&m.path(), out);
+            }
+        }
+    }
+    if let Ok(worktrees) = std::fs::read_dir(git.join("worktrees")) {
+        for w in worktrees.flatten() {
+            if w.file_type().is_ok_and(|t| t.is_dir()) {
+                out.push(w.path());
             }
         }
     }
 }
 
-/// The git directories and `.git` files under `roots` now, reading only the directories that
-/// changed since the plan's walk (the others are as the cache recorded them), not entering
-/// `skip` (what the plan hid or kept read-only: the command could not write there).
-pub(crate) fn scan(cache: &WalkCache, roots: &[PathBuf], skip: &[PathBuf]) -> Seen {
-    let mut seen = Seen::default();
-    let deadline = Instant::now() + WALK_TIME;
-    let mut budget = WALK_ENTRIES;
-    let mut stack: Vec<PathBuf> = roots.to_vec();
-    while let Some(dir) = stack.pop() {
-        if Instant::now() > deadline || budget == 0 {
-            break;
-        }
-        if skip.iter().any(|s| dir.starts_with(s)) {
-            continue;
-        }
-        let entries: Vec<(PathBuf, bool)> = match cache.unchanged(&dir) {
-            Some(cached) => cached,
-            None => {
-                let Ok(rd) = std::fs::read_dir(&dir) else {
+/// Remove `p` (a file, a link or a directory).
+fn remove(p: &Path) -> bool {
+    let is_dir = std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+    if is_dir {
+        std::fs::remove_dir_all(p).is_ok()
+    } else {
+        std::fs::remove_file(p).is_ok()
+    }
+}
+
+/// Put right the git directory `git` after a command: what it created in the places that run
+/// programs, those the plan could not hold read-only because they did not exist (`held` says
+/// which the plan held). In a repository the command created (`new`), that is all of them:
+/// hooks other than git's samples are removed, `config` and `config.worktree` keep only
+/// settings that run nothing. A `commondir` is kept only in a worktree's git directory,
+/// pointing to its repository's; another object store lent (`objects/info/alternates`) to
+/// an existing repository is removed.
+pub(crate) fn settle_dir(
+    git: &Path,
+    new: bool,
+    held: &dyn Fn(&Path) -> bool,
+    out: &mut Vec<Settled>,
+) {
+    let why = if new {
+        "a repository the command created"
+    } else {
+        "a repository"
+    };
+    let hooks = git.join("hooks");
+    if (new || !held(&hooks))
+        && let Ok(m) = std::fs::symlink_metadata(&hooks)
+    {
+        if m.is_dir() {
+            for e in std::fs::read_dir(&hooks).into_iter().flatten().flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.ends_with(".sample") && e.file_type().is_ok_and(|t| t.is_file()) {
                     continue;
-                };
-                rd.flatten()
-                    .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
-                    .collect()
-            }
-        };
-        budget = budget.saturating_sub(entries.len());
-        if is_git_dir(entries.iter().map(|(p, d)| (p.as_path(), *d))) {
-            seen.dirs.insert(dir.clone());
-        }
-        for (p, is_dir) in entries {
-            if p.file_name().is_some_and(|n| n == ".git") {
-                if is_dir {
-                    let mut modules = Vec::new();
-                    module_dirs(&p, &mut modules);
-                    seen.dirs.extend(modules);
-                    seen.dirs.insert(p);
-                } else {
-                    seen.files.insert(p);
                 }
-            } else if is_dir {
-                stack.push(p);
+                let p = e.path();
+                if remove(&p) {
+                    out.push(Settled {
+                        path: p,
+                        done: "removed".into(),
+                        why: format!("a hook of {why}"),
+                    });
+                }
             }
-        }
-    }
-    seen
-}
-
-/// Put right a git directory the command created: hooks other than git's samples removed,
-/// `config` (and `config.worktree`) keeping only settings that run nothing.
-pub(crate) fn settle_dir(git: &Path, out: &mut Vec<Settled>) {
-    let why = "a repository the command created";
-    if let Ok(hooks) = std::fs::read_dir(git.join("hooks")) {
-        for e in hooks.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".sample") && e.file_type().is_ok_and(|t| t.is_file()) {
-                continue;
-            }
-            let p = e.path();
-            let gone = if e.file_type().is_ok_and(|t| t.is_dir()) {
-                std::fs::remove_dir_all(&p)
-            } else {
-                std::fs::remove_file(&p)
-            };
-            if gone.is_ok() {
-                out.push(Settled {
-                    path: p,
-                    done: "removed".into(),
-                    why: format!("a hook of {why}"),
-                });
-            }
+        } else if remove(&hooks) {
+            out.push(Settled {
+                path: hooks,
+                done: "removed".into(),
+                why: format!("the hooks of {why} are not a directory"),
+            });
         }
     }
     for name in ["config", "config.worktree"] {
         let p = git.join(name);
+        if !new && held(&p) {
+            continue;
+        }
         let Ok(m) = std::fs::symlink_metadata(&p) else {
             continue;
         };
         if !m.is_file() {
             // A link or anything else where git reads its settings: gone.
-            if std::fs::remove_file(&p).is_ok() || std::fs::remove_dir_all(&p).is_ok() {
+            if remove(&p) {
                 out.push(Settled {
                     path: p,
                     done: "removed".into(),
@@ -305,7 +295,7 @@ pub(crate) fn settle_dir(git: &Path, out: &mut Vec<Settled>) {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(&p) else {
-            if std::fs::remove_file(&p).is_ok() {
+            if remove(&p) {
                 out.push(Settled {
                     path: p,
                     done: "removed".into(),
@@ -324,13 +314,50 @@ pub(crate) fn settle_dir(git: &Path, out: &mut Vec<Settled>) {
                 done: format!("settings taken out: {}", removed.join(", ")),
                 why: format!("settings of {why} that may run programs"),
             });
-        } else if std::fs::remove_file(&p).is_ok() {
+        } else if remove(&p) {
             out.push(Settled {
                 path: p,
                 done: "removed".into(),
                 why: format!("settings of {why} that may run programs"),
             });
         }
+    }
+    let common = git.join("commondir");
+    if !held(&common) && std::fs::symlink_metadata(&common).is_ok() {
+        // A worktree's git directory (`<repository>/worktrees/<name>`) names its repository's;
+        // anything else would lend the repository another one's settings.
+        let owner = git
+            .parent()
+            .filter(|p| p.file_name().is_some_and(|n| n == "worktrees"))
+            .and_then(Path::parent);
+        let points = std::fs::read_to_string(&common).ok().map(|t| {
+            let t = Path::new(t.trim());
+            tool_core::normalize(&if t.is_absolute() {
+                t.to_path_buf()
+            } else {
+                git.join(t)
+            })
+        });
+        let fine = matches!((owner, points), (Some(o), Some(p)) if tool_core::normalize(o) == p);
+        if !fine && remove(&common) {
+            out.push(Settled {
+                path: common,
+                done: "removed".into(),
+                why: format!("{why} pointed to another repository's settings"),
+            });
+        }
+    }
+    let alternates = git.join("objects/info/alternates");
+    if !new
+        && !held(&alternates)
+        && std::fs::symlink_metadata(&alternates).is_ok()
+        && remove(&alternates)
+    {
+        out.push(Settled {
+            path: alternates,
+            done: "removed".into(),
+            why: format!("{why} was lent another object store"),
+        });
     }
 }
 
