@@ -332,7 +332,7 @@ impl Sandbox {
     /// Whether the seccomp filter that keeps every process traced is in place on this
     /// architecture.
     pub fn filters_clone(&self) -> bool {
-        seccomp::program(false).is_some()
+        seccomp::program(false, true).is_some()
     }
 }
 
@@ -544,7 +544,7 @@ impl Launch {
             Some(_) => absent::Undone::note(&self.mounts.undone),
             None => absent::Undone::default(),
         };
-        let program = seccomp::program(self.unix_sockets || sandbox.is_none());
+        let program = seccomp::program(self.unix_sockets || sandbox.is_none(), sandbox.is_some());
         const SECCOMP_FD: RawFd = 10;
         let mut fds = self.fds;
         // Under bubblewrap, the seccomp program goes in through a pipe it reads; unconfined,

@@ -7,7 +7,12 @@
 //!
 //! Unless the plan lets them, `socket(AF_UNIX, …)` fails with `EPERM` too: a Unix socket on
 //! the file system (a container engine's, a desktop bus) is a way out that no mount closes.
-//! `socketpair` stays, so processes still talk among themselves.
+//! `socketpair` stays, so processes still talk among themselves. `io_uring` fails with
+//! `ENOSYS`: its operations (opening sockets among them) never pass through the filter.
+//!
+//! Confined, a new user namespace (`clone` or `unshare` with `CLONE_NEWUSER`) fails with
+//! `EPERM`: the kernel keeps the sandbox's mounts locked in one, but nothing a command needs
+//! is worth that surface.
 //!
 //! The filter is a classic BPF program in the form bubblewrap's `--seccomp FD` reads.
 
@@ -35,7 +40,10 @@ const OFF_ARCH: u32 = 4;
 const OFF_ARG0_LOW: u32 = 16;
 
 const CLONE_UNTRACED: u32 = 0x0080_0000;
+const CLONE_NEWUSER: u32 = 0x1000_0000;
 const SYS_CLONE3: u32 = 435;
+/// `io_uring_setup`, `io_uring_enter`, `io_uring_register` (the same on every ABI).
+const SYS_IO_URING: [u32; 3] = [425, 426, 427];
 const AF_UNIX: u32 = 1;
 
 /// The native ABI: its audit arch, its `clone` and `socket` numbers, and the bit that marks x32
@@ -44,6 +52,7 @@ struct Abi {
     arch: u32,
     clone: u32,
     socket: u32,
+    unshare: u32,
     x32: Option<u32>,
 }
 
@@ -52,6 +61,7 @@ const NATIVE: Option<Abi> = Some(Abi {
     arch: 0xc000_003e,
     clone: 56,
     socket: 41,
+    unshare: 272,
     x32: Some(0x4000_0000),
 });
 #[cfg(target_arch = "aarch64")]
@@ -59,6 +69,7 @@ const NATIVE: Option<Abi> = Some(Abi {
     arch: 0xc000_00b7,
     clone: 220,
     socket: 198,
+    unshare: 97,
     x32: None,
 });
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -77,8 +88,8 @@ enum To {
 
 /// The filter as bytes, or `None` on an architecture it is not written for (the supervisor
 /// then cannot rule out `CLONE_UNTRACED`, and says so). With `unix_sockets`, `socket(AF_UNIX)`
-/// is let through.
-pub(crate) fn program(unix_sockets: bool) -> Option<Vec<u8>> {
+/// is let through; `confined` (under bubblewrap), new user namespaces are refused.
+pub(crate) fn program(unix_sockets: bool, confined: bool) -> Option<Vec<u8>> {
     let abi = NATIVE?;
     // (code, jump if true, jump if false, k); jumps name a label.
     let mut body: Vec<(u16, To, To, u32)> = vec![
@@ -90,6 +101,17 @@ pub(crate) fn program(unix_sockets: bool) -> Option<Vec<u8>> {
         body.push((BPF_JGE_K, To::NoSys, To::Next, bit));
     }
     body.push((BPF_JEQ_K, To::NoSys, To::Next, SYS_CLONE3));
+    for nr in SYS_IO_URING {
+        body.push((BPF_JEQ_K, To::NoSys, To::Next, nr));
+    }
+    if confined {
+        // unshare(CLONE_NEWUSER | …): refused; the next instruction reloads the number.
+        body.extend([
+            (BPF_JEQ_K, To::Next, To::Skip(2), abi.unshare),
+            (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW),
+            (BPF_JSET_K, To::Perm, To::Allow, CLONE_NEWUSER),
+        ]);
+    }
     if !unix_sockets {
         // socket(AF_UNIX, …): refused. The next instruction reloads the number for `clone`.
         body.extend([
@@ -98,10 +120,15 @@ pub(crate) fn program(unix_sockets: bool) -> Option<Vec<u8>> {
             (BPF_JEQ_K, To::Perm, To::Allow, AF_UNIX),
         ]);
     }
+    let refused_clone = if confined {
+        CLONE_UNTRACED | CLONE_NEWUSER
+    } else {
+        CLONE_UNTRACED
+    };
     body.extend([
         (BPF_JEQ_K, To::Next, To::Allow, abi.clone),
         (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW),
-        (BPF_JSET_K, To::Perm, To::Allow, CLONE_UNTRACED),
+        (BPF_JSET_K, To::Perm, To::Allow, refused_clone),
     ]);
     // The three returns follow the body, in this order.
     let allow = body.len();
@@ -192,7 +219,7 @@ mod tests {
 
     #[test]
     fn the_filter_refuses_untraced_clones_and_clone3_and_passes_the_rest() {
-        let Some(prog) = program(false) else {
+        let Some(prog) = program(false, true) else {
             return;
         };
         let Some(abi) = NATIVE else {
@@ -221,8 +248,33 @@ mod tests {
             SECCOMP_RET_ALLOW,
             "AF_INET"
         );
-        let open = program(true).unwrap_or_default();
+        for nr in SYS_IO_URING {
+            assert_eq!(run(&prog, arch, nr, 0), errno(libc::ENOSYS), "io_uring");
+        }
+        assert_eq!(
+            run(&prog, arch, abi.unshare, u64::from(CLONE_NEWUSER)),
+            errno(libc::EPERM)
+        );
+        assert_eq!(
+            run(&prog, arch, abi.unshare, 0x0002_0000),
+            SECCOMP_RET_ALLOW,
+            "unshare(CLONE_NEWNS)"
+        );
+        assert_eq!(
+            run(&prog, arch, clone, u64::from(CLONE_NEWUSER) | 0x11),
+            errno(libc::EPERM)
+        );
+        // Unconfined: Unix sockets and user namespaces as the system allows them.
+        let open = program(true, false).unwrap_or_default();
         assert_eq!(run(&open, arch, abi.socket, 1), SECCOMP_RET_ALLOW);
+        assert_eq!(
+            run(&open, arch, abi.unshare, u64::from(CLONE_NEWUSER)),
+            SECCOMP_RET_ALLOW
+        );
+        assert_eq!(
+            run(&open, arch, clone, u64::from(CLONE_NEWUSER)),
+            SECCOMP_RET_ALLOW
+        );
         assert_eq!(
             run(&open, arch, clone, u64::from(CLONE_UNTRACED)),
             errno(libc::EPERM)
