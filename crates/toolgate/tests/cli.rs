@@ -898,3 +898,159 @@ fn a_transcript_nested_ten_thousand_levels_is_refused_not_a_crash() {
         "{err}"
     );
 }
+
+/// Whether bubblewrap works here (the tests that need it say so and pass without it, unless
+/// `TOOLGATE_REQUIRE_SANDBOX` is set).
+fn sandbox_works() -> bool {
+    let works = Command::new("bwrap")
+        .args(["--ro-bind", "/", "/", "--unshare-net", "--", "/bin/true"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works && std::env::var_os("TOOLGATE_REQUIRE_SANDBOX").is_some() {
+        panic!("TOOLGATE_REQUIRE_SANDBOX is set but bwrap does not work here");
+    }
+    works
+}
+
+/// A project whose policy allows Bash but denies rm and reading `.env`, with scripts the
+/// analysis cannot see into.
+fn sandboxed_project() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt as _;
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::fs::create_dir_all(d.path().join("home")).unwrap();
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)", "Read(./.env)"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(ws.join(".env"), "API_KEY=hunter2\n").unwrap();
+    std::fs::write(ws.join("victim.txt"), "v\n").unwrap();
+    for (name, body) in [
+        ("show.sh", "cat .env 2>&1; echo shown"),
+        ("clean.sh", "echo cleaning; rm victim.txt; echo after"),
+    ] {
+        let p = ws.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    // Claude Code's trust of the project, which the project's allow rules need.
+    std::fs::write(
+        d.path().join("home/.claude.json"),
+        serde_json::json!({"projects": {std::fs::canonicalize(&ws).unwrap().to_str().unwrap(): {"hasTrustDialogAccepted": true}}}).to_string(),
+    )
+    .unwrap();
+    d
+}
+
+#[test]
+fn sandbox_runs_a_line_confined_and_refuses_a_denied_one() {
+    if !sandbox_works() {
+        return;
+    }
+    let d = sandboxed_project();
+    let ws = d.path().join("ws");
+    let run = |line: &str| {
+        toolgate()
+            .current_dir(&ws)
+            .env("HOME", d.path().join("home"))
+            .env("XDG_CONFIG_HOME", d.path().join("home/.config"))
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .args(["sandbox", "--", line])
+            .output()
+            .unwrap()
+    };
+    // Denied before it runs: status 126, the reason on stderr.
+    let out = run("rm victim.txt");
+    assert_eq!(out.status.code(), Some(126), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Bash(rm:*)"),
+        "{out:?}"
+    );
+    // A script the rules allow: the denied file reads as nothing, the rest runs.
+    let out = run("./show.sh");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("hunter2") && text.contains("shown"),
+        "{out:?}"
+    );
+    // The rm the script starts is stopped, and the violation is reported.
+    let out = run("./clean.sh");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        err.contains("<sandbox_violations>") && err.contains("deny exec rm victim.txt"),
+        "{err}"
+    );
+    assert!(ws.join("victim.txt").exists());
+}
+
+#[test]
+fn guard_with_sandbox_runs_allowed_bash_calls_through_toolgate_sandbox() {
+    let d = sandboxed_project();
+    let ws = d.path().join("ws");
+    let call = |command: &str| {
+        serde_json::json!({"session_id": "s", "cwd": ws, "hook_event_name": "PreToolUse",
+            "permission_mode": "default", "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "d"}, "tool_use_id": "toolu_1"})
+        .to_string()
+    };
+    let (out, _, ok) = guard(&["--sandbox"], &call("./clean.sh"), &d.path().join("home"));
+    assert!(ok, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let hso = &v["hookSpecificOutput"];
+    let wrapped = hso["updatedInput"]["command"].as_str().unwrap();
+    assert!(
+        wrapped.ends_with(" sandbox -- './clean.sh'") && wrapped.contains("toolgate"),
+        "{out}"
+    );
+    assert_eq!(hso["updatedInput"]["description"], "d", "other fields kept");
+    // A denied call is denied, not wrapped.
+    let (out, _, _) = guard(
+        &["--sandbox"],
+        &call("rm victim.txt"),
+        &d.path().join("home"),
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{out}"
+    );
+    assert!(v["hookSpecificOutput"]["updatedInput"].is_null(), "{out}");
+}
+
+#[test]
+fn the_audit_log_records_what_the_sandbox_stopped_with_the_rule_and_the_analysis() {
+    use serde_json::json;
+    if !sandbox_works() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let scenario = json!({"name": "enforcement", "fixture": {"files": {"victim.txt": "v\n",
+        "clean.sh": {"content": "#!/bin/sh\nrm victim.txt\n", "mode": "755"}}},
+    "settings": {"permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)"]}},
+    "turns": [[{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "./clean.sh"}}]]});
+    let file = d.path().join("s.json");
+    std::fs::write(&file, scenario.to_string()).unwrap();
+    let log = d.path().join("audit.jsonl");
+    let results = stdout_of(toolgate().arg("run").arg(&file).arg("--audit").arg(&log));
+    assert!(results.contains("deny exec rm victim.txt"), "{results}");
+    let lines = json_lines(&std::fs::read_to_string(&log).unwrap());
+    let stops: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "enforcement")
+        .collect();
+    assert_eq!(stops.len(), 1, "{lines:?}");
+    let s = stops[0];
+    assert_eq!(s["tool_use_id"], "t1", "{s}");
+    assert_eq!(s["what"], "exec");
+    assert_eq!(s["line"], "./clean.sh");
+    assert_eq!(s["unit"], "rm victim.txt");
+    assert_eq!(s["rule"], "Bash(rm:*)");
+    assert_eq!(s["verdict"], "deny");
+    // What the analysis claimed: the line was allowed, by the whole-tool rule.
+    let claim = s["analysis"].as_str().unwrap();
+    assert!(claim.contains("Bash") && claim.contains("allow"), "{s}");
+}
