@@ -44,6 +44,7 @@ pub(crate) fn args(
     stand_ins: &StandIns,
     seccomp_fd: Option<i32>,
     cwd: &Path,
+    own_network: bool,
 ) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
@@ -113,9 +114,11 @@ pub(crate) fn args(
             push(&[&"--ro-bind", &stand_ins.file, &real]);
         }
     }
+    if own_network {
+        push(&[&"--unshare-net"]);
+    }
     push(&[
         &"--unshare-pid",
-        &"--unshare-net",
         &"--unshare-ipc",
         &"--unshare-uts",
         &"--unshare-cgroup-try",

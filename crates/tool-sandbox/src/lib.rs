@@ -549,6 +549,9 @@ impl Launch {
         let mut fds = self.fds;
         // Under bubblewrap, the seccomp program goes in through a pipe it reads; unconfined,
         // the child installs it itself before it executes the command.
+        // A fresh network namespace made ahead, when this process can make them; else
+        // bubblewrap makes one.
+        let prepared = sandbox.and_then(|_| netns::take_prepared());
         let (exec_path, args, own_filter): (OsString, Vec<OsString>, _) = match sandbox {
             Some(sb) => {
                 let seccomp = match &program {
@@ -560,6 +563,7 @@ impl Launch {
                     &sb.stand_ins,
                     seccomp.as_ref().map(|_| SECCOMP_FD),
                     &self.cwd,
+                    prepared.is_none(),
                 );
                 args.push("--".into());
                 args.push(self.program.clone());
@@ -604,6 +608,14 @@ impl Launch {
         let network = self.network;
         let resolver = self.resolver;
         let thread_shared = shared.clone();
+        // The prepared listener is only for a filtered network; a closed one is closed now.
+        let (netns_file, mut ready_listener) = match prepared {
+            Some(p) => (
+                Some(p.ns),
+                (self.network == NetworkPlan::Filtered).then_some(p.listener),
+            ),
+            None => (None, None),
+        };
         let spawned = std::thread::Builder::new()
             .name("toolgate-sandbox".into())
             .spawn(move || {
@@ -619,6 +631,7 @@ impl Launch {
                     fds,
                     trace: supervise,
                     filter: own_filter,
+                    netns: netns_file,
                 });
                 let pid = match spawned {
                     Ok(p) => p,
@@ -675,8 +688,14 @@ impl Launch {
                         let shared = thread_shared.clone();
                         let resolver: Arc<Resolver> =
                             resolver.unwrap_or_else(|| Arc::new(proxy::system_resolve));
+                        let ready = ready_listener.take();
                         Some(Box::new(move |line_pid| {
-                            let listener = netns::listener_in(line_pid, netns::PROXY_PORT)?;
+                            // The prepared namespace's listener, or one made in the
+                            // namespace bubblewrap made.
+                            let listener = match ready {
+                                Some(l) => l,
+                                None => netns::listener_in(line_pid, netns::PROXY_PORT)?,
+                            };
                             proxy::serve(listener, judge, shared, resolver);
                             Ok(())
                         }))

@@ -1,3 +1,9 @@
+//! Network namespaces for sandboxes. Where this process may enter a namespace it makes (root,
+//! or `CAP_SYS_ADMIN`), each command's fresh one is made ahead on a thread of its own, with its
+//! loopback up and the filter's listener open ([`take_prepared`]), and the command's first
+//! process joins it before it executes bubblewrap: making one costs about a millisecond, which
+//! then is not on the command's path. Elsewhere bubblewrap makes it, and:
+//!
 //! A listening socket on the loopback of a sandbox's own network namespace, made from outside:
 //! the network filter's only door. A short-lived child process joins the sandbox's user (when
 //! it has its own) and network namespaces, opens the socket, and passes it back over a socket
@@ -185,4 +191,150 @@ fn receive_fd(sock: &UnixStream) -> Result<OwnedFd, String> {
         let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
         Ok(OwnedFd::from_raw_fd(fd))
     }
+}
+
+/// A network namespace made ahead of a command, with its loopback up and the filter's
+/// listener already open in it: the command's own, fresh one, but made off the command's
+/// critical path (making one costs about a millisecond).
+pub(crate) struct Prepared {
+    /// The namespace (its `/proc/thread-self/ns/net`).
+    pub(crate) ns: std::fs::File,
+    /// A listener on `127.0.0.1:PROXY_PORT` inside it.
+    pub(crate) listener: TcpListener,
+}
+
+/// The one namespace waiting to be taken, and whether this process can make them at all.
+struct Pool {
+    slot: std::sync::Mutex<(Option<Prepared>, bool)>,
+    cond: std::sync::Condvar,
+}
+
+static POOL: std::sync::OnceLock<Option<&'static Pool>> = std::sync::OnceLock::new();
+
+/// Take a prepared namespace, if this process can make them (it may enter a network
+/// namespace it makes: root, or `CAP_SYS_ADMIN`); the next one is made in the background.
+/// `None`: bubblewrap makes the command's namespace itself, as without a pool.
+pub(crate) fn take_prepared() -> Option<Prepared> {
+    let pool = (*POOL.get_or_init(start_pool))?;
+    let mut guard = pool
+        .slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // The maker is done with its first one within a millisecond or two; waiting for it is
+    // no slower than having bubblewrap make one.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(50);
+    loop {
+        if let Some(p) = guard.0.take() {
+            pool.cond.notify_all();
+            return Some(p);
+        }
+        if !guard.1 {
+            return None;
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        guard = pool
+            .cond
+            .wait_timeout(guard, left)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .0;
+    }
+}
+
+/// Make the first namespace on a thread of its own, which then keeps the slot filled; `None`
+/// when this process cannot make one.
+fn start_pool() -> Option<&'static Pool> {
+    let first = std::thread::scope(|s| s.spawn(make).join().ok())?.ok()?;
+    let pool: &'static Pool = Box::leak(Box::new(Pool {
+        slot: std::sync::Mutex::new((Some(first), true)),
+        cond: std::sync::Condvar::new(),
+    }));
+    let spawned = std::thread::Builder::new()
+        .name("toolgate-netns".into())
+        .spawn(move || {
+            loop {
+                {
+                    let mut guard = pool
+                        .slot
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    while guard.0.is_some() {
+                        guard = pool
+                            .cond
+                            .wait(guard)
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    }
+                }
+                let made = make();
+                let mut guard = pool
+                    .slot
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                match made {
+                    Ok(p) => guard.0 = Some(p),
+                    Err(e) => {
+                        tracing::warn!(target: "toolgate::sandbox", error = %e, "cannot make network namespaces ahead any more; bubblewrap makes each");
+                        guard.1 = false;
+                        pool.cond.notify_all();
+                        return;
+                    }
+                }
+                pool.cond.notify_all();
+            }
+        });
+    match spawned {
+        Ok(_) => Some(pool),
+        Err(_) => None,
+    }
+}
+
+/// On the calling thread (which stays in it): a new network namespace with its loopback up,
+/// and the filter's listener open in it.
+#[allow(unsafe_code)]
+fn make() -> Result<Prepared, String> {
+    // SAFETY: unshare of the network namespace changes only the calling thread.
+    if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+        return Err(format!(
+            "unshare(CLONE_NEWNET): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let ns = std::fs::File::open("/proc/thread-self/ns/net")
+        .map_err(|e| format!("opening the new network namespace: {e}"))?;
+    loopback_up()?;
+    let listener = bind_loopback(PROXY_PORT)?;
+    Ok(Prepared { ns, listener })
+}
+
+/// Bring up `lo` in the calling thread's network namespace.
+#[allow(unsafe_code)]
+fn loopback_up() -> Result<(), String> {
+    // SAFETY: a socket for the ioctl, closed below; the request's buffer is local.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if s < 0 {
+            return Err(format!("socket: {}", std::io::Error::last_os_error()));
+        }
+        let s = OwnedFd::from_raw_fd(s);
+        let mut req: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo\0".iter().enumerate() {
+            req.ifr_name[i] = *b as libc::c_char;
+        }
+        if libc::ioctl(s.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) != 0 {
+            return Err(format!(
+                "SIOCGIFFLAGS lo: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        req.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        if libc::ioctl(s.as_raw_fd(), libc::SIOCSIFFLAGS, &req) != 0 {
+            return Err(format!(
+                "SIOCSIFFLAGS lo: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
 }

@@ -3,8 +3,9 @@
 //! its page tables (`fork` of a host process with a large heap costs the better part of a
 //! millisecond; this costs tens of microseconds). The child, on a stack of its own, only makes
 //! system calls on what the parent prepared: it resets signal handling, joins a new process
-//! group, puts its descriptors in place, changes directory, installs the seccomp filter when it
-//! must, asks to be traced by the parent thread, and executes. A failure before `execve` is
+//! group, puts its descriptors in place, joins a prepared network namespace when it has one,
+//! changes directory, installs the seccomp filter when it must, asks to be traced by the
+//! parent thread, and executes. A failure before `execve` is
 //! reported through a close-on-exec pipe.
 
 use std::ffi::{CString, OsString};
@@ -52,6 +53,8 @@ pub(crate) struct Child {
     pub(crate) trace: bool,
     /// A seccomp filter (classic BPF) it installs itself.
     pub(crate) filter: Option<Vec<u8>>,
+    /// A network namespace it joins before it executes.
+    pub(crate) netns: Option<std::fs::File>,
 }
 
 /// Everything the child reads, laid out before the clone.
@@ -66,6 +69,8 @@ struct Prepared {
     dups: Vec<(RawFd, RawFd)>,
     trace: bool,
     filter: Option<Vec<u8>>,
+    /// The network namespace to join, or -1.
+    netns: RawFd,
     error_pipe: RawFd,
     /// The signal mask to restore in the child.
     mask: libc::sigset_t,
@@ -161,6 +166,7 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
         dups,
         trace: child.trace,
         filter: child.filter,
+        netns: child.netns.as_ref().map_or(-1, |f| f.as_raw_fd()),
         error_pipe: write_end.as_raw_fd(),
         mask: old,
     };
@@ -186,6 +192,7 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
     }
     drop(write_end);
     drop(keep);
+    drop(child.netns);
     if pid < 0 {
         return Err(clone_error);
     }
@@ -250,6 +257,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             if libc::dup2(from, to) < 0 {
                 return fail(p);
             }
+        }
+        if p.netns >= 0 && libc::setns(p.netns, libc::CLONE_NEWNET) != 0 {
+            return fail(p);
         }
         if let Some(cwd) = &p.cwd
             && libc::chdir(cwd.as_ptr()) != 0
