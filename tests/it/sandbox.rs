@@ -300,7 +300,7 @@ async fn protected_paths_stay_as_they_are_and_new_ones_are_taken_back() {
     script(
         &sb,
         "plant.sh",
-        "echo evil > .git/hooks/pre-commit 2>&1\necho '[core] fsmonitor = evil' >> .git/config 2>&1\nmkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json\necho '{}' > .mcp.json\necho planted",
+        "echo evil > .git/hooks/pre-commit 2>&1\necho '[core] fsmonitor = evil' >> .git/config 2>&1\nln .git/config cfglink 2>&1 || echo no-link\nmkdir -p .claude && echo '{\"hooks\":{}}' > .claude/settings.json\necho '{}' > .mcp.json\necho planted",
     );
     let mut s = session(&sb, json!({"permissions": {"allow": ["Bash"]}}));
     let o = bash(&mut s, "./plant.sh").await;
@@ -308,6 +308,8 @@ async fn protected_paths_stay_as_they_are_and_new_ones_are_taken_back() {
     assert!(text.contains("planted"), "{text}");
     assert!(!sb.path(".git/hooks/pre-commit").exists(), "{text}");
     assert_eq!(sb.read(".git/config"), b"[core]\n");
+    // A hard link cannot be made across the read-only bind.
+    assert!(text.contains("no-link") && !sb.path("cfglink").exists(), "{text}");
     // Made during the command, gone after it, and the model is told.
     assert!(!sb.path(".claude").exists(), "{text}");
     assert!(!sb.path(".mcp.json").exists(), "{text}");
