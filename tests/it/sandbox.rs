@@ -309,7 +309,10 @@ async fn protected_paths_stay_as_they_are_and_new_ones_are_taken_back() {
     assert!(!sb.path(".git/hooks/pre-commit").exists(), "{text}");
     assert_eq!(sb.read(".git/config"), b"[core]\n");
     // A hard link cannot be made across the read-only bind.
-    assert!(text.contains("no-link") && !sb.path("cfglink").exists(), "{text}");
+    assert!(
+        text.contains("no-link") && !sb.path("cfglink").exists(),
+        "{text}"
+    );
     // Made during the command, gone after it, and the model is told.
     assert!(!sb.path(".claude").exists(), "{text}");
     assert!(!sb.path(".mcp.json").exists(), "{text}");

@@ -810,17 +810,34 @@ fn protected_change(
             ));
         }
     }
-    // The `.git` this path is in, when the command created it.
+    // The git directory this path is in (a `.git`, a submodule's or a worktree's inside
+    // one), when the command created it.
     let new_git = p
         .ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == ".git"))
+        .skip(1)
+        .find(|a| {
+            a.file_name().is_some_and(|n| n == ".git")
+                || git_dir_after(after, a)
+                || a.parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == "worktrees")
+        })
         .filter(|g| !before.contains_key(*g));
     if let (Some(_), Some(git)) = (why, new_git) {
         let rel = p.strip_prefix(git).unwrap_or(p);
         let hook_sample =
             rel.starts_with("hooks") && (rel == Path::new("hooks") || name.ends_with(".sample"));
+        // A worktree's own git directory names its repository's.
+        let own_common = name == "commondir"
+            && git
+                .parent()
+                .is_some_and(|w| w.file_name().is_some_and(|n| n == "worktrees"))
+            && git
+                .parent()
+                .and_then(Path::parent)
+                .is_some_and(|owner| tool_core::normalize(&git.join(text_of(p).trim())) == owner);
         // Git's own samples, and a new config that runs nothing (checked above).
-        if hook_sample || matches!(name, "config" | "config.worktree") {
+        if hook_sample || own_common || matches!(name, "config" | "config.worktree") {
             return None;
         }
     }
@@ -969,8 +986,10 @@ pub(crate) async fn inner(spec_file: &Path) -> anyhow::Result<()> {
         .run_turn(&[tool_core::ToolUse::new("toolu_effects", "Bash", input)])
         .await;
     let o = &turn.outcomes[0];
+    // A host that ends stops its background commands and puts right what they left.
+    tool_sandbox::stop_background(std::time::Duration::from_secs(10));
     // Let a connection still being accepted land.
-    std::thread::sleep(std::time::Duration::from_millis(50));
+    std::thread::sleep(std::time::Duration::from_millis(300));
     let connections: Vec<Value> = seen
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -995,24 +1014,28 @@ pub(crate) fn run(files: &[PathBuf], opts: Options) -> anyhow::Result<bool> {
     tool_sandbox::Sandbox::detect().context("the effects run needs the sandbox")?;
     let me = std::env::current_exe()?;
     let stub_bin = me.with_file_name("effects-stub");
-    // The stand-in is a binary of this package, built beside this one.
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut build = std::process::Command::new(cargo);
-    build
-        .args([
-            "build",
-            "--quiet",
-            "--package",
-            "xtask",
-            "--bin",
-            "effects-stub",
-        ])
-        .current_dir(crate::workspace_root());
-    if !cfg!(debug_assertions) {
-        build.arg("--release");
-    }
-    if !build.status().is_ok_and(|s| s.success()) {
-        eprintln!("could not build effects-stub; using the one there is, if any");
+    // The stand-in is a binary of this package, built beside this one when it is missing or
+    // older than this one.
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if modified(&stub_bin) < modified(&me) {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut build = std::process::Command::new(cargo);
+        build
+            .args([
+                "build",
+                "--quiet",
+                "--package",
+                "xtask",
+                "--bin",
+                "effects-stub",
+            ])
+            .current_dir(crate::workspace_root());
+        if !cfg!(debug_assertions) {
+            build.arg("--release");
+        }
+        if !build.status().is_ok_and(|s| s.success()) {
+            eprintln!("could not build effects-stub; using the one there is, if any");
+        }
     }
     anyhow::ensure!(
         stub_bin.is_file(),

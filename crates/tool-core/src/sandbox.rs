@@ -74,9 +74,6 @@ impl PlannedPath {
 /// order (a later entry wins over an earlier one on the same or an enclosing path).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MountPlan {
-    /// The whole file system is writable (what the plan lists as read-only, hidden or absent
-    /// still is not): for a policy that lets every write through, as bypass mode does.
-    pub root_writable: bool,
     /// Existing directories and files the command may write (the working directories, the
     /// session's temporary directory, what Edit allow rules name).
     pub writable: Vec<PlannedPath>,
@@ -193,6 +190,10 @@ pub struct ExecRequest<'a> {
     pub image: &'a Path,
     /// The loaded executable's device and inode: what a judge keys what it remembers on.
     pub image_id: (u64, u64),
+    /// For a script: the words the interpreter actually runs with (its path, the arguments
+    /// its `#!` line gives, the script, the script's arguments). What runs is that program
+    /// as much as the script.
+    pub interpreter: Option<&'a [String]>,
 }
 
 /// What the sandbox asks while a command runs. Every answer is a [`Decision`]: an allow lets the

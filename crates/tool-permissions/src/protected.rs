@@ -24,7 +24,7 @@ impl Protection {
 /// Directories whose contents are protected.
 const PROTECTED_DIRS: &[&str] = &[".git", ".vscode", ".idea", ".claude", ".toolgate"];
 /// Files protected wherever they are.
-const PROTECTED_FILES: &[&str] = &[
+pub(crate) const PROTECTED_FILES: &[&str] = &[
     ".gitconfig",
     ".gitmodules",
     ".gitattributes",

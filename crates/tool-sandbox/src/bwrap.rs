@@ -52,12 +52,7 @@ pub(crate) fn args(
             a.push(i.as_ref().to_owned());
         }
     };
-    let root = if plan.root_writable {
-        "--bind"
-    } else {
-        "--ro-bind"
-    };
-    push(&[&root, &"/", &"/", &"--dev", &"/dev"]);
+    push(&[&"--ro-bind", &"/", &"/", &"--dev", &"/dev"]);
     if plan.host_proc {
         push(&[&"--ro-bind", &"/proc", &"/proc"]);
     } else {

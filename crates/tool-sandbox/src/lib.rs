@@ -140,6 +140,9 @@ pub(crate) struct Shared {
     /// The network filter's listener, shut when the command ends so its thread ends and the
     /// sandbox's network namespace goes.
     listener: Mutex<Option<std::net::TcpListener>>,
+    /// The judge that puts right what a confined command left ([`RunJudge::settle`]); held
+    /// while settling, so two looks never run at once.
+    settler: Mutex<Option<Arc<dyn RunJudge>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -176,6 +179,14 @@ impl Shared {
     }
     fn record_refusal(&self, refusal: Refusal) {
         lock(&self.report).refusals.push(refusal);
+    }
+    /// Put right now what the command left so far (for a confined command).
+    fn settle_now(&self) {
+        let settler = lock(&self.settler);
+        if let Some(judge) = settler.as_ref() {
+            let settled = judge.settle();
+            lock(&self.report).settled.extend(settled);
+        }
     }
     fn note_approved(&self, argv: &[String], decision: &Decision) {
         lock(&self.report).approvals.push(Approved {
@@ -603,7 +614,9 @@ impl Launch {
         let supervise = self.supervise;
         let (stdin, stdout, stderr) = (self.stdin, self.stdout, self.stderr);
         let judge = self.judge;
-        let settle_judge = judge.clone();
+        if confined {
+            *lock(&shared.settler) = Some(judge.clone());
+        }
         let approver = self.approver;
         let network = self.network;
         let resolver = self.resolver;
@@ -657,12 +670,8 @@ impl Launch {
                     thread_shared.untrack(pid);
                     placeholders.release();
                     let removed = undone.undo();
-                    let settled = if confined { judge.settle() } else { Vec::new() };
-                    {
-                        let mut r = lock(&thread_shared.report);
-                        r.removed = removed;
-                        r.settled = settled;
-                    }
+                    lock(&thread_shared.report).removed = removed;
+                    thread_shared.settle_now();
                     thread_shared.finish(status);
                     return;
                 }
@@ -711,16 +720,8 @@ impl Launch {
                 .run(pid, confined);
                 placeholders.release();
                 let removed = undone.undo();
-                let settled = if confined {
-                    settle_judge.settle()
-                } else {
-                    Vec::new()
-                };
-                {
-                    let mut r = lock(&thread_shared.report);
-                    r.removed = removed;
-                    r.settled = settled;
-                }
+                lock(&thread_shared.report).removed = removed;
+                thread_shared.settle_now();
                 thread_shared.finish(status);
             });
         if let Err(e) = spawned {
@@ -839,17 +840,30 @@ impl Running {
     ) -> std::io::Result<()> {
         self.detach();
         let shared = self.shared.clone();
+        background().push(Arc::downgrade(&shared));
         std::thread::Builder::new()
             .name(thread_name)
             .spawn(move || {
-                let status = lock(&shared.status);
-                let (status, timeout) = shared
-                    .cond
-                    .wait_timeout_while(status, limit, |s| s.is_none())
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                drop(status);
-                if timeout.timed_out() {
-                    shared.kill_all();
+                let deadline = std::time::Instant::now() + limit;
+                loop {
+                    let status = lock(&shared.status);
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    let (status, _) = shared
+                        .cond
+                        .wait_timeout_while(status, left.min(SETTLE_EVERY), |s| s.is_none())
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let ended = status.is_some();
+                    drop(status);
+                    if ended {
+                        break;
+                    }
+                    if left <= SETTLE_EVERY {
+                        shared.kill_all();
+                        break;
+                    }
+                    // A command running on: what it left so far is put right now, not only
+                    // when it ends.
+                    shared.settle_now();
                 }
                 then();
             })
@@ -860,6 +874,42 @@ impl Running {
     pub fn report(&self) -> Report {
         lock(&self.shared.report).clone()
     }
+}
+
+/// How often what a background command left is put right while it runs.
+const SETTLE_EVERY: Duration = Duration::from_secs(1);
+
+/// The background commands started in this process.
+fn background() -> std::sync::MutexGuard<'static, Vec<std::sync::Weak<Shared>>> {
+    static BACKGROUND: OnceLock<Mutex<Vec<std::sync::Weak<Shared>>>> = OnceLock::new();
+    let mut list = lock(BACKGROUND.get_or_init(Mutex::default));
+    list.retain(|w| w.upgrade().is_some_and(|s| !s.is_finished()));
+    list
+}
+
+/// Stop every background command of this process still running and wait, up to `wait`, for
+/// each to have ended and what it left to have been put right: for a host about to exit (its
+/// sandboxes would die with it, and what they left would stay). Returns how many were
+/// stopped.
+pub fn stop_background(wait: Duration) -> usize {
+    let running: Vec<Arc<Shared>> = background()
+        .iter()
+        .filter_map(std::sync::Weak::upgrade)
+        .collect();
+    for s in &running {
+        s.kill_all();
+    }
+    let deadline = std::time::Instant::now() + wait;
+    for s in &running {
+        let status = lock(&s.status);
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        drop(
+            s.cond
+                .wait_timeout_while(status, left, |st| st.is_none())
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+    }
+    running.len()
 }
 
 impl Drop for Running {

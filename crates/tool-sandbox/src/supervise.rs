@@ -184,6 +184,8 @@ fn ended(status: libc::c_int) -> bool {
 /// What a stopped process is about to run.
 struct Loaded {
     argv: Vec<String>,
+    /// For a script, the interpreter's whole command line.
+    interpreter: Option<Vec<String>>,
     exe: PathBuf,
     cwd: PathBuf,
     image: PathBuf,
@@ -241,12 +243,12 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
     let meta = std::fs::metadata(&image).ok()?;
     let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
     // A script: the kernel ran its interpreter with the script's path inserted. The program
-    // the caller asked for is the script, with the arguments after it. (When the first word
-    // names the executable itself, it is not one: no need to look.)
-    let base = |b: &[u8]| b.rsplit(|&c| c == b'/').next().unwrap_or(b).to_vec();
-    let exe_base = base(exe.as_os_str().as_encoded_bytes());
+    // the caller asked for is the script, with the arguments after it. (The first word names
+    // the interpreter then, as it does any program: `#!/usr/bin/env node` gives `env node
+    // SCRIPT`, so the path the caller executed is always looked at.)
     let mut exe_named = exe.clone();
-    if words.first().is_none_or(|w| base(w) != exe_base)
+    let mut interpreter: Option<Vec<Vec<u8>>> = None;
+    if words.len() > 1
         && let Some(execfn) = exec_filename(pid)
     {
         let execfn_path = PathBuf::from(OsString::from_vec(execfn.clone()));
@@ -260,12 +262,14 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
             .map_or(true, |a| a.dev() == meta.dev() && a.ino() == meta.ino());
         if !same_file && let Some(at) = words.iter().take(3).skip(1).position(|w| *w == execfn) {
             // `at` counts from the second word: the script is word `at + 1`.
+            interpreter = Some(words.clone());
             words.drain(..=at);
             exe_named = execfn_path;
         }
     }
     Some(Loaded {
         argv: words.into_iter().map(lossy).collect(),
+        interpreter: interpreter.map(|w| w.into_iter().map(lossy).collect()),
         exe: exe_named,
         cwd,
         image,
@@ -450,6 +454,7 @@ impl Supervisor {
             confined: self.confined,
             image: &loaded.image,
             image_id: loaded.image_id,
+            interpreter: loaded.interpreter.as_deref(),
         };
         let decision = self.judge.exec(&request);
         let next = Role::Descendant;

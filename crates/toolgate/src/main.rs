@@ -324,9 +324,13 @@ fn main() -> anyhow::Result<()> {
     {
         return guard(allow, fail_closed, sandbox);
     }
-    tokio::runtime::Runtime::new()
+    let result = tokio::runtime::Runtime::new()
         .context("starting the async runtime")?
-        .block_on(run(cli))
+        .block_on(run(cli));
+    // Background commands die with this process: stop them first, so what they left in the
+    // workspace is put right.
+    tool_sandbox::stop_background(std::time::Duration::from_secs(10));
+    result
 }
 
 fn guard(allow: bool, fail_closed: bool, sandbox: bool) -> anyhow::Result<()> {

@@ -37,13 +37,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut line = vec![name.clone()];
     line.extend(args.iter().cloned());
-    let text = format!(
-        "[{}]\n",
-        line.iter()
-            .map(|a| format!("\"{}\"", a.replace('\\', "\\\\").replace('"', "\\\"")))
-            .collect::<Vec<_>>()
-            .join(",")
-    );
+    let text = format!("{}\n", serde_json::Value::from(line.clone()));
     let noted = std::fs::create_dir_all("/w/p/.toolgate-effects").is_ok()
         && std::fs::OpenOptions::new()
             .create(true)

@@ -40,8 +40,8 @@ use tool_core::sandbox::{
     SandboxPolicy, SandboxSpec,
 };
 use tool_core::{
-    Decision, DecisionReason, PermissionMode, PermissionPolicy, PermissionRequest,
-    PermissionSubject, RuleList, ToolContext, Verdict,
+    Decision, DecisionReason, PermissionPolicy, PermissionRequest, PermissionSubject, RuleList,
+    ToolContext, Verdict,
 };
 
 use crate::policy::{PathFamily, Policy, RuleMatcher};
@@ -176,6 +176,8 @@ struct Walk<'a> {
     context: u64,
     /// The git directories and `.git` files met.
     git: repository::Seen,
+    /// The directories walked inside writable ones (their entries are in the cache).
+    open_dirs: Vec<PathBuf>,
 }
 
 /// How long a directory must have been unchanged, when it was read, for the reading to be
@@ -201,6 +203,7 @@ impl<'a> Walk<'a> {
             cache,
             context,
             git: repository::Seen::default(),
+            open_dirs: Vec::new(),
         }
     }
 
@@ -261,7 +264,12 @@ impl<'a> Walk<'a> {
         classify: &Classifier,
         hidden: &mut Vec<PlannedPath>,
         read_only: &mut Vec<PlannedPath>,
+        walked: &[PathBuf],
     ) {
+        /// File systems of the kernel's own: the sandbox mounts fresh ones, nothing to hide.
+        const PSEUDO: &[&str] = &["/proc", "/sys", "/dev"];
+        let skip =
+            |p: &Path| walked.iter().any(|w| w == p) || PSEUDO.iter().any(|s| p == Path::new(s));
         #[derive(Clone, Copy, PartialEq, Eq)]
         enum Within {
             /// A writable (or plain readable) directory.
@@ -274,6 +282,9 @@ impl<'a> Walk<'a> {
         let inside = classify.hides_anything();
         let mut stack = vec![(root.to_path_buf(), Within::Open)];
         while let Some((dir, within)) = stack.pop() {
+            if skip(&dir) {
+                continue;
+            }
             let Some(entries) = self.entries(&dir, classify) else {
                 if !self.cut.is_empty() {
                     return;
@@ -295,6 +306,9 @@ impl<'a> Walk<'a> {
             }
             if repository::is_git_dir(entries.iter().map(|(p, d, _)| (p.as_path(), *d))) {
                 self.git.dirs.insert(dir.clone());
+            }
+            if under(&dir, &classify.writable_roots) {
+                self.open_dirs.push(dir.clone());
             }
             for (path, is_dir, seen) in entries {
                 if !is_dir && path.file_name().is_some_and(|n| n == ".git") {
@@ -343,9 +357,11 @@ fn repository(git: &Path, read_only: &mut Vec<PlannedPath>) {
 }
 
 /// What becomes of one path the walk meets inside a writable directory, as a protected path.
-fn protected_here(path: &Path, is_dir: bool) -> Option<&'static str> {
+/// By name alone, whatever the entry is (a link named `.toolgate` is the policy's directory
+/// for everyone who follows it).
+fn protected_here(path: &Path) -> Option<&'static str> {
     let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-    if is_dir && READ_ONLY_DIRS.contains(&name.as_str()) {
+    if READ_ONLY_DIRS.contains(&name.as_str()) {
         return Some("a protected directory");
     }
     let in_claude = path
@@ -355,7 +371,7 @@ fn protected_here(path: &Path, is_dir: bool) -> Option<&'static str> {
     if in_claude && CLAUDE_PROTECTED.contains(&name.as_str()) {
         return Some("the agent's configuration");
     }
-    if !is_dir && crate::protected::protected_file_name(&name) {
+    if crate::protected::protected_file_name(&name) {
         return Some("a protected file");
     }
     None
@@ -384,10 +400,7 @@ pub fn kept_read_only(path: &Path) -> Option<&'static str> {
     let mut at = PathBuf::from("/");
     for (i, part) in parts.iter().enumerate() {
         at.push(part);
-        let last = i + 1 == parts.len();
-        if let Some(why) =
-            protected_here(&at, !last).or_else(|| last.then(|| protected_here(&at, true)).flatten())
-        {
+        if let Some(why) = protected_here(&at) {
             return Some(why);
         }
         if part.eq_ignore_ascii_case(".git") {
@@ -424,6 +437,42 @@ fn bwrap_present(ctx: &ToolContext) -> bool {
         .or_else(|| std::env::var_os("PATH"))
         .unwrap_or_else(|| "/usr/bin:/bin".into());
     std::env::split_paths(&path).any(|d| d.join("bwrap").is_file())
+}
+
+/// The names of the file `id` (device, inode) under `places`, on that device only, looked for
+/// within a budget.
+fn links_to(id: (u64, u64), places: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt as _;
+    const BUDGET: usize = 50_000;
+    let deadline = Instant::now() + Duration::from_millis(500);
+    let mut seen = 0usize;
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = places
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && m.dev() == id.0))
+        .collect();
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            seen += 1;
+            if seen > BUDGET || Instant::now() > deadline {
+                return out;
+            }
+            let Ok(m) = e.metadata() else {
+                continue;
+            };
+            if m.dev() != id.0 {
+                continue;
+            }
+            if m.is_dir() {
+                stack.push(e.path());
+            } else if m.is_file() && m.ino() == id.1 {
+                out.push(e.path());
+            }
+        }
+    }
+    out
 }
 
 /// Does `path` lie at or below one of `roots`?
@@ -590,17 +639,19 @@ impl Policy {
                 writable.push((pattern.base(ctx), e.source()));
             }
         }
-        if ctx.permission_mode == PermissionMode::BypassPermissions
-            && !explicit
-            && self.bypass_disabled().is_none()
-        {
-            plan.root_writable = true;
-        }
+        // A setting or an allow rule never makes a protected or Edit-denied path writable.
+        writable.retain(|(p, _)| {
+            let p = canonical(p);
+            kept_read_only(&p).is_none()
+                && self
+                    .lexical_path_rule(RuleList::Deny, PathFamily::Edit, &p, ctx)
+                    .is_none()
+        });
         if matches!(
             ctx.allowed_by,
             Some(DecisionReason::Approver { approved: true })
         ) {
-            // The user saw the line and let it write where it writes.
+            // The user saw the line and let it write where it writes, protected or not.
             for w in self.line_writes(command, ctx) {
                 let target = if w.exists() {
                     w
@@ -618,11 +669,7 @@ impl Policy {
             .filter(|(p, _)| p.exists())
             .map(|(p, why)| (canonical(&p), why))
             .collect();
-        let writable_roots: Vec<PathBuf> = if plan.root_writable {
-            vec![PathBuf::from("/")]
-        } else {
-            writable.iter().map(|(p, _)| p.clone()).collect()
-        };
+        let writable_roots: Vec<PathBuf> = writable.iter().map(|(p, _)| p.clone()).collect();
         plan.writable = writable
             .iter()
             .map(|(p, why)| PlannedPath::new(p, why))
@@ -682,17 +729,38 @@ impl Policy {
             has_edit_denies: self.has_path_rules(RuleList::Deny, PathFamily::Edit),
             linked,
             writable_roots: writable_roots.clone(),
+            aliases: {
+                // Each deny rule's base, where a link on its way makes it another place.
+                let mut bases: Vec<PathBuf> = self
+                    .rules()
+                    .iter()
+                    .filter(|e| e.list == RuleList::Deny)
+                    .filter_map(|e| match &e.matcher {
+                        RuleMatcher::Path { pattern, .. } => Some(pattern.base(ctx)),
+                        _ => None,
+                    })
+                    .collect();
+                bases.extend(drl.iter().chain(&dwl).map(|p| literal_base(p)));
+                let mut aliases: Vec<(PathBuf, PathBuf)> = Vec::new();
+                for b in bases {
+                    let named = tool_core::normalize(&b);
+                    let Some(at) = named.ancestors().find(|a| a.exists()) else {
+                        continue;
+                    };
+                    let real = canonical(at);
+                    if real != at && !aliases.iter().any(|(r, n)| *r == real && n == at) {
+                        aliases.push((real, at.to_path_buf()));
+                    }
+                }
+                aliases
+            },
         });
-        // Where to walk: the writable directories (protected paths and Edit denies can only
-        // matter there) and the directories Read denies can match in.
-        let mut roots: Vec<PathBuf> = if plan.root_writable {
-            // Everything is writable: look where files an agent's tools configure live.
-            let mut r: Vec<PathBuf> = ctx.working_dirs.clone();
-            r.push(ctx.home.clone());
-            r
-        } else {
-            writable_roots.clone()
-        };
+        // Where to walk, most important first (the walk has a budget): the writable
+        // directories (protected paths and Edit denies can only matter there), the home
+        // directory where a Read deny reaches it (keys and credentials live there), then the
+        // rest of what Read denies can match in. A directory walked once is not walked again
+        // as part of a wider root.
+        let mut bases: Vec<PathBuf> = Vec::new();
         for e in self.rules() {
             if let RuleMatcher::Path {
                 family: PathFamily::Read,
@@ -700,19 +768,34 @@ impl Policy {
             } = &e.matcher
                 && e.list == RuleList::Deny
             {
-                roots.push(pattern.base(ctx));
+                bases.push(pattern.base(ctx));
             }
         }
         for (p, _) in &deny_read_paths {
-            roots.push(literal_base(p));
+            bases.push(literal_base(p));
         }
-        let roots: Vec<PathBuf> = outermost(
-            roots
-                .into_iter()
-                .filter(|r| r.exists())
-                .map(|r| canonical(&r))
-                .collect(),
-        );
+        let existing = |v: Vec<PathBuf>| -> Vec<PathBuf> {
+            outermost(
+                v.into_iter()
+                    .filter(|r| r.exists())
+                    .map(|r| canonical(&r))
+                    .collect(),
+            )
+        };
+        let bases = existing(bases);
+        let home = canonical(&ctx.home);
+        let mut roots: Vec<PathBuf> = existing(writable_roots.clone());
+        if bases.iter().any(|b| home.starts_with(b) && *b != home) {
+            roots.push(home);
+        }
+        roots.extend(bases);
+        let mut ordered: Vec<PathBuf> = Vec::new();
+        for r in roots {
+            if !ordered.contains(&r) {
+                ordered.push(r);
+            }
+        }
+        let roots = ordered;
         let context = {
             use std::hash::{Hash as _, Hasher as _};
             let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -725,14 +808,81 @@ impl Policy {
         let mut walk = Walk::new(&self.walk_cache, context);
         let mut hidden: Vec<PlannedPath> = Vec::new();
         let mut read_only: Vec<PlannedPath> = Vec::new();
-        for root in &roots {
+        for (i, root) in roots.iter().enumerate() {
+            // Walked already, as part of an earlier root.
+            if roots[..i].iter().any(|r| root.starts_with(r)) {
+                continue;
+            }
             // The root itself may be covered.
             let root_dir = root.is_dir();
             if let Some(why) = classifier.why_hidden(root, root_dir) {
                 hidden.push(PlannedPath::new(root, why));
                 continue;
             }
-            walk.run(root, &classifier, &mut hidden, &mut read_only);
+            walk.run(root, &classifier, &mut hidden, &mut read_only, &roots[..i]);
+        }
+        // Other names (hard links made before) of what stays read-only: of the files found
+        // read-only here, of the Edit-denied files the rules' walk found, and of the protected
+        // files in the home directory. Found by looking at the files the walk went past, only
+        // when such a file exists.
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            let mut ro_linked: HashMap<(u64, u64), String> = HashMap::new();
+            let mut note = |p: &Path, why: &str| {
+                if let Ok(m) = std::fs::metadata(p)
+                    && m.is_file()
+                    && m.nlink() > 1
+                {
+                    ro_linked
+                        .entry((m.dev(), m.ino()))
+                        .or_insert_with(|| format!("{why} (a hard link to {})", p.display()));
+                }
+            };
+            for r in &read_only {
+                note(&r.path, &r.why);
+            }
+            if classifier.has_edit_denies {
+                for (p, _, i) in &self.identities(PathFamily::Edit, ctx).linked {
+                    let rule = self
+                        .rules()
+                        .get(*i)
+                        .map_or("an Edit deny rule", |e| e.text.as_str());
+                    note(p, rule);
+                }
+            }
+            for name in crate::protected::PROTECTED_FILES {
+                note(&ctx.home.join(name), "a protected file");
+            }
+            for rel in [
+                ".claude/settings.json",
+                ".claude/settings.local.json",
+                ".config/git/config",
+            ] {
+                note(&ctx.home.join(rel), "a protected file");
+            }
+            if !ro_linked.is_empty() {
+                let known: std::collections::HashSet<PathBuf> =
+                    read_only.iter().map(|r| r.path.clone()).collect();
+                let dirs = std::mem::take(&mut walk.open_dirs);
+                for dir in dirs {
+                    let entries = self
+                        .walk_cache
+                        .read_by(&dir, i128::MAX)
+                        .map(|(_, _, e)| e)
+                        .unwrap_or_default();
+                    for (p, is_dir) in entries {
+                        if is_dir || known.contains(&p) {
+                            continue;
+                        }
+                        if let Ok(m) = std::fs::symlink_metadata(&p)
+                            && m.is_file()
+                            && let Some(why) = ro_linked.get(&(m.dev(), m.ino()))
+                        {
+                            read_only.push(PlannedPath::new(p, why.clone()));
+                        }
+                    }
+                }
+            }
         }
         // The policy's own files stay as they are wherever they are.
         for (_, f) in self.files() {
@@ -835,6 +985,46 @@ impl Policy {
                 plan.undone.push(entry);
             }
         }
+        // Denied files with other names the walks did not meet: looked for where names are
+        // made for a file that already exists (the temporary directories, the home
+        // directory), on the file's own file system only.
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            for (id, (name, rule, nlink)) in &classifier.linked {
+                let found = |hidden: &[PlannedPath]| {
+                    hidden
+                        .iter()
+                        .filter(|h| {
+                            h.path != *name
+                                && std::fs::symlink_metadata(&h.path)
+                                    .is_ok_and(|m| m.is_file() && (m.dev(), m.ino()) == *id)
+                        })
+                        .count() as u64
+                };
+                if found(&hidden) + 1 >= *nlink {
+                    continue;
+                }
+                let places = ["/tmp", "/var/tmp", "/dev/shm"]
+                    .iter()
+                    .map(PathBuf::from)
+                    .chain([ctx.home.clone()]);
+                for other in links_to(*id, places) {
+                    if other != *name && !hidden.iter().any(|h| h.path == other) {
+                        hidden.push(PlannedPath::new(
+                            other,
+                            format!("{rule} (a hard link to {})", name.display()),
+                        ));
+                    }
+                }
+                let missing = nlink.saturating_sub(found(&hidden) + 1);
+                if missing > 0 {
+                    plan.notes.push(format!(
+                        "{} has {missing} other name(s) (hard links) the sandbox could not find; they stay readable",
+                        name.display()
+                    ));
+                }
+            }
+        }
         if !walk.cut.is_empty() {
             plan.notes.push(format!(
                 "the sandbox's walk for protected and denied files stopped at {} entries or {} s, in {}; files below it are not masked",
@@ -859,18 +1049,7 @@ impl Policy {
         // Repositories the command may create where it can write are looked at when it ends.
         let watch = Watch {
             before: std::mem::take(&mut walk.git),
-            roots: if plan.root_writable {
-                outermost(
-                    ctx.working_dirs
-                        .iter()
-                        .chain([&ctx.home])
-                        .filter(|r| r.exists())
-                        .map(|r| canonical(r))
-                        .collect(),
-                )
-            } else {
-                outermost(writable_roots.clone())
-            },
+            roots: outermost(writable_roots.clone()),
             skip: hidden
                 .iter()
                 .chain(&read_only)
@@ -879,6 +1058,10 @@ impl Policy {
             classifier,
             planned_at: now_nanos(),
             approved,
+            links: read_only
+                .iter()
+                .filter_map(|r| Some((r.path.clone(), std::fs::read_link(&r.path).ok()?)))
+                .collect(),
         };
         // The directories holding what is mounted over, inside the writable ones, are pinned.
         let mut pinned: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
@@ -1014,12 +1197,36 @@ pub(crate) struct Classifier {
     /// Denied files with more than one name: identity → (a denied name, the rule, links).
     linked: HashMap<(u64, u64), (PathBuf, String, u64)>,
     writable_roots: Vec<PathBuf>,
+    /// Directories a deny rule names through a symbolic link: (where they really are, the
+    /// name the rule uses). The walk meets the real path; the rule is matched on both.
+    aliases: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Classifier {
+    /// `p`, and the names a deny rule may know it by (through a linked directory).
+    fn spellings(&self, p: &Path) -> Vec<PathBuf> {
+        let mut out = vec![p.to_path_buf()];
+        for (real, named) in &self.aliases {
+            if let Ok(rest) = p.strip_prefix(real) {
+                out.push(named.join(rest));
+            }
+        }
+        out
+    }
+
     /// The rule or setting that hides `p`, if any.
     fn why_hidden(&self, p: &Path, is_dir: bool) -> Option<String> {
-        if absolute_match(self.allow_read.as_ref(), p, is_dir) {
+        if self.aliases.is_empty() {
+            return self.why_hidden_as(p, p, is_dir);
+        }
+        self.spellings(p)
+            .iter()
+            .find_map(|s| self.why_hidden_as(p, s, is_dir))
+    }
+
+    /// `why_hidden` for the entry `p` under the name `as_named`.
+    fn why_hidden_as(&self, p: &Path, as_named: &Path, is_dir: bool) -> Option<String> {
+        if absolute_match(self.allow_read.as_ref(), as_named, is_dir) {
             return None;
         }
         if !is_dir && !self.linked.is_empty() {
@@ -1035,11 +1242,11 @@ impl Classifier {
         if self.has_read_denies
             && let Some(e) =
                 self.policy
-                    .lexical_path_rule(RuleList::Deny, PathFamily::Read, p, &self.ctx)
+                    .lexical_path_rule(RuleList::Deny, PathFamily::Read, as_named, &self.ctx)
         {
             return Some(e.text.clone());
         }
-        if absolute_match(self.deny_read.as_ref(), p, is_dir) {
+        if absolute_match(self.deny_read.as_ref(), as_named, is_dir) {
             return Some("sandbox.filesystem.denyRead".into());
         }
         None
@@ -1047,6 +1254,15 @@ impl Classifier {
 
     /// The rule, setting or check that keeps `p` read-only, if any.
     fn why_read_only(&self, p: &Path, is_dir: bool) -> Option<String> {
+        if self.aliases.is_empty() {
+            return self.why_read_only_as(p, is_dir);
+        }
+        self.spellings(p)
+            .iter()
+            .find_map(|s| self.why_read_only_as(s, is_dir))
+    }
+
+    fn why_read_only_as(&self, p: &Path, is_dir: bool) -> Option<String> {
         if self.has_edit_denies
             && let Some(e) =
                 self.policy
@@ -1057,7 +1273,7 @@ impl Classifier {
         if absolute_match(self.deny_write.as_ref(), p, is_dir) {
             return Some("sandbox.filesystem.denyWrite".into());
         }
-        protected_here(p, is_dir).map(str::to_owned)
+        protected_here(p).map(str::to_owned)
     }
 
     /// What the walk makes of `p`.
@@ -1096,6 +1312,9 @@ pub(crate) struct Watch {
     planned_at: i128,
     /// What the user approved this line to write.
     approved: Vec<PathBuf>,
+    /// Read-only paths that are symbolic links, and where each points: the mount holds what
+    /// it points to, not the link, which lives in a writable directory.
+    links: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Watch {
@@ -1103,21 +1322,33 @@ impl Watch {
     /// entries created since the plan that it would have kept read-only (a protected name,
     /// what an Edit deny or `denyWrite` covers). Directories that did not change since the
     /// plan read them are not read again.
-    fn scan(&self, cache: &WalkCache) -> (repository::Seen, Vec<(PathBuf, String)>) {
-        let mut seen = repository::Seen::default();
-        let mut created = Vec::new();
-        let deadline = Instant::now() + WALK_TIME;
-        let mut budget = WALK_ENTRIES;
+    fn scan(&self, cache: &WalkCache) -> Scanned {
+        /// What is known of a directory's entries: there when the plan looked, made since,
+        /// or not known (the plan did not read the directory: nothing there is taken for new).
+        #[derive(Clone, Copy, PartialEq, Eq)]
+        enum Known {
+            Old,
+            New,
+            Unknown,
+        }
+        let mut out = Scanned::default();
+        let deadline = Instant::now() + SETTLE_TIME;
+        let mut budget = SETTLE_ENTRIES;
         let skipped = |p: &Path| self.skip.iter().any(|s| p.starts_with(s));
-        let mut stack: Vec<PathBuf> = self.roots.clone();
-        while let Some(dir) = stack.pop() {
+        let mut stack: Vec<(PathBuf, Known)> =
+            self.roots.iter().map(|r| (r.clone(), Known::Old)).collect();
+        while let Some((dir, known)) = stack.pop() {
             if Instant::now() > deadline || budget == 0 {
+                out.cut = Some(dir);
                 break;
             }
             if skipped(&dir) {
                 continue;
             }
-            let before = cache.read_by(&dir, self.planned_at);
+            let before = match known {
+                Known::Old => cache.read_by(&dir, self.planned_at),
+                Known::New | Known::Unknown => None,
+            };
             let unchanged = match (&before, stamp(&dir)) {
                 (Some((then, read_at, _)), Some(now)) => {
                     *then == now && *read_at >= nanos(now.ctime).max(nanos(now.mtime)) + SETTLED
@@ -1139,56 +1370,102 @@ impl Watch {
             };
             budget = budget.saturating_sub(entries.len());
             if repository::is_git_dir(entries.iter().map(|(p, d)| (p.as_path(), *d))) {
-                seen.dirs.insert(dir.clone());
+                out.git.dirs.insert(dir.clone());
             }
             for (p, is_dir) in entries {
                 if p.file_name().is_some_and(|n| n == ".git") {
                     if is_dir {
                         let mut linked = Vec::new();
                         repository::linked_dirs(&p, &mut linked);
-                        seen.dirs.extend(linked);
-                        seen.dirs.insert(p);
+                        out.git.dirs.extend(linked);
+                        out.git.dirs.insert(p);
                     } else {
-                        seen.files.insert(p);
+                        out.git.files.insert(p);
                     }
                     continue;
                 }
                 if skipped(&p) {
                     continue;
                 }
-                let new = !unchanged
-                    && !before
-                        .as_ref()
-                        .is_some_and(|(_, _, e)| e.iter().any(|(q, _)| *q == p));
-                if new
+                let state = match (known, &before) {
+                    (Known::Old, _) if unchanged => Known::Old,
+                    (Known::Old, Some((_, _, e))) => {
+                        if e.iter().any(|(q, _)| *q == p) {
+                            Known::Old
+                        } else {
+                            Known::New
+                        }
+                    }
+                    (Known::Old, None) | (Known::Unknown, _) => Known::Unknown,
+                    (Known::New, _) => Known::New,
+                };
+                if state == Known::New
                     && !self
                         .approved
                         .iter()
                         .any(|a| a.starts_with(&p) || p.starts_with(a))
-                    && let Seen::ReadOnly(why) = self.classifier.seen(&p, is_dir)
+                    && let Some(why) = self.classifier.why_read_only(&p, is_dir)
                 {
-                    created.push((p, why));
+                    out.created.push((p, why));
                     continue;
                 }
                 if is_dir {
-                    stack.push(p);
+                    stack.push((p, state));
                 }
             }
         }
-        (seen, created)
+        out
     }
 }
+
+/// What the look at the writable directories found when the command ended.
+#[derive(Default)]
+struct Scanned {
+    /// The git directories and `.git` files there now.
+    git: repository::Seen,
+    /// Entries made since the plan that it would have kept read-only, and why.
+    created: Vec<(PathBuf, String)>,
+    /// Where the look stopped, if it ran out of time or entries.
+    cut: Option<PathBuf>,
+}
+
+/// How many entries, and how long, the look at what a command created may take: more than the
+/// plan's walk (it runs once, after the command), still bounded.
+const SETTLE_ENTRIES: usize = 2_000_000;
+const SETTLE_TIME: Duration = Duration::from_secs(20);
 
 /// A unit of the line the analysis foresaw: its words and where it runs.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Foreseen {
-    argv: Vec<String>,
+    /// Its words, when all were known; `None` when only the program was (the decision that
+    /// let the line run covered the words it could not know).
+    argv: Option<Vec<String>>,
+    /// `argv[0]` as written.
+    program: String,
     cwd: PathBuf,
+}
+
+impl Foreseen {
+    /// Is an exec of `words` in `cwd` this unit?
+    fn is(&self, words: &[String], cwd: &Path) -> bool {
+        self.cwd == cwd
+            && match &self.argv {
+                Some(argv) => argv == words,
+                None => words.first().is_some_and(|w| *w == self.program),
+            }
+    }
 }
 
 /// What an exec's decision depends on: its words, its directory, who started it, whether it
 /// runs confined, and which file it is.
-type ExecKey = (Vec<String>, PathBuf, bool, bool, (u64, u64));
+type ExecKey = (
+    Vec<String>,
+    Option<Vec<String>>,
+    PathBuf,
+    bool,
+    bool,
+    (u64, u64),
+);
 
 /// Decides, while a line runs, each program it executes and each host it connects to.
 pub(crate) struct PolicyJudge {
@@ -1202,6 +1479,8 @@ pub(crate) struct PolicyJudge {
     /// Programs Bash deny and ask rules name, by the identity of their files, so a copy under
     /// another name is still that program.
     identities: std::sync::OnceLock<Vec<(String, Identity)>>,
+    /// The identity of `git` on the command's `PATH`, once looked up.
+    git: std::sync::OnceLock<Option<Identity>>,
     cache: Mutex<HashMap<ExecKey, Decision>>,
     /// The repositories the plan saw, when it planned mounts.
     watch: Option<Watch>,
@@ -1216,6 +1495,59 @@ struct Identity {
     len: u64,
     digest: [u8; 32],
     build_id: Option<Vec<u8>>,
+    /// The size and digest of its code (its largest executable segment), which a copy with
+    /// its notes, data or trailing bytes changed keeps.
+    code: Option<(u64, [u8; 32])>,
+}
+
+/// The file range of an ELF file's largest executable `PT_LOAD` segment (little-endian, 64
+/// bits): (offset, size).
+fn code_segment(f: &std::fs::File) -> Option<(u64, u64)> {
+    use std::os::unix::fs::FileExt as _;
+    const PT_LOAD: u32 = 1;
+    const PF_X: u32 = 1;
+    let mut hdr = [0u8; 64];
+    f.read_exact_at(&mut hdr, 0).ok()?;
+    if &hdr[..4] != b"\x7fELF" || hdr[4] != 2 || hdr[5] != 1 {
+        return None;
+    }
+    let phoff = u64::from_le_bytes(hdr[32..40].try_into().ok()?);
+    let phentsize = usize::from(u16::from_le_bytes(hdr[54..56].try_into().ok()?));
+    let phnum = usize::from(u16::from_le_bytes(hdr[56..58].try_into().ok()?));
+    if phentsize < 56 || phnum > 512 {
+        return None;
+    }
+    let mut phdrs = vec![0u8; phentsize * phnum];
+    f.read_exact_at(&mut phdrs, phoff).ok()?;
+    phdrs
+        .chunks(phentsize)
+        .filter_map(|ph| {
+            let kind = u32::from_le_bytes(ph[0..4].try_into().ok()?);
+            let flags = u32::from_le_bytes(ph[4..8].try_into().ok()?);
+            let off = u64::from_le_bytes(ph[8..16].try_into().ok()?);
+            let size = u64::from_le_bytes(ph[32..40].try_into().ok()?);
+            (kind == PT_LOAD && flags & PF_X != 0 && size > 0).then_some((off, size))
+        })
+        .max_by_key(|(_, size)| *size)
+}
+
+/// The digest of `len` bytes of `f` from `off`.
+fn digest_range(f: &std::fs::File, off: u64, len: u64) -> Option<[u8; 32]> {
+    use sha2::Digest as _;
+    use std::os::unix::fs::FileExt as _;
+    let mut hasher = sha2::Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = 0u64;
+    while at < len {
+        let want = usize::try_from((len - at).min(buf.len() as u64)).ok()?;
+        let n = f.read_at(&mut buf[..want], off + at).ok()?;
+        if n == 0 {
+            return None;
+        }
+        hasher.update(&buf[..n]);
+        at += n as u64;
+    }
+    Some(hasher.finalize().into())
 }
 
 /// The GNU build id of an ELF file (little-endian, 32 or 64 bits): the `NT_GNU_BUILD_ID`
@@ -1327,6 +1659,7 @@ fn identity_of(f: &std::fs::File) -> Option<Identity> {
         len: m.len(),
         digest: hasher.finalize().into(),
         build_id: build_id(f),
+        code: code_segment(f).and_then(|(off, len)| Some((len, digest_range(f, off, len)?))),
     };
     let mut known = known
         .lock()
@@ -1338,14 +1671,109 @@ fn identity_of(f: &std::fs::File) -> Option<Identity> {
     Some(id)
 }
 
+/// Is `image` (an executable's file) the dynamic loader, under whatever name: the same file as
+/// one of the system's loaders, or a copy of one (the same build id)?
+fn is_loader(image: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    static LOADERS: std::sync::OnceLock<Vec<Identity>> = std::sync::OnceLock::new();
+    let loaders = LOADERS.get_or_init(|| {
+        // This program's own interpreter, and the usual places of the others.
+        let mut paths: Vec<PathBuf> = [
+            "/lib64/ld-linux-x86-64.so.2",
+            "/lib/ld-linux-aarch64.so.1",
+            "/lib/ld-linux-armhf.so.3",
+            "/lib/ld-linux.so.2",
+            "/lib/ld-musl-x86_64.so.1",
+            "/lib/ld-musl-aarch64.so.1",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        if let Some(own) = interpreter_of(Path::new("/proc/self/exe")) {
+            paths.push(own);
+        }
+        let mut out: Vec<Identity> = Vec::new();
+        for p in paths {
+            if let Ok(f) = std::fs::File::open(&p)
+                && let Some(id) = identity_of(&f)
+                && !out.iter().any(|o| o.dev == id.dev && o.ino == id.ino)
+            {
+                out.push(id);
+            }
+        }
+        out
+    });
+    let Ok(f) = std::fs::File::open(image) else {
+        return false;
+    };
+    let Ok(m) = f.metadata() else {
+        return false;
+    };
+    if loaders.iter().any(|l| l.dev == m.dev() && l.ino == m.ino()) {
+        return true;
+    }
+    let Some(b) = build_id(&f) else {
+        return false;
+    };
+    loaders.iter().any(|l| l.build_id.as_ref() == Some(&b))
+}
+
+/// The interpreter (`PT_INTERP`) an ELF executable names, if any.
+fn interpreter_of(exe: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::FileExt as _;
+    const PT_INTERP: u32 = 3;
+    let f = std::fs::File::open(exe).ok()?;
+    let mut hdr = [0u8; 64];
+    f.read_exact_at(&mut hdr, 0).ok()?;
+    if &hdr[..4] != b"\x7fELF" || hdr[4] != 2 || hdr[5] != 1 {
+        return None;
+    }
+    let phoff = u64::from_le_bytes(hdr[32..40].try_into().ok()?);
+    let phentsize = usize::from(u16::from_le_bytes(hdr[54..56].try_into().ok()?));
+    let phnum = usize::from(u16::from_le_bytes(hdr[56..58].try_into().ok()?));
+    if phentsize < 56 || phnum > 512 {
+        return None;
+    }
+    let mut phdrs = vec![0u8; phentsize * phnum];
+    f.read_exact_at(&mut phdrs, phoff).ok()?;
+    for ph in phdrs.chunks(phentsize) {
+        if u32::from_le_bytes(ph[0..4].try_into().ok()?) != PT_INTERP {
+            continue;
+        }
+        let off = u64::from_le_bytes(ph[8..16].try_into().ok()?);
+        let size = u64::from_le_bytes(ph[32..40].try_into().ok()?);
+        if size == 0 || size > 4096 {
+            return None;
+        }
+        let mut buf = vec![0u8; usize::try_from(size).ok()?];
+        f.read_exact_at(&mut buf, off).ok()?;
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        return Some(PathBuf::from(
+            String::from_utf8_lossy(&buf[..end]).into_owned(),
+        ));
+    }
+    None
+}
+
 /// The dynamic loader's options that take a value, before the program it runs.
 const LOADER_OPTIONS_WITH_VALUE: &[&str] = &[
     "--library-path",
+    "--inhibit-rpath",
     "--preload",
     "--argv0",
     "--audit",
     "--glibc-hwcaps-prepend",
     "--glibc-hwcaps-mask",
+];
+/// The dynamic loader's options that take none.
+const LOADER_FLAGS: &[&str] = &[
+    "--list",
+    "--verify",
+    "--inhibit-cache",
+    "--list-tunables",
+    "--list-diagnostics",
+    "--help",
+    "--version",
 ];
 
 impl PolicyJudge {
@@ -1355,17 +1783,27 @@ impl PolicyJudge {
             a.units
                 .iter()
                 .filter(|u| {
-                    u.certain
-                        && !u.is_bare()
+                    !u.is_bare()
+                        && u.cwd_certain
+                        && u.unknown.is_empty()
                         && match &u.origin {
                             tool_shell::analyze::Origin::Line
                             | tool_shell::analyze::Origin::Substitution => true,
                             tool_shell::analyze::Origin::Carried { by_shell, .. } => *by_shell,
                         }
                 })
-                .map(|u| Foreseen {
-                    argv: u.argv.clone(),
-                    cwd: canonical(&u.cwd),
+                .filter_map(|u| {
+                    let program = u.argv.first()?.clone();
+                    // Only the words were not all known: the program must have been (no
+                    // expansion or pattern in it).
+                    if !u.certain && program.contains(['$', '`', '*', '?', '[', '\\', '{']) {
+                        return None;
+                    }
+                    Some(Foreseen {
+                        argv: u.certain.then(|| u.argv.clone()),
+                        program,
+                        cwd: canonical(&u.cwd),
+                    })
                 })
                 .collect()
         } else {
@@ -1381,12 +1819,39 @@ impl PolicyJudge {
             foreseen,
             rules_for_descendants,
             identities: std::sync::OnceLock::new(),
+            git: std::sync::OnceLock::new(),
             cache: Mutex::new(HashMap::new()),
             watch: None,
         }
     }
 
     /// The files of the programs Bash deny and ask rules name, found on the command's `PATH`.
+    /// The command's `PATH`.
+    fn path_var(&self) -> String {
+        self.ctx
+            .env_var("PATH")
+            .map(str::to_owned)
+            .or_else(|| std::env::var("PATH").ok())
+            .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into())
+    }
+
+    /// Is `image` git's own program, under whatever name (git picks its subcommand from the
+    /// name it runs under: `git-push` is `git push`)?
+    fn is_git(&self, image: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt as _;
+        let git = self.git.get_or_init(|| {
+            std::env::split_paths(&self.path_var())
+                .map(|d| d.join("git"))
+                .find_map(|p| identity_of(&std::fs::File::open(p).ok()?))
+        });
+        let (Some(git), Ok(f)) = (git, std::fs::File::open(image)) else {
+            return false;
+        };
+        f.metadata()
+            .is_ok_and(|m| m.dev() == git.dev && m.ino() == git.ino)
+            || (git.build_id.is_some() && build_id(&f) == git.build_id)
+    }
+
     fn identities(&self) -> &[(String, Identity)] {
         self.identities.get_or_init(|| {
             let mut names: Vec<String> = self
@@ -1448,6 +1913,15 @@ impl PolicyJudge {
         {
             return (n != name).then(|| n.clone());
         }
+        if let Some((off, len)) = code_segment(f)
+            && ids
+                .iter()
+                .any(|(_, i)| i.code.is_some_and(|(l, _)| l == len))
+            && let Some(d) = digest_range(f, off, len)
+            && let Some((n, _)) = ids.iter().find(|(_, i)| i.code == Some((len, d)))
+        {
+            return (n != name).then(|| n.clone());
+        }
         if !ids.iter().any(|(_, i)| i.len == m.len()) {
             return None;
         }
@@ -1460,27 +1934,124 @@ impl PolicyJudge {
 
     /// The words the program runs as: the dynamic loader's own options taken off when the
     /// loader was run by name.
-    fn program_words(argv: &[String], exe: &Path) -> Vec<String> {
+    fn program_words(argv: &[String], exe: &Path, image: &Path) -> Vec<String> {
         let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_owned();
         let exe_name = exe.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let loader = |n: &str| {
             n.starts_with("ld-linux") || n.starts_with("ld.so") || n.starts_with("ld-musl")
         };
-        if !(loader(exe_name) || argv.first().is_some_and(|a| loader(&base(a)))) {
+        if !(loader(exe_name) || argv.first().is_some_and(|a| loader(&base(a))) || is_loader(image))
+        {
             return argv.to_vec();
         }
         let mut i = 1;
         while i < argv.len() && argv[i].starts_with("--") {
-            i += if LOADER_OPTIONS_WITH_VALUE.contains(&argv[i].as_str()) {
+            let (name, inline) = match argv[i].split_once('=') {
+                Some((n, _)) => (n, true),
+                None => (argv[i].as_str(), false),
+            };
+            i += if LOADER_FLAGS.contains(&name) || inline {
+                1
+            } else if LOADER_OPTIONS_WITH_VALUE.contains(&name) {
                 2
             } else {
-                1
+                // An option this reading does not know: whether it takes the next word is
+                // not known, so neither is the program. Nothing is unwrapped; the exec is
+                // decided as the loader with every word, and asked about (see `exec`).
+                return Vec::new();
             };
         }
         if i >= argv.len() {
             return argv.to_vec();
         }
         argv[i..].to_vec()
+    }
+
+    /// Decide `raw` (an exec's words, or a script's interpreter's when `deny_only`): the
+    /// dynamic loader and git's dashed names unwrapped, then the rules; and the program's file
+    /// recognised by its identity, under whatever name. `script`: `raw` is a script's words,
+    /// whose file is the script, not the image the kernel loaded.
+    fn judge_words(
+        &self,
+        raw: &[String],
+        r: &ExecRequest<'_>,
+        script: bool,
+        deny_only: bool,
+    ) -> Decision {
+        let exe: &Path = if deny_only { r.image } else { r.exe };
+        let mut words = if script {
+            raw.to_vec()
+        } else {
+            Self::program_words(raw, exe, r.image)
+        };
+        if words.is_empty() {
+            return Decision::ask(
+                format!(
+                    "The dynamic loader was run with an option toolgate does not know ({}), so the program it loads is not known.",
+                    tool_core::sandbox::shell_line(raw)
+                ),
+                DecisionReason::Check {
+                    name: "a dynamic loader with an unknown option".into(),
+                },
+            );
+        }
+        let unwrapped = words.len() < raw.len();
+        // Git run as `git-<subcommand>` (by its dashed name, or `exec -a`) runs that subcommand.
+        let first = words[0].rsplit('/').next().unwrap_or(&words[0]).to_owned();
+        if let Some(sub) = first.strip_prefix("git-").filter(|s| !s.is_empty())
+            && !script
+            && !unwrapped
+            && self.is_git(r.image)
+        {
+            let mut as_git = vec!["git".to_owned(), sub.to_owned()];
+            as_git.extend(words.drain(1..));
+            words = as_git;
+        }
+        let mut decision = if deny_only {
+            let mut ctx = self.ctx.clone();
+            ctx.cwd = r.cwd.to_path_buf();
+            match self.policy.shell_rules_verdict(
+                &tool_core::sandbox::shell_line(&words),
+                &ctx,
+                !r.confined,
+            ) {
+                Some(d) if d.verdict == Verdict::Deny => d,
+                _ => Decision::allow(DecisionReason::Check {
+                    name: "no deny rule applies".into(),
+                }),
+            }
+        } else {
+            self.decide_exec(&words, r.cwd, r.started_by_line, r.confined)
+        };
+        // A copy or link of a denied program under another name is that program. Run by the
+        // dynamic loader, the program is the file the loader was given; for a script, the
+        // script; as the process sees either.
+        let in_root = |named: &Path| {
+            let abs = if named.is_absolute() {
+                named.to_path_buf()
+            } else {
+                r.cwd.join(named)
+            };
+            r.image
+                .with_file_name("root")
+                .join(abs.strip_prefix("/").unwrap_or(&abs))
+        };
+        let program_file = if unwrapped {
+            in_root(Path::new(&words[0]))
+        } else if script {
+            in_root(r.exe)
+        } else {
+            r.image.to_path_buf()
+        };
+        let name = words[0].rsplit('/').next().unwrap_or(&words[0]).to_owned();
+        if decision.verdict != Verdict::Deny
+            && let Some(real) = self.known_as(&program_file, &name)
+        {
+            let mut renamed = words.clone();
+            renamed[0] = real;
+            decision = decision.stricter(self.decide_exec(&renamed, r.cwd, false, r.confined));
+        }
+        decision
     }
 
     fn decide_exec(
@@ -1493,11 +2064,8 @@ impl PolicyJudge {
         let mut ctx = self.ctx.clone();
         ctx.cwd = cwd.to_path_buf();
         let command = tool_core::sandbox::shell_line(words);
-        let foreseen = started_by_line
-            && self
-                .foreseen
-                .iter()
-                .any(|f| f.argv == words && f.cwd == canonical(cwd));
+        let foreseen =
+            started_by_line && self.foreseen.iter().any(|f| f.is(words, &canonical(cwd)));
         if started_by_line && !foreseen {
             // Decided like a line of its own: allow, ask or deny, with the mode's last word.
             let input = json!({ "command": command });
@@ -1547,6 +2115,7 @@ impl RunJudge for PolicyJudge {
         }
         let key = (
             r.argv.to_vec(),
+            r.interpreter.map(<[String]>::to_vec),
             r.cwd.to_path_buf(),
             r.started_by_line,
             r.confined,
@@ -1560,16 +2129,13 @@ impl RunJudge for PolicyJudge {
         {
             return d.clone();
         }
-        let words = Self::program_words(r.argv, r.exe);
-        let mut decision = self.decide_exec(&words, r.cwd, r.started_by_line, r.confined);
-        // A copy or link of a denied program under another name is that program.
-        let name = words[0].rsplit('/').next().unwrap_or(&words[0]).to_owned();
-        if decision.verdict != Verdict::Deny
-            && let Some(real) = self.known_as(r.image, &name)
+        // A script is judged as what the caller asked for (the script and its arguments) and,
+        // for deny rules, as what actually runs (its interpreter's whole command line).
+        let mut decision = self.judge_words(r.argv, r, r.interpreter.is_some(), false);
+        if let Some(interp) = r.interpreter
+            && decision.verdict != Verdict::Deny
         {
-            let mut renamed = words.clone();
-            renamed[0] = real;
-            decision = decision.stricter(self.decide_exec(&renamed, r.cwd, false, r.confined));
+            decision = decision.stricter(self.judge_words(interp, r, false, true));
         }
         self.cache
             .lock()
@@ -1587,8 +2153,39 @@ impl RunJudge for PolicyJudge {
         let Some(w) = &self.watch else {
             return Vec::new();
         };
-        let (now, created) = w.scan(&self.policy.walk_cache);
+        let Scanned {
+            git: now,
+            created,
+            cut,
+        } = w.scan(&self.policy.walk_cache);
         let mut out = Vec::new();
+        if let Some(at) = cut {
+            out.push(Settled {
+                path: at,
+                done: format!(
+                    "not looked at (the look stopped after {SETTLE_ENTRIES} entries or {} s)",
+                    SETTLE_TIME.as_secs()
+                ),
+                why: "what the command created from here on".into(),
+            });
+        }
+        // Protected links as they were: what the command put in a link's place goes, the link
+        // comes back.
+        for (link, target) in &w.links {
+            if std::fs::read_link(link).is_ok_and(|t| t == *target) {
+                continue;
+            }
+            if std::fs::symlink_metadata(link).is_ok() && !repository::remove(link) {
+                continue;
+            }
+            if std::os::unix::fs::symlink(target, link).is_ok() {
+                out.push(Settled {
+                    path: link.clone(),
+                    done: format!("put back as a link to {}", target.display()),
+                    why: "a protected path the command replaced".into(),
+                });
+            }
+        }
         // Protected or denied names the command created where the plan could not hold them.
         for (p, why) in created {
             let gone = if p.is_dir() && !p.is_symlink() {

@@ -94,85 +94,192 @@ fn kept(section: &str, key: &str, value: &str) -> bool {
         .any(|(s, keys)| *s == section && keys.iter().any(|k| k.eq_ignore_ascii_case(key)))
 }
 
-/// The text of a git `config` with only the settings that run nothing, and the settings taken
-/// out (`section.key`, in the order met). Lines that do not parse are taken out too.
-pub(crate) fn filter_config(text: &str) -> (String, Vec<String>) {
-    let mut out = String::new();
-    let mut removed = Vec::new();
-    // The section being read (lower case, without its subsection).
-    let mut section = String::new();
-    let mut section_name = String::new();
-    let mut lines = text.split_inclusive('\n').peekable();
-    while let Some(line) = lines.next() {
-        // A line ending with a backslash goes on in the next one.
-        let mut whole = line.to_owned();
-        while whole.trim_end_matches(['\n', '\r']).ends_with('\\') {
-            match lines.next() {
-                Some(more) => whole.push_str(more),
-                None => break,
-            }
-        }
-        let t = whole.trim();
-        if t.is_empty() || t.starts_with(['#', ';']) {
-            out.push_str(&whole);
-            continue;
-        }
-        let mut rest = t;
-        if t.starts_with('[') {
-            let Some(end) = t.find(']') else {
-                removed.push(format!("(an unreadable line: {t})"));
-                section = String::from("\u{0}");
-                continue;
-            };
-            let header = &t[1..end];
-            let name = header
-                .split(['"', ' ', '\t', '.'])
-                .next()
-                .unwrap_or_default()
-                .to_ascii_lowercase();
-            section = name;
-            section_name = header.to_owned();
-            rest = t[end + 1..].trim();
-            if matches!(section.as_str(), "include" | "includeif") {
-                removed.push(format!("[{header}]"));
-            } else {
-                out.push_str(&format!("[{header}]\n"));
-            }
-            if rest.is_empty() || rest.starts_with(['#', ';']) {
-                continue;
-            }
-        }
-        let key: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
-            .collect();
-        let after = rest[key.len()..].trim_start();
-        let value = after.strip_prefix('=').unwrap_or("");
-        let well_formed = !key.is_empty()
-            && key.starts_with(|c: char| c.is_ascii_alphabetic())
-            && (after.is_empty() || after.starts_with(['=', '#', ';']));
-        if well_formed && kept(&section, &key, value) {
-            out.push_str(&whole);
-            if !whole.ends_with('\n') {
-                out.push('\n');
-            }
-        } else if well_formed {
-            let full = if section_name.contains('"') {
-                let sub = section_name.split('"').nth(1).unwrap_or_default();
-                format!("{section}.{sub}.{}", key.to_ascii_lowercase())
-            } else {
-                format!(
-                    "{}.{}",
-                    section_name.to_ascii_lowercase(),
-                    key.to_ascii_lowercase()
-                )
-            };
-            removed.push(full);
-        } else {
-            removed.push(format!("(an unreadable line: {t})"));
+/// One setting of a git `config`: its name as git lists it (`section.key`,
+/// `section.subsection.key`; section and key in lower case) and its value (none for a bare
+/// boolean `key`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub name: String,
+    pub value: Option<String>,
+}
+
+impl Entry {
+    /// (section, subsection, key).
+    fn parts(&self) -> (&str, Option<&str>, &str) {
+        let (section, rest) = self.name.split_once('.').unwrap_or((&self.name, ""));
+        match rest.rsplit_once('.') {
+            Some((sub, key)) => (section, Some(sub), key),
+            None => (section, None, rest),
         }
     }
-    (out, removed)
+
+    /// May a repository keep it (see [`KEPT`])?
+    fn kept(&self) -> bool {
+        let (section, _, key) = self.parts();
+        kept(section, key, self.value.as_deref().unwrap_or(""))
+    }
+}
+
+/// Why a `config` cannot be read as settings.
+#[derive(Debug)]
+pub(crate) struct Unreadable(pub String);
+
+/// The settings of the `config` at `path` as git itself reads them (`git config --file
+/// --no-includes --list -z`), or, where there is no git to ask, as a strict reader of the
+/// plain form reads them (anything else in the file makes it unreadable).
+pub(crate) fn config_entries(path: &Path) -> Result<Vec<Entry>, Unreadable> {
+    let out = std::process::Command::new("git")
+        .args(["config", "--no-includes", "--list", "-z", "--file"])
+        .arg(path)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Ok(o
+            .stdout
+            .split(|&b| b == 0)
+            .filter(|e| !e.is_empty())
+            .map(|e| {
+                let e = String::from_utf8_lossy(e);
+                match e.split_once('\n') {
+                    Some((k, v)) => Entry {
+                        name: k.to_owned(),
+                        value: Some(v.to_owned()),
+                    },
+                    None => Entry {
+                        name: e.into_owned(),
+                        value: None,
+                    },
+                }
+            })
+            .collect()),
+        Ok(o) => Err(Unreadable(format!(
+            "git cannot read it: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))),
+        Err(_) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Unreadable(format!("not readable text: {e}")))?;
+            plain_entries(&text)
+        }
+    }
+}
+
+/// The settings of a `config` in the plain form only: `[section]` or `[section "sub"]`
+/// headers alone on their line, `key = value` lines without quotes, escapes or continuations,
+/// whole-line comments. Anything else is unreadable (git may read it otherwise).
+fn plain_entries(text: &str) -> Result<Vec<Entry>, Unreadable> {
+    let mut out = Vec::new();
+    let mut section: Option<String> = None;
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with(['#', ';']) {
+            continue;
+        }
+        let odd = || {
+            Unreadable(format!(
+                "a line in a form this reader does not take: {line}"
+            ))
+        };
+        if line.contains(['\\', '"']) && !line.starts_with('[') {
+            return Err(odd());
+        }
+        if let Some(h) = line.strip_prefix('[') {
+            let h = h.strip_suffix(']').ok_or_else(odd)?;
+            let (name, sub) = match h.split_once(' ') {
+                Some((n, s)) => {
+                    let s = s.trim();
+                    let s = s
+                        .strip_prefix('"')
+                        .and_then(|s| s.strip_suffix('"'))
+                        .filter(|s| !s.contains(['"', '\\']))
+                        .ok_or_else(odd)?;
+                    (n, Some(s))
+                }
+                None => (h, None),
+            };
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+                return Err(odd());
+            }
+            section = Some(match sub {
+                Some(s) => format!("{}.{s}", name.to_ascii_lowercase()),
+                None => name.to_ascii_lowercase(),
+            });
+            continue;
+        }
+        let section = section.as_ref().ok_or_else(odd)?;
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim().to_owned())),
+            None => (line, None),
+        };
+        if key.is_empty()
+            || !key.starts_with(|c: char| c.is_ascii_alphabetic())
+            || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            || value.as_deref().is_some_and(|v| v.contains(['#', ';']))
+        {
+            return Err(odd());
+        }
+        out.push(Entry {
+            name: format!("{section}.{}", key.to_ascii_lowercase()),
+            value,
+        });
+    }
+    Ok(out)
+}
+
+/// A `config` holding `entries`, in git's form (a value quoted and escaped where it holds
+/// anything but plain characters).
+pub(crate) fn config_text(entries: &[Entry]) -> String {
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._/:@+=,~*-".contains(c))
+    };
+    let quote = |s: &str| {
+        if plain(s) {
+            return s.to_owned();
+        }
+        let mut q = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '\\' => q.push_str("\\\\"),
+                '"' => q.push_str("\\\""),
+                '\n' => q.push_str("\\n"),
+                '\t' => q.push_str("\\t"),
+                c => q.push(c),
+            }
+        }
+        q.push('"');
+        q
+    };
+    let mut out = String::new();
+    let mut current: Option<(String, Option<String>)> = None;
+    for e in entries {
+        let (section, sub, key) = e.parts();
+        let here = (section.to_owned(), sub.map(str::to_owned));
+        if current.as_ref() != Some(&here) {
+            match sub {
+                Some(s) => out.push_str(&format!(
+                    "[{section} \"{}\"]\n",
+                    s.replace('\\', "\\\\").replace('"', "\\\"")
+                )),
+                None => out.push_str(&format!("[{section}]\n")),
+            }
+            current = Some(here);
+        }
+        match &e.value {
+            Some(v) => out.push_str(&format!("\t{key} = {}\n", quote(v))),
+            None => out.push_str(&format!("\t{key}\n")),
+        }
+    }
+    out
+}
+
+/// The settings of `entries` a repository keeps, and the names of those taken out.
+pub(crate) fn filter_entries(entries: Vec<Entry>) -> (Vec<Entry>, Vec<String>) {
+    let (kept, gone): (Vec<Entry>, Vec<Entry>) = entries.into_iter().partition(Entry::kept);
+    (kept, gone.into_iter().map(|e| e.name).collect())
 }
 
 /// What the plan saw of git directories under the writable directories, to tell afterwards
@@ -200,28 +307,62 @@ pub(crate) fn is_git_dir<'a>(mut entries: impl Iterator<Item = (&'a Path, bool)>
     head && objects && refs
 }
 
-/// The git directories kept inside `git`: its submodules' (`modules/<name>`, nested) and its
-/// linked worktrees' (`worktrees/<name>`).
+/// The entries of `dir` (path, is a directory).
+fn entries(dir: &Path) -> Vec<(PathBuf, bool)> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
+        .collect()
+}
+
+/// Is `dir` a git directory by git's own test?
+fn git_dir_at(dir: &Path) -> bool {
+    let e = entries(dir);
+    is_git_dir(e.iter().map(|(p, d)| (p.as_path(), *d)))
+}
+
+/// The git directories kept inside the git directory `git`: its submodules' (anywhere below
+/// `modules/`, as module names may hold slashes, and theirs in turn), its linked worktrees'
+/// (`worktrees/<name>`), and any other directory of its own that has a git directory's shape.
 pub(crate) fn linked_dirs(git: &Path, out: &mut Vec<PathBuf>) {
-    if let Ok(modules) = std::fs::read_dir(git.join("modules")) {
-        for m in modules.flatten() {
-            if m.file_type().is_ok_and(|t| t.is_dir()) {
-                out.push(m.path());
-                linked_dirs(&m.path(), out);
+    /// How deep below `modules/` a module's name may reach.
+    const MODULE_DEPTH: usize = 8;
+    fn modules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        for (p, is_dir) in entries(dir) {
+            if !is_dir {
+                continue;
+            }
+            if git_dir_at(&p) {
+                out.push(p.clone());
+                linked_dirs(&p, out);
+            } else if depth < MODULE_DEPTH {
+                modules(&p, depth + 1, out);
             }
         }
     }
-    if let Ok(worktrees) = std::fs::read_dir(git.join("worktrees")) {
-        for w in worktrees.flatten() {
-            if w.file_type().is_ok_and(|t| t.is_dir()) {
-                out.push(w.path());
+    for (p, is_dir) in entries(git) {
+        if !is_dir {
+            continue;
+        }
+        match p.file_name().and_then(|n| n.to_str()) {
+            Some("modules") => modules(&p, 1, out),
+            Some("worktrees") => {
+                out.extend(entries(&p).into_iter().filter(|(_, d)| *d).map(|(w, _)| w))
             }
+            Some("objects" | "refs" | "logs" | "hooks" | "info" | "lfs" | "rr-cache") => {}
+            Some(_) if git_dir_at(&p) => {
+                out.push(p.clone());
+                linked_dirs(&p, out);
+            }
+            _ => {}
         }
     }
 }
 
 /// Remove `p` (a file, a link or a directory).
-fn remove(p: &Path) -> bool {
+pub(crate) fn remove(p: &Path) -> bool {
     let is_dir = std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
     if is_dir {
         std::fs::remove_dir_all(p).is_ok()
@@ -294,21 +435,23 @@ pub(crate) fn settle_dir(
             }
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&p) else {
-            if remove(&p) {
-                out.push(Settled {
-                    path: p,
-                    done: "removed".into(),
-                    why: format!("the settings of {why} are not readable text"),
-                });
+        let (kept, removed) = match config_entries(&p) {
+            Ok(entries) => filter_entries(entries),
+            Err(Unreadable(e)) => {
+                if remove(&p) {
+                    out.push(Settled {
+                        path: p,
+                        done: "removed".into(),
+                        why: format!("the settings of {why} cannot be read as settings ({e})"),
+                    });
+                }
+                continue;
             }
-            continue;
         };
-        let (kept, removed) = filter_config(&text);
         if removed.is_empty() {
             continue;
         }
-        if write_replacing(&p, &kept).is_ok() {
+        if write_replacing(&p, &config_text(&kept)).is_ok() {
             out.push(Settled {
                 path: p,
                 done: format!("settings taken out: {}", removed.join(", ")),
@@ -390,32 +533,32 @@ pub(crate) fn pointed_dir(file: &Path) -> Option<PathBuf> {
 mod tests {
     use super::*;
 
+    /// The settings of `text`, as `config_entries` reads a file holding it.
+    fn entries_of(text: &str) -> Result<Vec<Entry>, Unreadable> {
+        let d = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let p = d.path().join("config");
+        std::fs::write(&p, text).unwrap_or_else(|e| panic!("{e}"));
+        config_entries(&p)
+    }
+
     #[test]
     fn a_config_keeps_only_settings_that_run_nothing() {
-        let text = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tfsmonitor = \"touch /tmp/x\"\n\thooksPath = /tmp/h\n[remote \"origin\"]\n\turl = https://example.com/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\tuploadpack = sh -c id\n[alias]\n\tst = !sh -c id\n[include]\n\tpath = /tmp/evil\n[submodule \"a\"]\n\tupdate = !rm -rf .\n[submodule \"b\"]\n\tupdate = rebase\n[filter \"x\"]\n\tclean = sh -c id \\\n\t  more\n[core] sshCommand = sh -c id\n";
-        let (kept, removed) = filter_config(text);
-        for gone in [
-            "fsmonitor",
-            "hooksPath",
-            "uploadpack",
-            "!sh",
-            "/tmp/evil",
-            "!rm",
-            "clean",
-            "sshCommand",
-            "more",
-        ] {
-            assert!(!kept.contains(gone), "{gone} kept:\n{kept}");
-        }
-        for stays in [
-            "repositoryformatversion = 0",
-            "filemode = true",
-            "url = https://example.com/r.git",
-            "fetch = +refs/heads/*:refs/remotes/origin/*",
-            "update = rebase",
-        ] {
-            assert!(kept.contains(stays), "{stays} lost:\n{kept}");
-        }
+        let text = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tfsmonitor = \"touch /tmp/x\"\n\thooksPath = /tmp/h\n[remote \"origin\"]\n\turl = https://example.com/r.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n\tuploadpack = sh -c id\n[alias]\n\tst = !sh -c id\n[include]\n\tpath = /tmp/evil\n[submodule \"a\"]\n\tupdate = !rm -rf .\n[submodule \"b\"]\n\tupdate = rebase\n[filter \"x\"]\n\tclean = sh -c id \\\n\t  more\n# a comment that ends in a backslash \\\n\tpager = less\n[core] sshCommand = sh -c id\n";
+        let Ok(entries) = entries_of(text) else {
+            panic!("git reads it");
+        };
+        let (kept, removed) = filter_entries(entries);
+        let names: Vec<&str> = kept.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "core.repositoryformatversion",
+                "core.filemode",
+                "remote.origin.url",
+                "remote.origin.fetch",
+                "submodule.b.update",
+            ]
+        );
         assert_eq!(
             removed,
             [
@@ -423,16 +566,27 @@ mod tests {
                 "core.hookspath",
                 "remote.origin.uploadpack",
                 "alias.st",
-                "[include]",
                 "include.path",
                 "submodule.a.update",
                 "filter.x.clean",
+                "filter.x.pager",
                 "core.sshcommand",
             ]
         );
-        // What git init writes stays as it is.
-        let init = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
-        assert_eq!(filter_config(init), (init.to_owned(), Vec::new()));
+        // What is kept, written out, reads back the same.
+        let again = entries_of(&config_text(&kept)).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(again, kept);
+        // Without git, the strict reader refuses what it does not know for certain.
+        assert!(plain_entries(text).is_err());
+        let init = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n";
+        let plain = plain_entries(init).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(filter_entries(plain.clone()).1, Vec::<String>::new());
+        assert_eq!(plain, entries_of(init).unwrap_or_else(|e| panic!("{e:?}")));
+    }
+
+    #[test]
+    fn a_config_git_cannot_read_is_unreadable() {
+        assert!(entries_of("[core\n\tfsmonitor = x\n").is_err());
     }
 
     #[test]
