@@ -231,6 +231,95 @@ async fn a_changed_copy_of_a_denied_program_is_still_that_program() {
     assert!(text.contains("deny exec"), "{text}");
 }
 
+/// The system's dynamic loader, if it is where it usually is.
+fn loader() -> Option<&'static str> {
+    ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+}
+
+#[tokio::test]
+async fn a_renamed_copy_of_the_dynamic_loader_still_runs_the_program_it_is_given() {
+    let Some(ld) = loader() else {
+        return;
+    };
+    if !sandbox_here() {
+        return;
+    }
+    let sb = Sandbox::new();
+    sb.write("victim.txt", "v");
+    // Directly, and as the interpreter of a script (`#!./l /usr/bin/rm` runs rm on the
+    // script's arguments).
+    script(
+        &sb,
+        "copy.sh",
+        &format!(
+            "cp {ld} ./l\n./l \"$(command -v rm)\" victim.txt\nprintf '#!%s/l %s\\n' \"$PWD\" \"$(command -v rm)\" > s && chmod +x s && ./s victim.txt\necho after"
+        ),
+    );
+    let mut s = session(
+        &sb,
+        json!({"permissions": {"allow": ["Bash"], "deny": ["Bash(rm:*)"]}}),
+    );
+    let o = bash(&mut s, "./copy.sh").await;
+    let text = o.content.to_text();
+    assert!(sb.path("victim.txt").exists(), "{text}");
+    assert!(text.contains("deny exec"), "{text}");
+}
+
+#[tokio::test]
+async fn a_script_the_rules_allow_by_name_runs_through_its_env_interpreter() {
+    if !sandbox_here() {
+        return;
+    }
+    let sb = Sandbox::new();
+    // On PATH, outside the directories the command can write: the program the rule means.
+    let bin = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let greet = bin.path().join("greet");
+    std::fs::write(&greet, "#!/usr/bin/env sh\necho \"hello $1\"\n").unwrap_or_else(|e| panic!("{e}"));
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&greet, std::fs::Permissions::from_mode(0o755))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let mut s = session(&sb, json!({"permissions": {"allow": ["Bash(greet:*)"]}}));
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    add_env(&mut s, [("PATH", path)]);
+    let o = bash(&mut s, "greet world").await;
+    let text = o.content.to_text();
+    assert!(!o.is_error && text.trim() == "hello world", "{text}");
+}
+
+#[tokio::test]
+async fn a_protected_link_the_command_replaces_is_put_back() {
+    if !sandbox_here() {
+        return;
+    }
+    let sb = Sandbox::new();
+    sb.write("shared/mcp.json", "{}\n");
+    std::os::unix::fs::symlink("shared/mcp.json", sb.path(".mcp.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    script(
+        &sb,
+        "swap.sh",
+        "rm -f .mcp.json && echo '{\"mcpServers\":{}}' > .mcp.json\necho swapped",
+    );
+    let mut s = session(&sb, json!({"permissions": {"allow": ["Bash"]}}));
+    let o = bash(&mut s, "./swap.sh").await;
+    let text = o.content.to_text();
+    assert_eq!(
+        std::fs::read_link(sb.path(".mcp.json")).ok(),
+        Some(std::path::PathBuf::from("shared/mcp.json")),
+        "{text}"
+    );
+    assert_eq!(sb.read("shared/mcp.json"), b"{}\n");
+    assert!(text.contains("put back as a link to shared/mcp.json"), "{text}");
+}
+
 #[tokio::test]
 async fn what_is_moved_or_made_around_protected_paths_is_put_right() {
     if !sandbox_here() || !have("git", "--version") {

@@ -1446,12 +1446,22 @@ struct Foreseen {
 }
 
 impl Foreseen {
-    /// Is an exec of `words` in `cwd` this unit?
-    fn is(&self, words: &[String], cwd: &Path) -> bool {
+    /// Is an exec of `words` in `cwd` this unit? A program the line names without a path is
+    /// looked up on `PATH`; an exec of a script shows the path it was found at, which must not
+    /// be one the command could have put there (`writable`).
+    fn is(&self, words: &[String], cwd: &Path, writable: &[PathBuf]) -> bool {
+        let same_program = |w: &String| {
+            *w == self.program
+                || (!self.program.contains('/')
+                    && w.starts_with('/')
+                    && w.rsplit('/').next() == Some(self.program.as_str())
+                    && !under(Path::new(w), writable))
+        };
         self.cwd == cwd
+            && words.first().is_some_and(same_program)
             && match &self.argv {
-                Some(argv) => argv == words,
-                None => words.first().is_some_and(|w| *w == self.program),
+                Some(argv) => argv.len() == words.len() && argv[1..] == words[1..],
+                None => true,
             }
     }
 }
@@ -2064,8 +2074,11 @@ impl PolicyJudge {
         let mut ctx = self.ctx.clone();
         ctx.cwd = cwd.to_path_buf();
         let command = tool_core::sandbox::shell_line(words);
-        let foreseen =
-            started_by_line && self.foreseen.iter().any(|f| f.is(words, &canonical(cwd)));
+        let foreseen = started_by_line
+            && self
+                .foreseen
+                .iter()
+                .any(|f| f.is(words, &canonical(cwd), &self.ctx.working_dirs));
         if started_by_line && !foreseen {
             // Decided like a line of its own: allow, ask or deny, with the mode's last word.
             let input = json!({ "command": command });
