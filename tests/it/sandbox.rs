@@ -276,7 +276,8 @@ async fn a_script_the_rules_allow_by_name_runs_through_its_env_interpreter() {
     // On PATH, outside the directories the command can write: the program the rule means.
     let bin = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let greet = bin.path().join("greet");
-    std::fs::write(&greet, "#!/usr/bin/env sh\necho \"hello $1\"\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(&greet, "#!/usr/bin/env sh\necho \"hello $1\"\n")
+        .unwrap_or_else(|e| panic!("{e}"));
     {
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(&greet, std::fs::Permissions::from_mode(0o755))
@@ -317,7 +318,10 @@ async fn a_protected_link_the_command_replaces_is_put_back() {
         "{text}"
     );
     assert_eq!(sb.read("shared/mcp.json"), b"{}\n");
-    assert!(text.contains("put back as a link to shared/mcp.json"), "{text}");
+    assert!(
+        text.contains("put back as a link to shared/mcp.json"),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -211,6 +211,24 @@ pub trait RunJudge: Send + Sync {
     fn settle(&self) -> Vec<Settled> {
         Vec::new()
     }
+    /// Which programs this judge wants to see when the command runs `confined` (in the
+    /// sandbox, whose mounts and namespaces bound the rest). The supervisor stops tracing the
+    /// others, which then run at full speed (in the sandbox, they still die with the command).
+    fn watching(&self, confined: bool) -> Watching {
+        let _ = confined;
+        Watching::Everything
+    }
+}
+
+/// Which programs a [`RunJudge`] wants to see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watching {
+    /// Every program the command tree executes.
+    Everything,
+    /// The programs the line's own shell starts; what they start is theirs.
+    LineOnly,
+    /// None.
+    Nothing,
 }
 
 /// Something a command left that was put right when it ended.
@@ -238,6 +256,14 @@ impl RunJudge for AllowAll {
         Decision::allow(DecisionReason::Check {
             name: "no run-time rules".into(),
         })
+    }
+    fn watching(&self, confined: bool) -> Watching {
+        // Unconfined, tracing is what keeps the tree together to be killed.
+        if confined {
+            Watching::Nothing
+        } else {
+            Watching::Everything
+        }
     }
 }
 

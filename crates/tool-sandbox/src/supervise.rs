@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::sync::Arc;
 
-use tool_core::sandbox::{ExecRequest, RunJudge};
+use tool_core::sandbox::{ExecRequest, RunJudge, Watching};
 use tool_core::{Decision, Verdict};
 
 use crate::{ExecApprover, Shared, Stop};
@@ -77,6 +77,11 @@ fn ptrace(request: libc::c_uint, pid: libc::pid_t, data: usize) -> libc::c_long 
             data,
         )
     }
+}
+
+/// Stop tracing `pid` (stopped) and let it go on.
+fn detach(pid: libc::pid_t) {
+    ptrace(libc::PTRACE_DETACH as _, pid, 0);
 }
 
 fn cont(pid: libc::pid_t, signal: libc::c_int) {
@@ -292,6 +297,7 @@ impl Supervisor {
             },
         );
         self.shared.track(launcher);
+        let watching = self.judge.watching(confined);
         let mut launcher_status: Option<ExitStatus> = None;
         // Until ECHILD: nothing left to wait for.
         while let Ok((pid, status)) = wait_any() {
@@ -358,6 +364,21 @@ impl Supervisor {
                         .unwrap_or(Role::Descendant);
                     let next = self.on_exec(pid, role);
                     if let Some(next) = next {
+                        // What the judge does not watch runs untraced from here on (in the
+                        // sandbox, it still dies with the command).
+                        let unwatched = match (watching, next) {
+                            (Watching::Everything, _) => false,
+                            (Watching::LineOnly, Role::Descendant) => true,
+                            (Watching::LineOnly, _) => false,
+                            (Watching::Nothing, Role::Launcher) => false,
+                            (Watching::Nothing, _) => true,
+                        };
+                        if unwatched {
+                            tracees.remove(&pid);
+                            self.shared.untrack(pid);
+                            detach(pid);
+                            continue;
+                        }
                         if let Some(t) = tracees.get_mut(&pid) {
                             t.role = Some(next);
                         }

@@ -1486,6 +1486,9 @@ pub(crate) struct PolicyJudge {
     /// Deny or ask Bash rules, or Read/Edit deny rules, exist: programs started by other
     /// programs need deciding at all.
     rules_for_descendants: bool,
+    /// Deny or ask Bash rules exist: in the sandbox, the only rules about what programs
+    /// started by other programs may do.
+    program_rules: bool,
     /// Programs Bash deny and ask rules name, by the identity of their files, so a copy under
     /// another name is still that program.
     identities: std::sync::OnceLock<Vec<(String, Identity)>>,
@@ -1819,6 +1822,10 @@ impl PolicyJudge {
         } else {
             Vec::new()
         };
+        let program_rules = policy
+            .rules()
+            .iter()
+            .any(|e| e.list != RuleList::Allow && matches!(e.matcher, RuleMatcher::Shell(_)));
         let rules_for_descendants = policy.rules().iter().any(|e| {
             (e.list != RuleList::Allow && matches!(e.matcher, RuleMatcher::Shell(_)))
                 || (e.list == RuleList::Deny && matches!(e.matcher, RuleMatcher::Path { .. }))
@@ -1828,6 +1835,7 @@ impl PolicyJudge {
             ctx: ctx.clone(),
             foreseen,
             rules_for_descendants,
+            program_rules,
             identities: std::sync::OnceLock::new(),
             git: std::sync::OnceLock::new(),
             cache: Mutex::new(HashMap::new()),
@@ -2159,6 +2167,14 @@ impl RunJudge for PolicyJudge {
 
     fn connect(&self, host: &str, port: u16) -> Decision {
         self.policy.connect_decision(host, port)
+    }
+
+    fn watching(&self, confined: bool) -> tool_core::sandbox::Watching {
+        if confined && !self.program_rules {
+            tool_core::sandbox::Watching::LineOnly
+        } else {
+            tool_core::sandbox::Watching::Everything
+        }
     }
 
     fn settle(&self) -> Vec<tool_core::sandbox::Settled> {
