@@ -5,9 +5,12 @@
 //! ABI than the native one (32-bit `int 0x80`, x32) fail with `ENOSYS`, so none of them can
 //! reach `clone` by another number.
 //!
-//! Unless the plan lets them, `socket(AF_UNIX, …)` fails with `EPERM` too: a Unix socket on
-//! the file system (a container engine's, a desktop bus) is a way out that no mount closes.
-//! `socketpair` stays, so processes still talk among themselves. `io_uring` fails with
+//! Sockets of a family the sandbox's network namespace does not enclose fail with `EPERM`:
+//! only `AF_INET`, `AF_INET6` and `AF_NETLINK` (which the namespace holds) are made, and
+//! `AF_UNIX` where the plan lets it (a Unix socket on the file system, a container engine's or
+//! a desktop bus, is a way out that no mount closes). `AF_VSOCK` (to a virtual machine's
+//! host), `AF_PACKET`, Bluetooth and the rest are refused. `socketpair` stays, so processes
+//! still talk among themselves. `io_uring` fails with
 //! `ENOSYS`: its operations (opening sockets among them) never pass through the filter.
 //!
 //! Confined, a new user namespace (`clone` or `unshare` with `CLONE_NEWUSER`) fails with
@@ -45,6 +48,9 @@ const SYS_CLONE3: u32 = 435;
 /// `io_uring_setup`, `io_uring_enter`, `io_uring_register` (the same on every ABI).
 const SYS_IO_URING: [u32; 3] = [425, 426, 427];
 const AF_UNIX: u32 = 1;
+const AF_INET: u32 = 2;
+const AF_INET6: u32 = 10;
+const AF_NETLINK: u32 = 16;
 
 /// The native ABI: its audit arch, its `clone` and `socket` numbers, and the bit that marks x32
 /// calls.
@@ -87,8 +93,9 @@ enum To {
 }
 
 /// The filter as bytes, or `None` on an architecture it is not written for (the supervisor
-/// then cannot rule out `CLONE_UNTRACED`, and says so). With `unix_sockets`, `socket(AF_UNIX)`
-/// is let through; `confined` (under bubblewrap), new user namespaces are refused.
+/// then cannot rule out `CLONE_UNTRACED`, and says so). `confined` (under bubblewrap), sockets
+/// of families the namespace does not enclose and new user namespaces are refused; with
+/// `unix_sockets`, `socket(AF_UNIX)` is let through then.
 pub(crate) fn program(unix_sockets: bool, confined: bool) -> Option<Vec<u8>> {
     let abi = NATIVE?;
     // (code, jump if true, jump if false, k); jumps name a label.
@@ -112,13 +119,25 @@ pub(crate) fn program(unix_sockets: bool, confined: bool) -> Option<Vec<u8>> {
             (BPF_JSET_K, To::Perm, To::Allow, CLONE_NEWUSER),
         ]);
     }
-    if !unix_sockets {
-        // socket(AF_UNIX, …): refused. The next instruction reloads the number for `clone`.
-        body.extend([
-            (BPF_JEQ_K, To::Next, To::Skip(2), abi.socket),
-            (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW),
-            (BPF_JEQ_K, To::Perm, To::Allow, AF_UNIX),
-        ]);
+    // socket(family, …): only the families the namespace encloses. The check's length is
+    // known, so a call that is not `socket` skips it to the `clone` check below.
+    // Unconfined there is no namespace to hold any: sockets are as the system allows them.
+    if confined {
+        let mut families = vec![AF_INET, AF_INET6, AF_NETLINK];
+        if unix_sockets {
+            families.push(AF_UNIX);
+        }
+        body.push((
+            BPF_JEQ_K,
+            To::Next,
+            To::Skip(families.len() + 2),
+            abi.socket,
+        ));
+        body.push((BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW));
+        for f in &families {
+            body.push((BPF_JEQ_K, To::Allow, To::Next, *f));
+        }
+        body.push((BPF_JEQ_K, To::Perm, To::Perm, 0));
     }
     let refused_clone = if confined {
         CLONE_UNTRACED | CLONE_NEWUSER
@@ -248,6 +267,23 @@ mod tests {
             SECCOMP_RET_ALLOW,
             "AF_INET"
         );
+        assert_eq!(
+            run(&prog, arch, abi.socket, 10),
+            SECCOMP_RET_ALLOW,
+            "AF_INET6"
+        );
+        assert_eq!(
+            run(&prog, arch, abi.socket, 16),
+            SECCOMP_RET_ALLOW,
+            "AF_NETLINK"
+        );
+        for (family, name) in [(40, "AF_VSOCK"), (17, "AF_PACKET"), (31, "AF_BLUETOOTH")] {
+            assert_eq!(
+                run(&prog, arch, abi.socket, family),
+                errno(libc::EPERM),
+                "{name}"
+            );
+        }
         for nr in SYS_IO_URING {
             assert_eq!(run(&prog, arch, nr, 0), errno(libc::ENOSYS), "io_uring");
         }
@@ -267,6 +303,15 @@ mod tests {
         // Unconfined: Unix sockets and user namespaces as the system allows them.
         let open = program(true, false).unwrap_or_default();
         assert_eq!(run(&open, arch, abi.socket, 1), SECCOMP_RET_ALLOW);
+        assert_eq!(
+            run(&open, arch, abi.socket, 40),
+            SECCOMP_RET_ALLOW,
+            "AF_VSOCK"
+        );
+        // Confined with Unix sockets allowed: those too.
+        let unix = program(true, true).unwrap_or_default();
+        assert_eq!(run(&unix, arch, abi.socket, 1), SECCOMP_RET_ALLOW);
+        assert_eq!(run(&unix, arch, abi.socket, 40), errno(libc::EPERM));
         assert_eq!(
             run(&open, arch, abi.unshare, u64::from(CLONE_NEWUSER)),
             SECCOMP_RET_ALLOW
