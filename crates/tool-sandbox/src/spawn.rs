@@ -148,6 +148,12 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
     // SAFETY: both are new and ours.
     let (read_end, write_end) =
         unsafe { (OwnedFd::from_raw_fd(pipe[0]), OwnedFd::from_raw_fd(pipe[1])) };
+    // Numbered above every descriptor the child puts in place, so none overwrites it.
+    let write_end = {
+        let moved = high(write_end.as_raw_fd())?;
+        drop(write_end);
+        moved
+    };
     // Block every signal while the child shares our memory: no handler of ours may run in it.
     // SAFETY: sigset operations on locals.
     let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
@@ -253,13 +259,15 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         if libc::setpgid(0, 0) != 0 {
             return fail(p);
         }
+        // Before the descriptors are put in place: the namespace's may have a number one of
+        // them takes.
+        if p.netns >= 0 && libc::setns(p.netns, libc::CLONE_NEWNET) != 0 {
+            return fail(p);
+        }
         for &(from, to) in &p.dups {
             if libc::dup2(from, to) < 0 {
                 return fail(p);
             }
-        }
-        if p.netns >= 0 && libc::setns(p.netns, libc::CLONE_NEWNET) != 0 {
-            return fail(p);
         }
         if let Some(cwd) = &p.cwd
             && libc::chdir(cwd.as_ptr()) != 0
