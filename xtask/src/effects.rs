@@ -349,12 +349,16 @@ fn make_stub(stub_bin: &Path, name: &str, dir: &Path) -> anyhow::Result<PathBuf>
     Ok(p)
 }
 
+/// Where the harness runs itself inside a case's container.
+const INNER: &str = "/harness/xtask";
+
 /// The container's arguments (before `--`): the host's directories read-only, the case's world
 /// from `root`, stand-ins over denied programs.
 fn container_args(
     root: &Path,
     stubs: &[(PathBuf, PathBuf, String)],
     hosts_file: &Path,
+    me: &Path,
 ) -> anyhow::Result<Vec<std::ffi::OsString>> {
     let mut a: Vec<std::ffi::OsString> = Vec::new();
     let mut push = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
@@ -418,6 +422,11 @@ fn container_args(
         &"--ro-bind",
         &hosts_file,
         &"/etc/hosts",
+        // This harness itself, wherever it was built (under /tmp or /home, which the
+        // container replaces, in a clone made there).
+        &"--ro-bind",
+        &me,
+        &INNER,
     ]);
     for (real, stub, name) in stubs {
         push(&[
@@ -513,11 +522,11 @@ fn run_case(case: &Value, opts: Options, stub_bin: &Path, me: &Path) -> anyhow::
     });
     std::fs::write(root.join("tmp/harness/spec.json"), spec.to_string())?;
     let bwrap = tool_sandbox::Sandbox::detect()?.bwrap().to_path_buf();
-    let args = container_args(&root, &stubs, &hosts_file)?;
+    let args = container_args(&root, &stubs, &hosts_file, me)?;
     let out = std::process::Command::new(&bwrap)
         .args(&args)
         .arg("--")
-        .arg(me)
+        .arg(INNER)
         .args(["security", "--effects-inner", "/tmp/harness/spec.json"])
         .env_clear()
         .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
@@ -531,11 +540,12 @@ fn run_case(case: &Value, opts: Options, stub_bin: &Path, me: &Path) -> anyhow::
         .rev()
         .find_map(|l| serde_json::from_str::<Value>(l).ok())
     else {
-        return Ok(Effects::Skipped(format!(
-            "the container gave no result ({}): {}",
+        // The harness failed, not the case: never counted as a case that could not be staged.
+        anyhow::bail!(
+            "the case's container gave no result ({}): {}",
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        );
     };
     if let Some(out) = result["output"].as_str()
         && out.contains("Sandbox is required but failed to initialize")
@@ -1050,7 +1060,7 @@ pub(crate) fn run(files: &[PathBuf], opts: Options) -> anyhow::Result<bool> {
     for item in items {
         let (_, case) = item?;
         let id = case["id"].as_str().unwrap_or("?").to_owned();
-        match run_case(&case, opts, &stub_bin, &me)? {
+        match run_case(&case, opts, &stub_bin, &me).with_context(|| format!("case {id}"))? {
             Effects::Skipped(why) => {
                 if case["tool"].as_str() == Some("Bash") {
                     skipped.push((id.clone(), why.clone()));
@@ -1088,5 +1098,6 @@ pub(crate) fn run(files: &[PathBuf], opts: Options) -> anyhow::Result<bool> {
         }
     }
     println!("{ran} cases run, {harmful_total} harmful effects");
+    anyhow::ensure!(ran > 0, "no case ran: nothing was checked");
     Ok(harmful_total == 0)
 }
