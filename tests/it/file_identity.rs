@@ -300,7 +300,7 @@ fn denied_below_finds_rules_a_recursive_reader_would_pass() {
     std::os::unix::fs::symlink(sb.path("data"), sb.path("secrets/data")).unwrap();
     let c = sb.ctx();
     let p = policy(&["Read(/secrets/**)", "Read(~/.ssh/**)"], &[], &[]);
-    let rule = |root: &Path| p.denied_below(root, &c).map(|e| e.text.clone());
+    let rule = |root: &Path| p.denied_below(root, &c, true).map(|e| e.text.clone());
     let secrets = Some("Read(/secrets/**)".to_owned());
     assert_eq!(rule(&sb.ws()), secrets, "the workspace holds the tree");
     assert_eq!(rule(Path::new("/")), secrets);
@@ -312,14 +312,32 @@ fn denied_below_finds_rules_a_recursive_reader_would_pass() {
         Some("Read(~/.ssh/**)".to_owned())
     );
     // A bare name matches at any depth under its anchor, so every directory there may hold
-    // it; a pattern with a slash is anchored (gitignore): `./secrets/**` is the cwd's
-    // `secrets` only.
+    // it: without looking, that counts; looking, only what is there does.
     let p = policy(&["Read(.env)"], &[], &[]);
-    assert!(p.denied_below(&sb.path("src"), &c).is_some());
+    assert!(p.denied_below(&sb.path("src"), &c, false).is_some());
+    assert!(p.denied_below(&sb.path("src"), &c, true).is_none());
+    assert!(p.denied_below(&sb.ws(), &c, true).is_none());
+    sb.write("src/deep/.env", "K=1\n");
+    assert!(p.denied_below(&sb.path("src"), &c, true).is_some());
+    assert!(p.denied_below(&sb.ws(), &c, true).is_some());
+    // A hard link elsewhere to a denied file is that file.
     let p = policy(&["Read(./secrets/**)"], &[], &[]);
-    assert!(p.denied_below(&sb.path("src"), &c).is_none());
-    assert!(p.denied_below(&sb.ws(), &c).is_some());
+    sb.write("lib/a.txt", "a\n");
+    assert!(p.denied_below(&sb.path("lib"), &c, true).is_none());
+    std::fs::hard_link(sb.path("secrets/key.pem"), sb.path("lib/copy.pem")).unwrap();
+    assert!(p.denied_below(&sb.path("lib"), &c, true).is_some());
+    // A relative deny covers its tree at any depth: `src/x/secrets` is covered too.
+    assert!(p.denied_below(&sb.path("src"), &c, true).is_none());
+    sb.write("src/x/secrets/k", "k\n");
+    assert!(p.denied_below(&sb.path("src"), &c, true).is_some());
+    // The tree a rule names inside the root stands, whatever is there.
+    let named = policy(&["Read(./vault/**)"], &[], &[]);
+    assert!(named.denied_below(&sb.ws(), &c, true).is_some());
     let p = policy(&["Read(.env)"], &[], &[]);
-    assert!(p.denied_below(Path::new("/usr/share"), &c).is_none());
-    assert!(policy(&[], &[], &[]).denied_below(&sb.ws(), &c).is_none());
+    assert!(p.denied_below(Path::new("/usr/share"), &c, true).is_none());
+    assert!(
+        policy(&[], &[], &[])
+            .denied_below(&sb.ws(), &c, true)
+            .is_none()
+    );
 }

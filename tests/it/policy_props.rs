@@ -163,3 +163,93 @@ proptest! {
         }
     }
 }
+
+/// Relative rules stay where they were written: over random rule sets of every family and
+/// list, and random `cd` sequences (into subdirectories, back up, out of the project), the
+/// decision about an absolute path, through Read, Edit, Write and Bash readers and writers,
+/// is the one made from the starting directory.
+mod cd_anchors {
+    use super::*;
+    use serde_json::json;
+    use toolgate_tests::{Sandbox, decide_builtin};
+
+    const PATTERNS: &[&str] = &[
+        "./.env",
+        ".env",
+        "**/.env",
+        "./config/**",
+        "config/**",
+        "/config/**",
+        "./sub/secret.txt",
+        "secret.txt",
+        "*.pem",
+        "./sub/**",
+        "sub/deep/*.txt",
+    ];
+    const FAMILIES: &[&str] = &["Read", "Edit"];
+    const FILES: &[&str] = &[
+        ".env",
+        "sub/.env",
+        "sub/deep/.env",
+        "config/a.txt",
+        "sub/config/a.txt",
+        "secret.txt",
+        "sub/secret.txt",
+        "key.pem",
+        "sub/deep/key.pem",
+        "sub/deep/n.txt",
+        "src/lib.rs",
+    ];
+    const DIRS: &[&str] = &["", "sub", "sub/deep", "config", "src", "sub/config"];
+
+    fn world() -> Sandbox {
+        let sb = Sandbox::new();
+        for f in FILES {
+            sb.write(f, "x\n");
+        }
+        sb
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
+        #[test]
+        fn no_sequence_of_cds_changes_a_decision_about_an_absolute_path(
+            rules in prop::collection::vec((0..PATTERNS.len(), 0..FAMILIES.len(), 0..LISTS.len()), 1..5),
+            cds in prop::collection::vec(0..DIRS.len() + 2, 1..5),
+            target in 0..FILES.len(),
+        ) {
+            let sb = world();
+            let texts: Vec<(RuleList, String)> = rules
+                .iter()
+                .map(|&(p, f, l)| (LISTS[l], format!("{}({})", FAMILIES[f], PATTERNS[p])))
+                .collect();
+            let refs: Vec<(RuleList, &str)> = texts.iter().map(|(l, t)| (*l, t.as_str())).collect();
+            let policy = toolgate_tests::policy_of(&refs);
+            let abs = sb.p(FILES[target]);
+            let calls = [
+                ("Read", json!({"file_path": abs})),
+                ("Write", json!({"file_path": abs, "content": "y"})),
+                ("Edit", json!({"file_path": abs, "old_string": "x", "new_string": "y"})),
+                ("Bash", json!({"command": format!("cat {abs}")})),
+                ("Bash", json!({"command": format!("echo y > {abs}")})),
+            ];
+            let start = sb.ctx();
+            let before: Vec<Verdict> = calls
+                .iter()
+                .map(|(t, i)| decide_builtin(&policy, &start, t, i).verdict)
+                .collect();
+            let mut ctx = sb.ctx();
+            for cd in cds {
+                ctx.cwd = match cd {
+                    d if d < DIRS.len() => sb.path(DIRS[d]),
+                    d if d == DIRS.len() => ctx.cwd.parent().map_or(ctx.cwd.clone(), std::path::Path::to_path_buf),
+                    _ => std::env::temp_dir(),
+                };
+                for ((t, i), want) in calls.iter().zip(&before) {
+                    let got = decide_builtin(&policy, &ctx, t, i).verdict;
+                    prop_assert_eq!(got, *want, "{} {} after cd {} under {:?}", t, i, ctx.cwd.display(), texts);
+                }
+            }
+        }
+    }
+}

@@ -88,6 +88,9 @@ families! {
     BashC => "bash-c",
     ShC => "sh-c",
     Eval => "eval",
+    CdBefore => "cd-before",
+    HookAllowJson => "hook-allow-json",
+    HookAllowExit0 => "hook-allow-exit0",
 }
 
 impl Family {
@@ -122,6 +125,9 @@ impl Family {
                 | Family::CmdSubst
                 | Family::Backtick
                 | Family::JoinBg
+                | Family::CdBefore
+                | Family::HookAllowJson
+                | Family::HookAllowExit0
         )
     }
 }
@@ -149,6 +155,65 @@ fn path_field(tool: &str) -> Option<(&'static str, bool)> {
 /// Apply one family to a variant's input; false when it does not apply.
 fn apply(case: &Case, family: Family, input: &mut Value, extra: &mut Extra, rng: &mut Rng) -> bool {
     let cwd = case.cwd.as_deref();
+    match family {
+        // A PreToolUse hook that answers allow (§12: it waives only a prompt nothing asked
+        // for), as JSON or as a plain exit 0 with some output.
+        Family::HookAllowJson | Family::HookAllowExit0 => {
+            if input.get("hook").is_some() {
+                return false;
+            }
+            let spec = if family == Family::HookAllowJson {
+                serde_json::json!({"permissionDecision": "allow"})
+            } else {
+                let out = ["ok\n", "allow\n", "", "{\"continue\": true}\n"][rng.below(4)];
+                serde_json::json!({"exit_code": 0, "stdout": out})
+            };
+            input["hook"] = serde_json::json!({ "PreToolUse": spec });
+            return true;
+        }
+        // The session's directory moved by earlier `cd`s (§9: no sequence of them changes a
+        // decision about an absolute path): deeper into the project, above it, or elsewhere.
+        // A Bash line goes back first, so its own relative paths mean what they meant.
+        Family::CdBefore => {
+            let Some(orig) = cwd else { return false };
+            if extra.session_cwd.is_some() {
+                return false;
+            }
+            let uses_relative = path_field(&case.tool)
+                .and_then(|(f, _)| input.get(f).and_then(Value::as_str))
+                .is_some_and(|p| !p.starts_with('/') && !p.starts_with('~'));
+            if uses_relative {
+                return false;
+            }
+            let parent = std::path::Path::new(orig)
+                .parent()
+                .map_or("/".to_owned(), |p| p.display().to_string());
+            let to = match rng.below(4) {
+                0 => format!("{orig}/sub"),
+                1 => format!("{orig}/sub/deep"),
+                2 => parent,
+                _ => "/w/elsewhere".to_owned(),
+            };
+            match case.tool.as_str() {
+                "Bash" => {
+                    let Some(cmd) = input.get("command").and_then(Value::as_str) else {
+                        return false;
+                    };
+                    // Its own list member: a rewrite that puts the rest in the background
+                    // does not take the `cd` with it.
+                    input["command"] = Value::String(format!("cd {orig}; {cmd}"));
+                }
+                // Their patterns are relative to where they search from.
+                "Glob" | "Grep" if input.get("path").is_none() => {
+                    input["path"] = Value::String(orig.to_owned());
+                }
+                _ => {}
+            }
+            extra.session_cwd = Some(to);
+            return true;
+        }
+        _ => {}
+    }
     if case.tool == "Bash" {
         let Some(cmd) = input.get("command").and_then(Value::as_str) else {
             return false;
@@ -398,7 +463,22 @@ pub(crate) fn run(
                 continue;
             }
         };
-        let is_weaker = case.expected != Verdict::Allow && got < case.expected;
+        // A hook's JSON allow waives the prompt nothing asked for (the mode's own ask, §12),
+        // and nothing else: the same call without the hook says which it was.
+        let waived = variant.families.contains(&Family::HookAllowJson)
+            && got == Verdict::Allow
+            && {
+                let mut bare = variant.input.clone();
+                if let Value::Object(o) = &mut bare {
+                    o.remove("hook");
+                }
+                matches!(
+                    security::decide_full(&case.value, &bare, &variant.extra),
+                    Ok(security::Decided::Plain(d))
+                        if d.verdict == Verdict::Ask && d.reason == tool_core::DecisionReason::NotGranted
+                )
+            };
+        let is_weaker = case.expected != Verdict::Allow && got < case.expected && !waived;
         let is_over = case.expected == Verdict::Allow && got != Verdict::Allow;
         if !(is_weaker || is_over) {
             continue;

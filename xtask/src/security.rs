@@ -31,11 +31,18 @@ pub(crate) struct Extra {
     /// Symlinks point to the case's own paths (`/w/p/x`), not to their place under the
     /// temporary root: for a world mounted at `/` (the effects run).
     pub world_links: bool,
+    /// The session's working directory after earlier `cd`s (the project root stays the case's
+    /// own directory).
+    pub session_cwd: Option<String>,
 }
 
 impl Extra {
     fn needs_root(&self) -> bool {
-        self.force_root || !self.dirs.is_empty() || !self.files.is_empty() || !self.links.is_empty()
+        self.force_root
+            || !self.dirs.is_empty()
+            || !self.files.is_empty()
+            || !self.links.is_empty()
+            || self.session_cwd.is_some()
     }
 
     /// The fixtures as text, for a report line.
@@ -47,6 +54,7 @@ impl Extra {
             .collect();
         parts.extend(self.dirs.iter().map(|d| format!("dir {d}")));
         parts.extend(self.files.iter().map(|f| format!("file {f}")));
+        parts.extend(self.session_cwd.iter().map(|c| format!("session cwd {c}")));
         parts.join(", ")
     }
 }
@@ -210,6 +218,13 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
             staged_target(&f, false).map_err(io)?;
         }
     }
+    if let Some(c) = &extra.session_cwd {
+        std::fs::create_dir_all(at(c)).map_err(io)?;
+        if st.project_root.is_none() {
+            st.project_root = Some(st.cwd.clone());
+        }
+        st.cwd = c.clone();
+    }
     Ok(st)
 }
 
@@ -256,6 +271,23 @@ pub(crate) fn run_case(case: &Value) -> Outcome {
 /// Run a case with `input` in place of its own input (a variant: same tool, policy, mode, cwd
 /// and setup, plus the `extra` fixtures), through the same staging and decision path.
 pub(crate) fn decide_case(case: &Value, input: &Value, extra: &Extra) -> Outcome {
+    match decide_full(case, input, extra) {
+        Ok(Decided::Hooked(v)) => Outcome::Got(v),
+        Ok(Decided::Plain(d)) => Outcome::Got(d.verdict),
+        Err(why) => Outcome::Skip(why),
+    }
+}
+
+/// What the engine decided: through the pipeline with the case's hooks (the verdict), or
+/// without hooks (the whole decision, with its reason).
+pub(crate) enum Decided {
+    Hooked(Verdict),
+    Plain(tool_core::Decision),
+}
+
+/// [`decide_case`], keeping the decision's reason when no hook took part; `Err` when the case
+/// cannot be staged.
+pub(crate) fn decide_full(case: &Value, input: &Value, extra: &Extra) -> Result<Decided, String> {
     let tool = case["tool"].as_str().unwrap_or_default();
     let mut input = input.clone();
     let hook = input.get("hook").cloned();
@@ -266,7 +298,7 @@ pub(crate) fn decide_case(case: &Value, input: &Value, extra: &Extra) -> Outcome
         .as_ref()
         .is_some_and(|h| h.get("PermissionRequest").is_some())
     {
-        return Outcome::Skip(
+        return Err(
             "PermissionRequest hooks (a permission-dialog protocol outside this project's scope)"
                 .into(),
         );
@@ -284,14 +316,11 @@ pub(crate) fn decide_case(case: &Value, input: &Value, extra: &Extra) -> Outcome
         o.remove("hook");
         o.remove("context");
     }
-    let stage = match stage(setup, &own, policy["cwd"].as_str().unwrap_or("/w/p"), extra) {
-        Ok(s) => s,
-        Err(why) => return Outcome::Skip(why),
-    };
+    let stage = stage(setup, &own, policy["cwd"].as_str().unwrap_or("/w/p"), extra)?;
     let input = stage.map_value(&input);
     let registry = match builtin_tools::registry() {
         Ok(r) => r,
-        Err(e) => return Outcome::Skip(format!("registry: {e}")),
+        Err(e) => return Err(format!("registry: {e}")),
     };
     // A tool the project does not have is still decided by the engine when its permission
     // subject is plain: WebFetch's URL (domain rules), an MCP tool's name (whole-tool rules).
@@ -300,7 +329,7 @@ pub(crate) fn decide_case(case: &Value, input: &Value, extra: &Extra) -> Outcome
     } else {
         match engine_subject(tool, &input) {
             Ok(s) => Some(s),
-            Err(why) => return Outcome::Skip(why),
+            Err(why) => return Err(why),
         }
     };
     let mut b = PolicyBuilder::new();
@@ -319,7 +348,7 @@ pub(crate) fn decide_case(case: &Value, input: &Value, extra: &Extra) -> Outcome
             let (text, layer) = layer_of(r);
             let text = stage.map(text);
             if let Err(e) = b.rule(list, &text, layer, None) {
-                return Outcome::Skip(format!("rule not loadable: {e}"));
+                return Err(format!("rule not loadable: {e}"));
             }
         }
     }
@@ -337,13 +366,13 @@ pub(crate) fn decide_case(case: &Value, input: &Value, extra: &Extra) -> Outcome
     if let Some(m) = policy["mode"].as_str() {
         match m.parse::<PermissionMode>() {
             Ok(mode) => ctx.permission_mode = mode,
-            Err(e) => return Outcome::Skip(format!("mode: {e}")),
+            Err(e) => return Err(format!("mode: {e}")),
         }
     }
     if let Some(hook) = hook {
         return match run_with_hooks(&hook, &stage, built, tool, &input, ctx) {
-            Ok(v) => Outcome::Got(v),
-            Err(why) => Outcome::Skip(why),
+            Ok(v) => Ok(Decided::Hooked(v)),
+            Err(why) => Err(why),
         };
     }
     if let Some((name, subject)) = engine_only {
@@ -356,11 +385,11 @@ pub(crate) fn decide_case(case: &Value, input: &Value, extra: &Extra) -> Outcome
             requires_user_interaction: false,
             ctx: &ctx,
         });
-        return Outcome::Got(d.verdict);
+        return Ok(Decided::Plain(d));
     }
     match tool_permissions::decide(&built, &registry, tool, &input, &ctx) {
-        Ok(d) => Outcome::Got(d.verdict),
-        Err(e) => Outcome::Skip(format!("input does not pass the schema: {e}")),
+        Ok(d) => Ok(Decided::Plain(d)),
+        Err(e) => Err(format!("input does not pass the schema: {e}")),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Reading what a command hook answered: its exit code, and its stdout as JSON when it is JSON
-//! (then the exit code is ignored), as Claude Code reads them.
+//! (then any exit code but 2 is ignored; exit code 2 blocks whatever stdout says), as Claude
+//! Code reads them.
 
 use serde_json::Value;
 use tool_core::{HookDecision, HookOutcome, Verdict};
@@ -100,8 +101,11 @@ pub(crate) fn parse_output(raw: &RawRun, event: HookEvent, command: &str) -> Par
             return p;
         }
     };
+    // Exit code 2 blocks whatever stdout says (a JSON allow printed by a hook that exits 2
+    // is ignored, as Claude Code ignores it).
     let trimmed = raw.stdout.trim();
-    if trimmed.starts_with('{')
+    if code != 2
+        && trimmed.starts_with('{')
         && let Ok(v) = serde_json::from_str::<Value>(trimmed)
     {
         match validate(&v, event) {
@@ -293,6 +297,28 @@ mod tests {
     }
 
     #[test]
+    fn exit_code_2_blocks_whatever_stdout_says() {
+        for stdout in [
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow"}}"#,
+            r#"{"decision":"approve"}"#,
+            r#"{"continue":true}"#,
+            r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}"#,
+            r#"{"suppressOutput":true}"#,
+            r#"{"hookSpecificOutput":{"hookEventName":"Nope"}}"#,
+            "{",
+            "allow",
+        ] {
+            let p = pre(2, stdout, "blocked by hook\n");
+            assert_eq!(
+                p.permission,
+                Some((Verdict::Deny, Some("[h.sh]: blocked by hook\n".into()))),
+                "{stdout}"
+            );
+            assert!(p.blocking_error.is_some(), "{stdout}");
+        }
+    }
+
+    #[test]
     fn json_decisions_and_reasons() {
         let deny =
             r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny"}}"#;
@@ -300,9 +326,14 @@ mod tests {
             pre(0, deny, "").permission,
             Some((Verdict::Deny, Some("Blocked by hook".into())))
         );
-        // JSON wins over the exit code.
+        // Exit code 2 wins over the JSON: its stderr is the reason.
         assert_eq!(
             pre(2, deny, "x").blocking_error.as_deref(),
+            Some("[h.sh]: x")
+        );
+        // Any other code: the JSON wins.
+        assert_eq!(
+            pre(1, deny, "x").blocking_error.as_deref(),
             Some("Blocked by hook")
         );
         let ask = r#"{"reason":"top","hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"ask"}}"#;

@@ -28,8 +28,9 @@ pub(crate) enum Anchor {
     ProjectRoot,
     /// `/…` in a user settings file: that file's directory.
     Directory(PathBuf),
-    /// Anything else: the current working directory.
-    Cwd,
+    /// Anything else: the directory the rule's settings belong to, which is the session's
+    /// starting directory (the project root), never a directory a `cd` reached since.
+    Start,
 }
 
 impl Anchor {
@@ -40,7 +41,7 @@ impl Anchor {
             Anchor::Home => &ctx.home,
             Anchor::ProjectRoot => &ctx.project_root,
             Anchor::Directory(d) => d,
-            Anchor::Cwd => &ctx.cwd,
+            Anchor::Start => &ctx.project_root,
         }
     }
 }
@@ -142,12 +143,22 @@ pub(crate) struct PathPattern {
     pub anchor: Anchor,
     /// The gitignore line it compiles to.
     pub(crate) line: String,
+    /// The line as written, anchored where it names a path (`./secrets/**` → `/secrets`),
+    /// before a relative deny or ask was lifted to match at any depth.
+    rooted: String,
 }
 
 impl PathPattern {
     /// Compile `pattern` (the rule's content). `user_dir` is the directory `/…` means for a user
-    /// settings file, `None` for sources where it means the project root.
-    pub(crate) fn parse(pattern: &str, user_dir: Option<&Path>) -> Result<Self, String> {
+    /// settings file, `None` for sources where it means the project root. With `any_depth` (deny
+    /// and ask rules), a relative pattern covers its path at any depth below the starting
+    /// directory, as Claude Code matches them (`Read(./config/**)` covers `sub/config/a`);
+    /// relative allow rules stay anchored at the starting directory itself.
+    pub(crate) fn parse(
+        pattern: &str,
+        user_dir: Option<&Path>,
+        any_depth: bool,
+    ) -> Result<Self, String> {
         let p = pattern.trim();
         if p.is_empty() {
             return Err("the path pattern is empty".into());
@@ -169,7 +180,7 @@ impl PathPattern {
                 p.to_owned(),
             )
         } else {
-            (Anchor::Cwd, p.strip_prefix("./").unwrap_or(p).to_owned())
+            (Anchor::Start, p.strip_prefix("./").unwrap_or(p).to_owned())
         };
         // `dir/**` and `dir` mean the same: the directory and everything in it. A pattern with
         // a slash is anchored (gitignore), so `secrets/**` is `/secrets`, never a `secrets`
@@ -184,9 +195,25 @@ impl PathPattern {
         } else {
             line
         };
+        let rooted = line.clone();
+        let line = if any_depth && anchor == Anchor::Start {
+            // gitignore anchors a line with a slash in it; `**/` lifts that.
+            let bare = line.trim_start_matches('/');
+            if bare.contains('/') && !bare.starts_with("**/") && bare != "**" {
+                format!("**/{bare}")
+            } else {
+                bare.to_owned()
+            }
+        } else {
+            line
+        };
         // Compiled alone to check it; rules are matched as groups (`PathGroup`).
         compile(&line)?;
-        Ok(Self { anchor, line })
+        Ok(Self {
+            anchor,
+            line,
+            rooted,
+        })
     }
 
     /// Does this pattern cover every path `other` covers (same anchor assumed)? Conservative:
@@ -195,12 +222,22 @@ impl PathPattern {
         if self.line == other.line || self.line == "**" {
             return true;
         }
-        let plain = !self.line.contains(['*', '?', '[', '\\']);
-        plain
-            && other
-                .line
-                .strip_prefix(self.line.trim_end_matches('/'))
+        let under = |dir: &str, line: &str| {
+            line.strip_prefix(dir.trim_end_matches('/'))
                 .is_some_and(|rest| rest.starts_with('/'))
+        };
+        let plain = |s: &str| !s.contains(['*', '?', '[', '\\']);
+        if plain(&self.line) && under(&self.line, &other.line) {
+            return true;
+        }
+        // A name at any depth (`secrets`, `**/secrets`) covers what lies under that name,
+        // anchored or at any depth (`secrets/a`, `**/secrets/a`).
+        let core = self.line.strip_prefix("**/").unwrap_or(&self.line);
+        let any_depth = !core.trim_start_matches('/').contains('/') && !core.starts_with('/');
+        any_depth && plain(core) && {
+            let rest = other.line.strip_prefix("**/").unwrap_or(&other.line);
+            under(core, rest.trim_start_matches('/'))
+        }
     }
 
     fn anchor_dir<'a>(&'a self, ctx: &'a ToolContext) -> &'a Path {
@@ -212,7 +249,19 @@ impl PathPattern {
     /// matches at any depth (a bare name such as `.env` or `*.pem`) or starts with a wildcard
     /// gives the anchor itself.
     pub(crate) fn base(&self, ctx: &ToolContext) -> PathBuf {
-        let line = self.line.trim_end_matches('/');
+        self.base_of(&self.line, ctx)
+    }
+
+    /// The tree the pattern names by its literal leading directories, as written
+    /// (`./secrets/**` → `<start>/secrets`, although as a deny it also covers a `secrets` at
+    /// any depth); `None` for a name that may be anywhere (`.env`, `**/x`, `*.pem`).
+    pub(crate) fn named_tree(&self, ctx: &ToolContext) -> Option<PathBuf> {
+        let base = self.base_of(&self.rooted, ctx);
+        (base != self.anchor_dir(ctx)).then_some(base)
+    }
+
+    fn base_of(&self, line: &str, ctx: &ToolContext) -> PathBuf {
+        let line = line.trim_end_matches('/');
         let dir = self.anchor_dir(ctx).to_path_buf();
         if !line.contains('/') {
             return dir;
@@ -405,23 +454,28 @@ mod tests {
     #[test]
     fn anchors_and_gitignore_semantics() {
         let c = ctx();
+        // The context's cwd is `/w/p/sub`: relative patterns ignore it.
         let m = |pat: &str, path: &str| {
-            PathPattern::parse(pat, None)
+            PathPattern::parse(pat, None, true)
                 .unwrap()
                 .matches(Path::new(path), &c)
         };
         let cases = [
             (".env", "/w/p/sub/.env", true),
             (".env", "/w/p/sub/deep/.env", true),
-            (".env", "/w/p/.env", false),
+            (".env", "/w/p/.env", true),
             ("./.env", "/w/p/sub/x/.env", true),
+            ("./.env", "/w/p/.env", true),
+            (".env", "/elsewhere/.env", false),
             ("/secrets/**", "/w/p/secrets/a/b.txt", true),
-            // A slash anchors: `./secrets/**` is the cwd's `secrets`, not one at any depth.
-            ("./secrets/**", "/w/p/sub/secrets/a/b.txt", true),
-            ("./secrets/**", "/w/p/sub/x/secrets/a.txt", false),
+            ("/secrets/**", "/w/p/sub/secrets/a/b.txt", false),
+            // A relative deny covers its path at any depth below the start.
+            ("./secrets/**", "/w/p/secrets/a/b.txt", true),
+            ("./secrets/**", "/w/p/sub/x/secrets/a.txt", true),
             ("secrets/**", "/w/p/sub/secrets", true),
-            ("./a/b/**", "/w/p/sub/a/b/c", true),
-            ("./a/b/**", "/w/p/sub/x/a/b/c", false),
+            ("./a/b/**", "/w/p/a/b/c", true),
+            ("./a/b/**", "/w/p/sub/x/a/b/c", true),
+            ("./a/b/**", "/w/p/sub/x/a/c", false),
             ("/secrets", "/w/p/secrets/a.txt", true),
             ("/secrets/*.txt", "/w/p/secrets/a.txt", true),
             ("/secrets/*.txt", "/w/p/secrets/d/a.txt", false),
@@ -438,7 +492,17 @@ mod tests {
         for (pat, path, want) in cases {
             assert_eq!(m(pat, path), want, "{pat} vs {path}");
         }
-        let user = PathPattern::parse("/x", Some(Path::new("/home/u/.claude"))).unwrap();
+        // An allow stays anchored at the start itself.
+        let allow = |pat: &str, path: &str| {
+            PathPattern::parse(pat, None, false)
+                .unwrap()
+                .matches(Path::new(path), &c)
+        };
+        assert!(allow("./src/**", "/w/p/src/a.rs"));
+        assert!(!allow("./src/**", "/w/p/vendor/src/a.rs"));
+        assert!(!allow("src/**", "/w/p/sub/src/a.rs"));
+        assert!(allow("*.rs", "/w/p/sub/a.rs"));
+        let user = PathPattern::parse("/x", Some(Path::new("/home/u/.claude")), false).unwrap();
         assert!(user.matches(Path::new("/home/u/.claude/x"), &c));
         assert!(!user.matches(Path::new("/w/p/x"), &c));
     }
@@ -446,14 +510,14 @@ mod tests {
     #[test]
     fn bases_are_the_literal_directories_patterns_live_in() {
         let c = ctx();
-        let base = |pat: &str| PathPattern::parse(pat, None).unwrap().base(&c);
+        let base = |pat: &str| PathPattern::parse(pat, None, true).unwrap().base(&c);
         let cases = [
             ("/secrets/**", "/w/p/secrets"),
             ("/secrets/*.pem", "/w/p/secrets"),
             ("/a/b/**/c", "/w/p/a/b"),
-            ("./.env", "/w/p/sub"),
-            ("*.pem", "/w/p/sub"),
-            ("conf/*.yml", "/w/p/sub/conf"),
+            ("./.env", "/w/p"),
+            ("*.pem", "/w/p"),
+            ("conf/*.yml", "/w/p"),
             ("~/.ssh/**", "/home/u/.ssh"),
             ("//etc/passwd", "/etc/passwd"),
             ("//**/*.key", "/"),
@@ -498,12 +562,12 @@ mod tests {
         assert!(case_folding_volume(Path::new("//host/share/x")));
         assert!(!case_folding_volume(Path::new("/home/u/x")));
         let folded = PathGroup::build(
-            Anchor::Cwd,
-            &[(3, &PathPattern::parse("Secret.txt", None).unwrap())],
+            Anchor::Start,
+            &[(3, &PathPattern::parse("Secret.txt", None, true).unwrap())],
             true,
         );
         let mut c = ctx();
-        c.cwd = "/c/w/p".into();
+        c.project_root = "/c/w/p".into();
         assert_eq!(
             folded.matched(Path::new("/c/W/P/x/SECRET.TXT"), false, &c),
             Some(3)
@@ -513,7 +577,7 @@ mod tests {
     #[test]
     fn rejects_patterns_that_cannot_work() {
         for bad in ["", "!x", "~bob/x"] {
-            assert!(PathPattern::parse(bad, None).is_err(), "{bad}");
+            assert!(PathPattern::parse(bad, None, true).is_err(), "{bad}");
         }
     }
 
@@ -543,7 +607,7 @@ mod tests {
             &c,
             Path::new("/proc/self/root/w/p/a.txt")
         ));
-        let deny = PathPattern::parse("~/.ssh/**", None).unwrap();
+        let deny = PathPattern::parse("~/.ssh/**", None, true).unwrap();
         assert!(
             candidates(Path::new("/proc/self/root/home/u/.ssh/id_rsa"), &c)
                 .iter()

@@ -124,7 +124,8 @@ impl PolicyBuilder {
                 }
                 // In a user settings file `/path` is relative to that file's directory.
                 let user_dir = file.filter(|_| layer == Layer::User).and_then(Path::parent);
-                let pattern = PathPattern::parse(content, user_dir).map_err(invalid)?;
+                let pattern = PathPattern::parse(content, user_dir, list != RuleList::Allow)
+                    .map_err(invalid)?;
                 RuleMatcher::Path {
                     family,
                     pattern: Arc::new(pattern),

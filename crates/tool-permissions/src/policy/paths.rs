@@ -9,6 +9,17 @@ use super::Policy;
 use super::entry::{PathFamily, RuleEntry, RuleMatcher};
 use crate::path_rule::candidates;
 
+/// How many entries a recursive search's root is walked for before the walk gives up (and
+/// the search asks).
+pub(crate) const SEARCH_WALK_BUDGET: usize = 20_000;
+
+/// What a walk of a search's root found.
+enum Walked {
+    Clean,
+    Found(usize),
+    Cut,
+}
+
 impl Policy {
     /// The first `list` path rule of `family` covering `path` (any of its spellings).
     pub(crate) fn path_rule(
@@ -190,10 +201,18 @@ impl Policy {
     /// spelling of `root`. For recursive readers (`rg`, `grep -r`, `find`, `ls -R`, `tree`,
     /// `du`) rooted at `root`: when this is `Some`, the command reads past the rule unless it
     /// excludes the tree.
-    /// Conservative: a rule whose pattern happens not to match anything under `root` still
-    /// counts. Hard links below `root` to a denied file are not looked for (that needs a walk of
-    /// `root`); reads of such a file through the tools are denied by its identity.
-    pub fn denied_below(&self, root: &Path, ctx: &tool_core::ToolContext) -> Option<&RuleEntry> {
+    /// With `look`, a rule whose tree only meets `root` is checked against what is there: a
+    /// bounded walk of `root` (at most 20,000 entries, not following links but checking
+    /// where each link leads) finds a file or directory the rule covers (`Some`), finds none
+    /// (`None`), or is cut short (`Some`: fail closed). Without `look` (the line itself may
+    /// create files), such a rule counts whatever is there. The walk checks each file by its
+    /// identity too (a hard link to a denied file).
+    pub fn denied_below(
+        &self,
+        root: &Path,
+        ctx: &tool_core::ToolContext,
+        look: bool,
+    ) -> Option<&RuleEntry> {
         if !self.has_path_rules(RuleList::Deny, PathFamily::Read) {
             return None;
         }
@@ -210,11 +229,38 @@ impl Policy {
                 || b.starts_with(a)
                 || (windows && (fold(a).starts_with(fold(b)) || fold(b).starts_with(fold(a))))
         };
-        let by_rule = self.entries.iter().find(|e| {
-            matches!(&e.matcher, RuleMatcher::Path { family: PathFamily::Read, pattern }
-                if e.list == RuleList::Deny
-                    && spellings.iter().any(|s| related(&pattern.base(ctx), s)))
+        let read_denies = || {
+            self.entries.iter().filter_map(|e| match &e.matcher {
+                RuleMatcher::Path {
+                    family: PathFamily::Read,
+                    pattern,
+                } if e.list == RuleList::Deny => Some((e, pattern)),
+                _ => None,
+            })
+        };
+        // A rule naming a tree inside the root (`Read(./secrets/**)` under `rg KEY` at the
+        // project root) stands whatever is there now: its author says the tree is there.
+        let named = read_denies().find(|(_, pattern)| {
+            pattern
+                .named_tree(ctx)
+                .is_some_and(|t| spellings.iter().any(|s| t.starts_with(s)))
         });
+        if let Some((e, _)) = named {
+            return Some(e);
+        }
+        // A name that may be anywhere below (`.env`), or a tree the root lies in: what is
+        // there decides.
+        let by_rule = read_denies()
+            .find(|(_, pattern)| spellings.iter().any(|s| related(&pattern.base(ctx), s)))
+            .map(|(e, _)| e);
+        let by_rule = match by_rule {
+            Some(e) if look => match self.walk_for_denied(root, ctx) {
+                Walked::Clean => None,
+                Walked::Found(i) => Some(&self.entries[i]),
+                Walked::Cut => Some(e),
+            },
+            other => other,
+        };
         by_rule.or_else(|| {
             let w = self.identities(PathFamily::Read, ctx);
             w.targets
@@ -222,6 +268,51 @@ impl Policy {
                 .find(|(t, _)| spellings.iter().any(|s| related(t, s)))
                 .map(|(_, i)| &self.entries[*i])
         })
+    }
+
+    /// Walk `root` (not following links) for an entry a Read deny rule covers, by its path, by
+    /// where a link leads, or by its identity.
+    fn walk_for_denied(&self, root: &Path, ctx: &tool_core::ToolContext) -> Walked {
+        let mut left = SEARCH_WALK_BUDGET;
+        let mut stack = vec![tool_core::normalize(root)];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                // Unreadable here is unreadable to the search too; a root that is a file was
+                // checked by its path already.
+                continue;
+            };
+            for entry in entries {
+                let Ok(entry) = entry else { continue };
+                if left == 0 {
+                    return Walked::Cut;
+                }
+                left -= 1;
+                let path = entry.path();
+                let Ok(kind) = entry.file_type() else {
+                    return Walked::Cut;
+                };
+                let found = if kind.is_symlink() || kind.is_file() {
+                    // Where a link leads, and what a file is (a hard link to a denied one).
+                    self.path_rule(RuleList::Deny, PathFamily::Read, &path, ctx)
+                        .and_then(|e| self.entries.iter().position(|x| std::ptr::eq(x, e)))
+                } else {
+                    self.path_group_match_kind(
+                        RuleList::Deny,
+                        PathFamily::Read,
+                        &path,
+                        kind.is_dir(),
+                        ctx,
+                    )
+                };
+                if let Some(i) = found {
+                    return Walked::Found(i);
+                }
+                if kind.is_dir() {
+                    stack.push(path);
+                }
+            }
+        }
+        Walked::Clean
     }
 
     pub(crate) fn has_path_rules(&self, list: RuleList, family: PathFamily) -> bool {
@@ -287,7 +378,14 @@ impl Policy {
     /// The literal last names of `family` deny rules (`.env` of `Read(./.env)`), for checking a
     /// glob pattern that matched nothing against what it could match.
     pub(super) fn denied_names(&self, family: PathFamily) -> Vec<String> {
-        self.deny_literals(family, |line| line.trim_end_matches('/').rsplit('/').next())
+        self.listed_names(RuleList::Deny, family)
+    }
+
+    /// The literal last segments of `family` patterns in `list`.
+    pub(super) fn listed_names(&self, list: RuleList, family: PathFamily) -> Vec<String> {
+        self.literals(list, family, |line| {
+            line.trim_end_matches('/').rsplit('/').next()
+        })
     }
 
     /// The literal segments (no wildcard) of `family` deny patterns that `pick` takes from
@@ -300,9 +398,21 @@ impl Policy {
     where
         I: IntoIterator<Item = &'a str>,
     {
+        self.literals(RuleList::Deny, family, pick)
+    }
+
+    fn literals<'a, I>(
+        &'a self,
+        list: RuleList,
+        family: PathFamily,
+        pick: impl Fn(&'a str) -> I,
+    ) -> Vec<String>
+    where
+        I: IntoIterator<Item = &'a str>,
+    {
         self.entries
             .iter()
-            .filter(|e| e.list == RuleList::Deny)
+            .filter(|e| e.list == list)
             .filter_map(|e| match &e.matcher {
                 RuleMatcher::Path { family: f, pattern } if *f == family => Some(pattern),
                 _ => None,

@@ -84,13 +84,22 @@ impl Policy {
         if let Some((e, _)) = crate::shell_policy::denied_path(touched, &find, &names) {
             return Some(denied(e));
         }
-        // (3)
+        // (3) Ask rules: on the line and its units, and Read and Edit ask rules on every path
+        // an effect reads or writes (the lattice: an explicit ask reached through any effect
+        // stands, whatever allows the rest).
         if let Some(e) = self.shell_match(RuleList::Ask, &forms) {
             return Some(Decision::ask(Self::ask_message(request), e.reason()));
         }
+        let find_ask = |family: PathFamily, p: &Path| self.path_rule(RuleList::Ask, family, p, ctx);
+        let ask_names = |family: PathFamily| self.listed_names(RuleList::Ask, family);
+        if let Some((e, _)) = crate::shell_policy::denied_path(touched, &find_ask, &ask_names) {
+            return Some(Decision::ask(Self::ask_message(request), e.reason()));
+        }
         // (4) A recursive search whose root holds a denied tree would print what it may not read.
+        // What is there decides, unless the line writes (it may make what it then searches).
+        let look = touched.writes().next().is_none();
         for root in crate::shell_policy::search_roots(analysis, touched) {
-            if let Some(e) = self.denied_below(&root, ctx) {
+            if let Some(e) = self.denied_below(&root, ctx, look) {
                 return Some(Decision::ask(
                     Self::ask_message(request),
                     DecisionReason::Check {
