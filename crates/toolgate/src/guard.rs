@@ -236,9 +236,7 @@ fn decide(
         .get("tool_input")
         .cloned()
         .ok_or("the input has no `tool_input`")?;
-    let project = std::env::var_os("CLAUDE_PROJECT_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| cwd.clone());
+    let project = crate::find_project(&cwd, home);
     let mode = v
         .get("permission_mode")
         .and_then(Value::as_str)

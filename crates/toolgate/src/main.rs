@@ -431,10 +431,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             command,
         }) => {
             let cwd = std::env::current_dir().context("the current directory")?;
-            let project = match (&policy.dir, std::env::var_os("CLAUDE_PROJECT_DIR")) {
-                (Some(d), _) => d.clone(),
-                (None, Some(d)) => PathBuf::from(d),
-                (None, None) => cwd.clone(),
+            let project = match &policy.dir {
+                Some(d) => d.clone(),
+                None => toolgate::find_project(&cwd, &home_dir(std::path::Path::new("/"))),
             };
             let project = std::fs::canonicalize(&project)
                 .with_context(|| format!("the project {}", project.display()))?;

@@ -1054,3 +1054,64 @@ fn the_audit_log_records_what_the_sandbox_stopped_with_the_rule_and_the_analysis
     let claim = s["analysis"].as_str().unwrap();
     assert!(claim.contains("Bash") && claim.contains("allow"), "{s}");
 }
+
+/// From a subdirectory (the model `cd`-ed there) and without `CLAUDE_PROJECT_DIR`, the guard
+/// finds the project by its `.claude/` and decides with its relative rules anchored there: the
+/// root `.env` and one of the same name below stay denied, to the Read tool and to Bash.
+#[test]
+fn guard_in_a_subdirectory_finds_the_project_and_keeps_relative_rules_where_written() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    let home = d.path().join("home");
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::fs::create_dir_all(ws.join("sub/deep")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        r#"{"permissions": {"deny": ["Read(./.env)"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(ws.join(".env"), "K=root\n").unwrap();
+    std::fs::write(ws.join("sub/.env"), "K=sub\n").unwrap();
+    std::fs::write(ws.join("sub/ok.txt"), "ok\n").unwrap();
+    for cwd in [ws.join("sub"), ws.join("sub/deep")] {
+        let call = |tool: &str, input: serde_json::Value| {
+            serde_json::json!({"session_id": "s", "cwd": cwd, "hook_event_name": "PreToolUse",
+                "permission_mode": "default", "tool_name": tool, "tool_input": input,
+                "tool_use_id": "toolu_1"})
+            .to_string()
+        };
+        for (tool, input) in [
+            ("Read", serde_json::json!({"file_path": ws.join(".env")})),
+            (
+                "Read",
+                serde_json::json!({"file_path": ws.join("sub/.env")}),
+            ),
+            (
+                "Bash",
+                serde_json::json!({"command": format!("cat {}", ws.join(".env").display())}),
+            ),
+            (
+                "Bash",
+                serde_json::json!({"command": "cat ../.env; cat ../../.env"}),
+            ),
+        ] {
+            let (out, err, ok) = guard(&[], &call(tool, input.clone()), &home);
+            assert!(ok, "{err}");
+            assert!(
+                out.contains("\"permissionDecision\":\"deny\""),
+                "{tool} {input} from {}: {out} {err}",
+                cwd.display()
+            );
+        }
+        let (out, err, ok) = guard(
+            &[],
+            &call(
+                "Read",
+                serde_json::json!({"file_path": ws.join("sub/ok.txt")}),
+            ),
+            &home,
+        );
+        assert!(ok && !out.contains("deny"), "{out} {err}");
+    }
+}
