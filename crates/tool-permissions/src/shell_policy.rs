@@ -92,7 +92,13 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
         for e in u.effects() {
             let op = match e.kind {
                 EffectKind::Read => Op::Read,
-                EffectKind::Write if is_redirect(e) || e.source.option.is_some() => Op::Redirect,
+                EffectKind::Write
+                    if is_redirect(e)
+                        || e.source.option.is_some()
+                        || e.source.is_output_operand() =>
+                {
+                    Op::Redirect
+                }
                 EffectKind::Write => Op::Write,
                 _ => continue,
             };
@@ -196,15 +202,15 @@ pub(crate) fn unit_allowed<'a>(
     redirect_ok: &dyn Fn(&Path) -> bool,
 ) -> Option<Option<&'a RuleEntry>> {
     let u = &a.units[index];
-    // Writes through shell redirections must each be permitted on their own; a write the
-    // program makes through its own options or operands (`sort -o`, `uniq IN OUT`) is what
-    // the rule allowing the program allows (recorded: Claude Code 2.1.332 runs `sort -o x`
-    // and `sort --output=x` under `Bash(sort:*)`, and asks about `echo hi > x` under
-    // `Bash(echo:*)`).
+    // Every write must be permitted on its own, through a shell redirection or through the
+    // program's own options or operands (`sort -o`, `uniq IN OUT`, `git diff --output`,
+    // `perl -i`): the user allowed the program, not edits of the project's files without a
+    // prompt (CONTRACT item 6). Claude Code 2.1.332 runs `sort -o x` under `Bash(sort:*)`;
+    // toolgate asks (pm_bash_option_writes differs on purpose).
     let own_redirects: Vec<&PathUse> = t
         .uses
         .iter()
-        .filter(|p| p.unit == index && p.op == Op::Redirect && p.redirect)
+        .filter(|p| p.unit == index && p.op == Op::Redirect)
         .collect();
     let redirects_ok =
         !t.unknown_paths.contains(&index) && own_redirects.iter().all(|p| redirect_ok(&p.path));

@@ -86,6 +86,9 @@ pub enum Role {
     Read,
     /// A file written.
     Write,
+    /// A file written in place of standard output (`uniq IN OUT`, `xxd IN OUT`): decided as a
+    /// redirection is, not as what the program is for.
+    Output,
     /// A file read and written.
     ReadWrite,
     /// Data (a pattern, a number, a name): no effect.
@@ -138,6 +141,7 @@ impl Role {
         Some(match name {
             "read" => Role::Read,
             "write" => Role::Write,
+            "output" => Role::Output,
             "read-write" => Role::ReadWrite,
             "data" | "pattern" => Role::Data,
             "script" => Role::Script,
@@ -1769,9 +1773,9 @@ impl Run<'_, '_> {
             run.push(k, v, label, None, detail.clone())
         };
         match role {
-            Role::Read | Role::ReadWrite | Role::Write if w == "-" => {}
+            Role::Read | Role::ReadWrite | Role::Write | Role::Output if w == "-" => {}
             Role::Read => push(self, EffectKind::Read, Some(path(w))),
-            Role::Write => push(self, EffectKind::Write, Some(path(w))),
+            Role::Write | Role::Output => push(self, EffectKind::Write, Some(path(w))),
             Role::ReadWrite => {
                 push(self, EffectKind::Read, Some(path(w)));
                 push(self, EffectKind::Write, Some(path(w)));
@@ -2130,6 +2134,7 @@ fn role_name(r: Role) -> &'static str {
     match r {
         Role::Read => "read",
         Role::Write => "write",
+        Role::Output => "output",
         Role::ReadWrite => "read-write",
         Role::Data => "data",
         Role::Script => "script",

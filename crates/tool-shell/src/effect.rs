@@ -112,6 +112,15 @@ impl Source {
             && self.option.is_none()
             && self.detail.starts_with(Self::REDIRECTION)
     }
+
+    /// Whether it is an operand the program writes in place of its standard output
+    /// (`uniq IN OUT`): a redirection in all but syntax.
+    pub fn is_output_operand(&self) -> bool {
+        self.option.is_none() && self.detail == Self::OUTPUT_OPERAND
+    }
+
+    /// The detail of an output operand's effect.
+    pub(crate) const OUTPUT_OPERAND: &'static str = "operand: output";
 }
 
 impl fmt::Display for Source {
