@@ -569,6 +569,22 @@ pub(crate) fn args_inside(
     covered: &dyn Fn(&Path) -> bool,
 ) -> bool {
     a.units.iter().all(|u| {
+        // A program the database reads completely says which words are files: those are
+        // checked, and the rest are data (`sed -n '/TODO/p'`, `awk '/x/'`).
+        let read_completely = !u.interpretation.path.is_empty()
+            && u.interpretation.is_known()
+            && u.unknown.is_empty();
+        if read_completely {
+            return u
+                .effects()
+                .filter(|e| matches!(e.kind, EffectKind::Read | EffectKind::Write))
+                .filter_map(|e| e.value.as_deref())
+                .filter(|v| *v != "/dev/null")
+                .all(|v| {
+                    let p = resolve(v, &u.cwd, ctx);
+                    crate::path_rule::inside_working_dirs(ctx, &p) || covered(&p)
+                });
+        }
         u.argv.iter().skip(1).all(|lit| {
             let value = lit
                 .split_once('=')

@@ -108,6 +108,9 @@ pub struct Redirect {
     pub certain: bool,
     /// The target as written.
     pub raw: String,
+    /// For a here-document or here-string on standard input: its text, when known exactly
+    /// (`Some(None)` when it is fed but cannot be known).
+    pub here: Option<Option<String>>,
 }
 
 impl Redirect {
@@ -792,6 +795,7 @@ impl Walker {
                             target,
                             certain,
                             raw: w.raw,
+                            here: None,
                         }
                     }
                     ast::IoFileRedirectTarget::Duplicate(w) => {
@@ -823,9 +827,11 @@ impl Walker {
                             target: t,
                             certain,
                             raw: w.raw,
+                            here: None,
                         }
                     }
                     ast::IoFileRedirectTarget::Fd(_) => Redirect {
+                        here: None,
                         kind: RedirectKind::Duplicate,
                         target: None,
                         certain: true,
@@ -839,29 +845,41 @@ impl Walker {
                 }
             }
             ast::IoRedirect::HereDocument(fd, doc) => {
+                let on_stdin = fd.as_ref().is_none_or(|f| f.to_string() == "0");
                 if let Some(fd) = fd {
                     self.check_io_number(&fd.to_string());
                 }
-                if doc.requires_expansion {
-                    self.word(&doc.doc.value, state, Mode::Heredoc, depth);
-                }
+                let text = if doc.requires_expansion {
+                    let w = self.word(&doc.doc.value, state, Mode::Heredoc, depth);
+                    w.exp.certain.then(|| w.exp.fields.concat())
+                } else {
+                    Some(doc.doc.value.clone())
+                };
                 Redirect {
                     kind: RedirectKind::Here,
                     target: None,
                     certain: true,
                     raw: String::new(),
+                    here: on_stdin.then_some(text),
                 }
             }
             ast::IoRedirect::HereString(fd, w) => {
+                let on_stdin = fd.as_ref().is_none_or(|f| f.to_string() == "0");
                 if let Some(fd) = fd {
                     self.check_io_number(&fd.to_string());
                 }
-                self.word(&w.value, state, Mode::NoSplit, depth);
+                let w = self.word(&w.value, state, Mode::NoSplit, depth);
+                // A here-string gets a newline at its end.
+                let text = w
+                    .exp
+                    .certain
+                    .then(|| format!("{}\n", w.exp.fields.concat()));
                 Redirect {
                     kind: RedirectKind::Here,
                     target: None,
                     certain: true,
                     raw: String::new(),
+                    here: on_stdin.then_some(text),
                 }
             }
             ast::IoRedirect::OutputAndError(w, append) => {
@@ -876,6 +894,7 @@ impl Walker {
                     target,
                     certain,
                     raw: w.raw,
+                    here: None,
                 }
             }
         })
@@ -1053,7 +1072,13 @@ impl Walker {
         } else {
             let mut words = argv.clone();
             words[0] = words[0].rsplit('/').next().unwrap_or(&words[0]).to_owned();
-            database().interpret(&words)
+            // The last here-document or here-string on standard input is what it reads.
+            let fed = redirects
+                .iter()
+                .rev()
+                .find_map(|r| r.here.as_ref())
+                .map(Option::as_deref);
+            database().interpret_fed(&words, fed)
         };
         let certain = assignments.iter().all(|a| a.value.is_some())
             && redirects.iter().all(|r| r.certain)

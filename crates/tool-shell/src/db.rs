@@ -77,6 +77,8 @@ pub enum ValueKind {
     GitConfigEnv,
     /// A tar checkpoint action: `exec=COMMAND` runs COMMAND with the shell.
     CheckpointAction,
+    /// Commands of the program's own [`Language`] (`vim -c`, `gdb -ex`).
+    Commands,
 }
 
 /// What an operand is.
@@ -89,6 +91,14 @@ pub enum Role {
     /// A file written in place of standard output (`uniq IN OUT`, `xxd IN OUT`): decided as a
     /// redirection is, not as what the program is for.
     Output,
+    /// Commands of the program's own language (`sqlite3 DB SQL`).
+    Commands,
+    /// The rest of the words are the arguments of a shell it starts (`capsh -- -c CMD`): run as
+    /// `bash WORDS...`.
+    ShellArgs,
+    /// `+COMMAND` is a command of the program's language (`vim +CMD`); anything else a file
+    /// it edits.
+    PlusCommands,
     /// A file read and written.
     ReadWrite,
     /// Data (a pattern, a number, a name): no effect.
@@ -142,6 +152,9 @@ impl Role {
             "read" => Role::Read,
             "write" => Role::Write,
             "output" => Role::Output,
+            "commands" => Role::Commands,
+            "shell-args" => Role::ShellArgs,
+            "plus-commands" => Role::PlusCommands,
             "read-write" => Role::ReadWrite,
             "data" | "pattern" => Role::Data,
             "script" => Role::Script,
@@ -172,7 +185,11 @@ impl Role {
     fn takes_rest(self) -> bool {
         matches!(
             self,
-            Role::ExecArgv | Role::ExecArgvOpen | Role::ExecStringJoined | Role::Remote
+            Role::ExecArgv
+                | Role::ExecArgvOpen
+                | Role::ExecStringJoined
+                | Role::Remote
+                | Role::ShellArgs
         )
     }
 
@@ -323,7 +340,36 @@ pub struct Program {
     pub hook: Option<Hook>,
     /// `key=value` operands and what the key's value is (`dd`).
     pub keys: BTreeMap<String, Vec<EffectKind>>,
+    /// What text fed to its standard input on the line (a here-document or here-string) is.
+    pub stdin: Option<Stdin>,
+    /// Its own command language, when commands given on the line can reach a shell (`vim -c`,
+    /// `gdb -ex`, `sqlite3`'s dot commands, `ed`'s `!`).
+    pub language: Option<Language>,
     index: BTreeMap<String, usize>,
+}
+
+/// What text fed to a program's standard input on the line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stdin {
+    /// Shell code, when the program runs its standard input (`bash` with no script).
+    Shell,
+    /// Shell code, always (`at`: the job it schedules).
+    Job,
+    /// Commands of its own [`Language`].
+    Commands,
+}
+
+/// A command language that can reach a shell, read line by line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Language {
+    /// Line prefixes (after blanks and Ex's `:`) whose rest is shell code (`!`, `shell `).
+    pub shell: Vec<String>,
+    /// Line prefixes that make the line code that cannot be known (`.load`, `python`).
+    pub unknown_prefixes: Vec<String>,
+    /// Words anywhere in a line that make it code that cannot be known (`syscmd`).
+    pub unknown_words: Vec<String>,
+    /// Any other line cannot be known either (`vim -c`: any Ex command may run anything).
+    pub other_unknown: bool,
 }
 
 /// A subcommand, compiled when it is first looked up (git has a hundred; a command names one).
@@ -571,6 +617,21 @@ struct RawProgram {
     shared: bool,
     #[serde(default)]
     sub: BTreeMap<String, RawProgram>,
+    stdin: Option<String>,
+    language: Option<RawLanguage>,
+}
+
+#[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+struct RawLanguage {
+    #[serde(default)]
+    shell: Vec<String>,
+    #[serde(default)]
+    unknown_prefixes: Vec<String>,
+    #[serde(default)]
+    unknown_words: Vec<String>,
+    #[serde(default)]
+    other: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default, Clone)]
@@ -823,6 +884,13 @@ impl Database {
 
     /// Interpret an argv: `argv[0]` is the program's basename, every word already expanded.
     pub fn interpret(&self, argv: &[String]) -> Interpretation {
+        self.interpret_fed(argv, None)
+    }
+
+    /// [`interpret`](Self::interpret), with the text a here-document or here-string feeds its
+    /// standard input (`Some(None)`: fed, but not known exactly): shell code for a program that
+    /// runs its standard input, commands of its own language for one that reads them.
+    pub fn interpret_fed(&self, argv: &[String], here: Option<Option<&str>>) -> Interpretation {
         let mut out = Interpretation::default();
         let Some(first) = argv.first() else {
             return out;
@@ -846,6 +914,7 @@ impl Database {
         let mut run = Run {
             db: self,
             out: &mut out,
+            here: here.map(|h| h.map(str::to_owned)),
         };
         run.program(&[prog], &argv[1..], vec![first.clone()], None);
         out
@@ -911,8 +980,33 @@ fn compile(
             }
             None => None,
         },
+        stdin: match rp.stdin.as_deref() {
+            None => None,
+            Some("shell") => Some(Stdin::Shell),
+            Some("job") => Some(Stdin::Job),
+            Some("commands") => Some(Stdin::Commands),
+            Some(other) => return Err(bad(format!("{name}: unknown stdin `{other}`"))),
+        },
+        language: match &rp.language {
+            None => None,
+            Some(l) => Some(Language {
+                shell: l.shell.clone(),
+                unknown_prefixes: l.unknown_prefixes.clone(),
+                unknown_words: l.unknown_words.clone(),
+                other_unknown: match l.other.as_deref() {
+                    None | Some("none") => false,
+                    Some("unknown") => true,
+                    Some(o) => return Err(bad(format!("{name}: unknown language.other `{o}`"))),
+                },
+            }),
+        },
         ..Program::default()
     };
+    if prog.stdin == Some(Stdin::Commands) && prog.language.is_none() {
+        return Err(bad(format!(
+            "{name}: stdin = \"commands\" needs a language"
+        )));
+    }
     for (k, v) in &rp.keys {
         prog.keys.insert(k.clone(), parse_effects(v, name)?);
     }
@@ -982,6 +1076,7 @@ fn compile(
                 "git-config" => ValueKind::GitConfig,
                 "git-config-env" => ValueKind::GitConfigEnv,
                 "checkpoint-action" => ValueKind::CheckpointAction,
+                "commands" => ValueKind::Commands,
                 other => return Err(bad(format!("{whose}: unknown value kind `{other}`"))),
             };
             add_option(
@@ -1091,6 +1186,8 @@ fn join_dir(dir: &Option<String>, v: &str) -> String {
 struct Run<'d, 'o> {
     db: &'d Database,
     out: &'o mut Interpretation,
+    /// What a here-document or here-string feeds the program's standard input.
+    here: Option<Option<String>>,
 }
 
 /// What one program's words said.
@@ -1107,6 +1204,8 @@ struct Parsed<'p> {
     rest_taken: bool,
     /// How many operands came before `--`, when it was given.
     dashes_at: Option<usize>,
+    /// The program's own command language, if any.
+    language: Option<&'p Language>,
 }
 
 impl Parsed<'_> {
@@ -1146,6 +1245,58 @@ impl Run<'_, '_> {
                 detail,
             },
         ));
+    }
+
+    /// Commands of a program's own language given on the line: a line whose rest is shell
+    /// code is that code (decided as units of its own); a line that can run programs in ways
+    /// that cannot be read is unknown code; any other line does what the program does.
+    fn commands(
+        &mut self,
+        lang: Option<&Language>,
+        text: Option<&str>,
+        program: &str,
+        option: Option<&str>,
+        detail: &str,
+    ) {
+        let (Some(lang), Some(text)) = (lang, text) else {
+            self.push(
+                EffectKind::Unknown,
+                None,
+                program,
+                option,
+                format!("{detail} that cannot be known"),
+            );
+            return;
+        };
+        for line in text.lines() {
+            let l = line.trim_start().trim_start_matches(':').trim();
+            if l.is_empty() {
+                continue;
+            }
+            if let Some(rest) = lang.shell.iter().find_map(|p| l.strip_prefix(p.as_str())) {
+                self.push(
+                    EffectKind::ExecString,
+                    Some(rest.trim().to_owned()),
+                    program,
+                    option,
+                    format!("{detail}: a shell escape"),
+                );
+            } else if lang.other_unknown
+                || lang
+                    .unknown_prefixes
+                    .iter()
+                    .any(|p| l.starts_with(p.as_str()))
+                || lang.unknown_words.iter().any(|w| l.contains(w.as_str()))
+            {
+                self.push(
+                    EffectKind::Unknown,
+                    Some(l.to_owned()),
+                    program,
+                    option,
+                    format!("{detail}: `{l}` can run programs"),
+                );
+            }
+        }
     }
 
     fn unknown(&mut self, value: &str, program: &str, detail: &str) {
@@ -1193,6 +1344,7 @@ impl Run<'_, '_> {
             marks: Vec::new(),
             rest_taken: false,
             dashes_at: None,
+            language: scopes.iter().find_map(|p| p.language.as_ref()),
         };
         let mut options_done = false;
         let mut i = 0;
@@ -1291,6 +1443,21 @@ impl Run<'_, '_> {
             )
         };
         match role {
+            Role::ShellArgs => {
+                let mut argv = vec!["bash".to_owned()];
+                argv.extend(words.iter().cloned());
+                let mut e = Effect::new(
+                    EffectKind::ExecArgv,
+                    Some("bash".to_owned()),
+                    Source {
+                        program: label,
+                        option: None,
+                        detail,
+                    },
+                );
+                e.argv = argv;
+                self.out.effects.push(e);
+            }
             Role::ExecArgv | Role::ExecArgvOpen => {
                 let mut e = Effect::new(
                     EffectKind::ExecArgv,
@@ -1500,9 +1667,17 @@ impl Run<'_, '_> {
         }
         next = (next + opt.count - 1).min(words.len());
         if let Some(m) = &opt.mark {
-            st.marks.push((m.clone(), value.clone()));
+            st.marks
+                .push((m.clone(), value.clone().or_else(|| opt.default.clone())));
         }
-        self.apply(opt, word, value.clone(), &label, &st.chdir);
+        if opt.value == ValueKind::Commands {
+            let lang = st.language;
+            let shown = word.split('=').next().unwrap_or(word);
+            let detail = format!("{}: commands", opt.name());
+            self.commands(lang, value.as_deref(), &label, Some(shown), &detail);
+        } else {
+            self.apply(opt, word, value.clone(), &label, &st.chdir);
+        }
         if opt.chdir
             && let Some(v) = &value
         {
@@ -1573,7 +1748,11 @@ impl Run<'_, '_> {
                         self.push(kind, Some(cmd.to_owned()), label, Some(shown), detail);
                     }
                 }
-                ValueKind::SshOption | ValueKind::GitConfig | ValueKind::GitConfigEnv => {}
+                // Read by `commands` before it gets here.
+                ValueKind::SshOption
+                | ValueKind::GitConfig
+                | ValueKind::GitConfigEnv
+                | ValueKind::Commands => {}
             }
         }
     }
@@ -1651,7 +1830,8 @@ impl Run<'_, '_> {
     fn finish(&mut self, prog: &Program, st: &mut Parsed<'_>) {
         self.out.recursive |= st.mark("recursive");
         let label = st.label.clone();
-        if st.operands.is_empty() && !st.overridden && !st.rest_taken {
+        let bare = st.operands.is_empty() && !st.overridden && !st.rest_taken;
+        if bare {
             for &k in &prog.bare {
                 self.push(
                     k,
@@ -1660,6 +1840,33 @@ impl Run<'_, '_> {
                     None,
                     "no operand: runs its standard input".into(),
                 );
+            }
+        }
+        if let Some(fed) = self.here.take() {
+            match prog.stdin {
+                Some(Stdin::Job) | Some(Stdin::Shell) if bare || prog.stdin == Some(Stdin::Job) => {
+                    match fed {
+                        Some(code) => self.push(
+                            EffectKind::ExecString,
+                            Some(code),
+                            &label,
+                            None,
+                            "standard input: shell code fed on the line".into(),
+                        ),
+                        None => self.push(
+                            EffectKind::Unknown,
+                            None,
+                            &label,
+                            None,
+                            "standard input: shell code that cannot be known".into(),
+                        ),
+                    }
+                }
+                Some(Stdin::Commands) => {
+                    let detail = "standard input: commands fed on the line";
+                    self.commands(st.language, fed.as_deref(), &label, None, detail);
+                }
+                _ => {}
             }
         }
         let ops = std::mem::take(&mut st.operands);
@@ -1776,6 +1983,16 @@ impl Run<'_, '_> {
             Role::Read | Role::ReadWrite | Role::Write | Role::Output if w == "-" => {}
             Role::Read => push(self, EffectKind::Read, Some(path(w))),
             Role::Write | Role::Output => push(self, EffectKind::Write, Some(path(w))),
+            Role::Commands => {
+                self.commands(prog.language.as_ref(), Some(w), label, None, &detail);
+            }
+            Role::PlusCommands => match w.strip_prefix('+') {
+                Some(cmd) => self.commands(prog.language.as_ref(), Some(cmd), label, None, &detail),
+                None => {
+                    push(self, EffectKind::Read, Some(path(w)));
+                    push(self, EffectKind::Write, Some(path(w)));
+                }
+            },
             Role::ReadWrite => {
                 push(self, EffectKind::Read, Some(path(w)));
                 push(self, EffectKind::Write, Some(path(w)));
@@ -1853,7 +2070,11 @@ impl Run<'_, '_> {
                     push(self, k, Some(path(w)))
                 }
             }
-            Role::ExecArgv | Role::ExecArgvOpen | Role::ExecStringJoined | Role::Remote => {}
+            Role::ExecArgv
+            | Role::ExecArgvOpen
+            | Role::ExecStringJoined
+            | Role::Remote
+            | Role::ShellArgs => {}
         }
     }
 
@@ -2082,7 +2303,10 @@ impl Run<'_, '_> {
             [_] | [] => (false, None, None),
             [k, v, ..] => (true, Some(*k), Some(*v)),
         };
-        let target = file.clone();
+        // Without a file option, `git config` writes the repository's own configuration.
+        let target = file
+            .clone()
+            .or_else(|| write.then(|| ".git/config".to_owned()));
         if write {
             self.push(
                 EffectKind::Write,
@@ -2135,6 +2359,9 @@ fn role_name(r: Role) -> &'static str {
         Role::Read => "read",
         Role::Write => "write",
         Role::Output => "output",
+        Role::Commands => "commands",
+        Role::ShellArgs => "shell-args",
+        Role::PlusCommands => "plus-commands",
         Role::ReadWrite => "read-write",
         Role::Data => "data",
         Role::Script => "script",
