@@ -498,3 +498,41 @@ fn one_read_gives_rules_and_hooks_of_the_same_text() {
     let (hooks, _) = tool_hooks::load_hooks(&s.read().unwrap()).unwrap();
     assert_eq!(hooks.counts(), (0, 0, 0));
 }
+
+/// A wildcard in an MCP tool's name (`mcp__gh__delete_*`) denies and asks for every tool of the
+/// server it matches, never allows, and `policy lint` says so for an allow.
+#[test]
+fn mcp_tool_name_patterns_deny_and_ask_but_never_allow() {
+    let mut b = PolicyBuilder::new();
+    b.trust_project(true)
+        .toml_str(
+            "[permissions]\nallow = [\"mcp__gh\", \"mcp__db__get_*\"]\ndeny = [\"mcp__gh__delete_*\"]\nask = [\"mcp__gh__merge_*\"]\n",
+            Layer::Project,
+            Path::new("/p/policy.toml"),
+            Path::new("/p"),
+        )
+        .unwrap();
+    let p = b.build();
+    let ctx = ToolContext::new("/p", "/h", "/tmp/r");
+    let v = |tool: &str| decide(&p, &ctx, tool, PermissionSubject::Nothing);
+    assert_eq!(v("mcp__gh__delete_repo"), Verdict::Deny);
+    assert_eq!(v("mcp__gh__delete_"), Verdict::Deny);
+    assert_eq!(v("mcp__gh__merge_pr"), Verdict::Ask);
+    assert_eq!(v("mcp__gh__get_repo"), Verdict::Allow);
+    assert_eq!(v("mcp__ghx__delete_repo"), Verdict::Ask);
+    // The allow pattern allows nothing.
+    assert_eq!(v("mcp__db__get_rows"), Verdict::Ask);
+    let warnings: Vec<String> = p.lint().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings
+            .iter()
+            .filter(|w| w.contains("`mcp__db__get_*`") && w.contains("never allows"))
+            .count(),
+        1,
+        "{warnings:#?}"
+    );
+    assert!(
+        !warnings.iter().any(|w| w.contains("`mcp__gh__delete_*`")),
+        "{warnings:#?}"
+    );
+}

@@ -61,14 +61,18 @@ impl Tool for GlobTool {
             (&mut subject, input.get("pattern").and_then(Value::as_str))
             && !pattern.is_empty()
         {
-            let named = match paths.first() {
-                Some(root) if !Path::new(pattern).is_absolute() => {
-                    tool_core::normalize(&root.join(pattern))
+            // Each alternative of `{a,b}` names its own paths (the rules then see `secrets/**`
+            // in `{secrets,src}/**`); wildcards and classes are matched against the rules.
+            for alt in crate::search::brace_alternatives(pattern) {
+                let named = match paths.first() {
+                    Some(root) if !Path::new(&alt).is_absolute() => {
+                        tool_core::normalize(&root.join(&alt))
+                    }
+                    _ => ctx.resolve_path(&alt),
+                };
+                if !paths.contains(&named) {
+                    paths.push(named);
                 }
-                _ => ctx.resolve_path(pattern),
-            };
-            if !paths.contains(&named) {
-                paths.push(named);
             }
         }
         subject

@@ -169,9 +169,101 @@ pub(crate) fn search_subject(
     tool_core::PermissionSubject::ReadPaths(vec![path])
 }
 
+/// The alternatives a glob's braces stand for, as ripgrep's glob syntax reads them
+/// (`{a,b}/x` → `a/x`, `b/x`; nested braces too; a `\` escapes). At most 256; a pattern with
+/// more is given back whole (its literal text still meets the rules).
+pub(crate) fn brace_alternatives(pattern: &str) -> Vec<String> {
+    fn expand(p: &str, out: &mut Vec<String>, budget: &mut usize) {
+        let bytes: Vec<char> = p.chars().collect();
+        // The first top-level `{`, and its matching `}`.
+        let mut depth = 0usize;
+        let mut open = None;
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                '\\' => i += 1,
+                '{' => {
+                    if depth == 0 {
+                        open = Some(i);
+                    }
+                    depth += 1;
+                }
+                '}' if depth > 0 => {
+                    depth -= 1;
+                    if depth == 0
+                        && let Some(o) = open
+                    {
+                        let head: String = bytes[..o].iter().collect();
+                        let tail: String = bytes[i + 1..].iter().collect();
+                        // Split the inside on top-level commas.
+                        let mut parts = Vec::new();
+                        let mut cur = String::new();
+                        let mut d = 0usize;
+                        let mut j = o + 1;
+                        while j < i {
+                            let c = bytes[j];
+                            match c {
+                                '\\' if j + 1 < i => {
+                                    cur.push(c);
+                                    cur.push(bytes[j + 1]);
+                                    j += 1;
+                                }
+                                '{' => {
+                                    d += 1;
+                                    cur.push(c);
+                                }
+                                '}' => {
+                                    d = d.saturating_sub(1);
+                                    cur.push(c);
+                                }
+                                ',' if d == 0 => parts.push(std::mem::take(&mut cur)),
+                                _ => cur.push(c),
+                            }
+                            j += 1;
+                        }
+                        parts.push(cur);
+                        for part in parts {
+                            if *budget == 0 {
+                                return;
+                            }
+                            expand(&format!("{head}{part}{tail}"), out, budget);
+                        }
+                        return;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        if *budget > 0 {
+            *budget -= 1;
+            out.push(p.to_owned());
+        }
+    }
+    let mut out = Vec::new();
+    let mut budget = 256;
+    expand(pattern, &mut out, &mut budget);
+    if budget == 0 || out.is_empty() {
+        return vec![pattern.to_owned()];
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn brace_alternatives_expand_nested_and_escaped_braces() {
+        assert_eq!(brace_alternatives("{a,b}/x"), ["a/x", "b/x"]);
+        assert_eq!(
+            brace_alternatives("s/{a,{b,c}d}/*.rs"),
+            ["s/a/*.rs", "s/bd/*.rs", "s/cd/*.rs"]
+        );
+        assert_eq!(brace_alternatives("no/braces/**"), ["no/braces/**"]);
+        assert_eq!(brace_alternatives("\\{a,b}"), ["\\{a,b}"]);
+        assert_eq!(brace_alternatives("{a,b}{c,d}"), ["ac", "ad", "bc", "bd"]);
+    }
 
     #[test]
     fn locale_order_folds_case_first_then_puts_lower_case_first() {

@@ -112,6 +112,14 @@ impl Policy {
             ));
         }
         let rules = self.rules();
+        for r in rules.iter() {
+            if r.list == RuleList::Allow && r.rule.tool_pattern().is_some() {
+                out.push(warning(
+                    r,
+                    "never allows anything: an MCP rule names a whole server (`mcp__srv`, `mcp__srv__*`) or one tool; a wildcard in a tool's name only ever denies or asks".into(),
+                ));
+            }
+        }
         for (n, narrow) in rules.iter().enumerate() {
             let shadow = rules.iter().enumerate().find(|(b, broad)| {
                 *b != n

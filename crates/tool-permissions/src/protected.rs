@@ -1,6 +1,6 @@
 //! Protected paths: writes that ask in every mode, whatever rule allows them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Why a path is protected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,13 +71,72 @@ pub fn protected(path: &Path) -> Option<Protection> {
             }
             return Some(Protection::SensitiveFile);
         }
-        if i + 1 < parts.len() && PROTECTED_DIRS.contains(&part.as_str()) {
+        // Inside the directory, or the directory itself (`rm -rf .git`, `mv .git x`).
+        if PROTECTED_DIRS.contains(&part.as_str()) {
             return Some(Protection::SensitiveFile);
         }
     }
     PROTECTED_FILES
         .contains(&name.as_str())
         .then_some(Protection::SensitiveFile)
+}
+
+/// Is writing `path` guarded by the safety check, under any of its spellings (links, `/proc`
+/// aliases) or as another name of a protected file (a hard link to `.git/config` made
+/// earlier, anywhere)?
+pub(crate) fn protected_at(path: &Path, ctx: &tool_core::ToolContext) -> Option<Protection> {
+    crate::path_rule::candidates(path, ctx)
+        .iter()
+        .find_map(|c| protected(c))
+        .or_else(|| protected_identity(path, ctx))
+}
+
+/// A file with more than one name is protected when one of the protected files of the
+/// working directories or the home directory is that same file.
+fn protected_identity(path: &Path, ctx: &tool_core::ToolContext) -> Option<Protection> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::metadata(path).ok()?;
+    if !m.is_file() || m.nlink() < 2 {
+        return None;
+    }
+    let same =
+        |p: &Path| std::fs::metadata(p).is_ok_and(|o| o.dev() == m.dev() && o.ino() == m.ino());
+    let mut roots: Vec<&Path> = vec![ctx.project_root.as_path(), ctx.home.as_path()];
+    roots.extend(ctx.working_dirs.iter().map(PathBuf::as_path));
+    for root in roots {
+        for name in PROTECTED_FILES {
+            let p = root.join(name);
+            if same(&p) {
+                return protected(&p);
+            }
+        }
+        for dir in PROTECTED_DIRS {
+            let d = root.join(dir);
+            if !d.is_dir() {
+                continue;
+            }
+            // The files code runs from: the directory's own files and one level below
+            // (`.git/config`, `.git/hooks/pre-commit`, `.claude/settings.json`).
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten().take(256) {
+                let p = e.path();
+                if p.is_dir() {
+                    if let Ok(inner) = std::fs::read_dir(&p) {
+                        for f in inner.flatten().take(256) {
+                            if same(&f.path()) {
+                                return protected(&f.path());
+                            }
+                        }
+                    }
+                } else if same(&p) {
+                    return protected(&p);
+                }
+            }
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -75,6 +75,55 @@ impl PermissionRule {
         }
         false
     }
+
+    /// A rule naming some of a server's tools by a wildcard (`mcp__github__delete_*`): the
+    /// server's name and the pattern for its tools' names. Claude Code matches only a whole
+    /// server (`mcp__srv`, `mcp__srv__*`) or one tool; toolgate lets such a pattern deny or ask
+    /// (the stricter reading) but never allow, and `policy lint` says so.
+    pub fn tool_pattern(&self) -> Option<(&str, &str)> {
+        let rest = self.tool.strip_prefix("mcp__")?;
+        let (server, tool) = rest.split_once("__")?;
+        (tool.contains(['*', '?']) && tool != "*").then_some((server, tool))
+    }
+
+    /// [`names_tool`](Self::names_tool), with a wildcard pattern for a server's tools
+    /// ([`tool_pattern`](Self::tool_pattern)) matching too.
+    pub fn names_tool_by_pattern(&self, tool_name: &str) -> bool {
+        if self.names_tool(tool_name) {
+            return true;
+        }
+        let Some((server, pattern)) = self.tool_pattern() else {
+            return false;
+        };
+        tool_name
+            .strip_prefix("mcp__")
+            .and_then(|r| r.strip_prefix(server))
+            .and_then(|r| r.strip_prefix("__"))
+            .is_some_and(|t| glob_name(pattern, t))
+    }
+}
+
+/// `*` (any run) and `?` (one character) over a name.
+fn glob_name(pattern: &str, name: &str) -> bool {
+    let (p, n): (Vec<char>, Vec<char>) = (pattern.chars().collect(), name.chars().collect());
+    let (mut pi, mut ni, mut star, mut mark) = (0, 0, None, 0);
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == n[ni]) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ni;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ni = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 impl fmt::Display for PermissionRule {
@@ -177,6 +226,13 @@ mod tests {
         assert!(srv.names_tool("mcp__srv__a") && star.names_tool("mcp__srv__b"));
         assert!(!srv.names_tool("mcp__srv2__a"));
         assert!(one.names_tool("mcp__srv__a") && !one.names_tool("mcp__srv__b"));
+        let some = PermissionRule::parse("mcp__srv__delete_*").unwrap();
+        assert_eq!(some.tool_pattern(), Some(("srv", "delete_*")));
+        assert!(some.names_tool_by_pattern("mcp__srv__delete_repo"));
+        assert!(!some.names_tool_by_pattern("mcp__srv__get_repo"));
+        assert!(!some.names_tool_by_pattern("mcp__srv2__delete_repo"));
+        assert!(!some.names_tool("mcp__srv__delete_repo"));
+        assert_eq!(star.tool_pattern(), None);
     }
 
     #[test]

@@ -140,7 +140,103 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
             });
         }
     }
+    // A write through a link the line itself makes (`ln -s .git/hooks/pre-commit x && ... > x`)
+    // writes the link's target too.
+    let links = made_links(a, ctx);
+    if !links.is_empty() {
+        let through: Vec<PathUse> = t
+            .uses
+            .iter()
+            .filter(|p| p.op != Op::Read)
+            .filter_map(|p| {
+                links
+                    .iter()
+                    .find(|(unit, link, _)| *unit != p.unit && p.path.starts_with(link))
+                    .map(|(_, link, target)| {
+                        let rest = p.path.strip_prefix(link).unwrap_or(Path::new(""));
+                        PathUse {
+                            path: if rest.as_os_str().is_empty() {
+                                target.clone()
+                            } else {
+                                target.join(rest)
+                            },
+                            ..p.clone()
+                        }
+                    })
+            })
+            .collect();
+        t.uses.extend(through);
+    }
     t
+}
+
+/// The links `ln` units of the line make: `(unit, link, what it leads to)`, absolute. A
+/// symbolic link's target is read from the link's directory, a hard link's from the unit's.
+fn made_links(a: &Analysis, ctx: &ToolContext) -> Vec<(usize, PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for (i, u) in a.units.iter().enumerate() {
+        if u.program() != "ln" {
+            continue;
+        }
+        let mut symbolic = false;
+        let mut dir_opt: Option<String> = None;
+        let mut words: Vec<&str> = Vec::new();
+        let mut args = u.argv.iter().skip(1);
+        let mut options_done = false;
+        while let Some(w) = args.next() {
+            if options_done || !w.starts_with('-') || w == "-" {
+                words.push(w);
+                continue;
+            }
+            if w == "--" {
+                options_done = true;
+            } else if w == "-t" || w == "--target-directory" {
+                dir_opt = args.next().cloned();
+            } else if let Some(d) = w.strip_prefix("--target-directory=") {
+                dir_opt = Some(d.to_owned());
+            } else if w == "--symbolic" || (!w.starts_with("--") && w.contains('s')) {
+                symbolic = true;
+            }
+        }
+        let (targets, into): (Vec<&str>, Option<PathBuf>) = match (&dir_opt, words.as_slice()) {
+            (Some(d), ts) => (ts.to_vec(), Some(resolve(d, &u.cwd, ctx))),
+            (None, [t]) => (vec![*t], Some(u.cwd.clone())),
+            (None, [ts @ .., last]) => {
+                let last_path = resolve(last, &u.cwd, ctx);
+                if ts.len() > 1 || last_path.is_dir() {
+                    (ts.to_vec(), Some(last_path))
+                } else {
+                    out.push((
+                        i,
+                        last_path.clone(),
+                        link_target(ts[0], &last_path, symbolic, u, ctx),
+                    ));
+                    (Vec::new(), None)
+                }
+            }
+            (None, []) => (Vec::new(), None),
+        };
+        if let Some(into) = into {
+            for t in targets {
+                let name = Path::new(t)
+                    .file_name()
+                    .map(PathBuf::from)
+                    .unwrap_or_default();
+                let link = into.join(name);
+                out.push((i, link.clone(), link_target(t, &link, symbolic, u, ctx)));
+            }
+        }
+    }
+    out
+}
+
+fn link_target(target: &str, link: &Path, symbolic: bool, u: &Unit, ctx: &ToolContext) -> PathBuf {
+    if symbolic && !target.starts_with('/') {
+        let dir = link.parent().unwrap_or(Path::new("/"));
+        resolve(target, dir, ctx)
+    } else {
+        resolve(target, &u.cwd, ctx)
+    }
 }
 
 /// The forms of every unit rules are matched against, for deny and ask.
@@ -248,9 +344,7 @@ pub(crate) fn unit_allowed<'a>(
         let paths_ok = !mine.is_empty()
             && mine.iter().all(|p| {
                 crate::path_rule::inside_working_dirs(ctx, &p.path)
-                    && crate::path_rule::candidates(&p.path, ctx)
-                        .iter()
-                        .all(|c| crate::protected::protected(c).is_none())
+                    && crate::protected::protected_at(&p.path, ctx).is_none()
             });
         if paths_ok && !(matches!(name, "mv" | "cp") && has_option) {
             return Some(None);

@@ -24,7 +24,6 @@ use tool_core::{
 use std::sync::Arc;
 
 use crate::Error;
-use crate::path_rule::candidates;
 
 mod builder;
 mod claude;
@@ -39,7 +38,7 @@ pub(crate) use entry::{PathFamily, RuleMatcher};
 use index::RuleIndex;
 use shell::ShellLine;
 
-use crate::protected::{Protection, protected};
+use crate::protected::Protection;
 
 /// A built policy: the decision for each call, and the path checks tools ask for.
 ///
@@ -193,7 +192,14 @@ impl Policy {
             .whole
             .iter()
             .map(|&i| &self.entries[i])
-            .find(|e| e.list == list && e.rule.names_tool(tool))
+            .find(|e| {
+                e.list == list
+                    && if list == RuleList::Allow {
+                        e.rule.names_tool(tool)
+                    } else {
+                        e.rule.names_tool_by_pattern(tool)
+                    }
+            })
     }
 
     /// Forget what the identity walks found (the denied files' inodes, the targets of denied
@@ -423,7 +429,7 @@ impl PermissionPolicy for Policy {
         self.index.whole.iter().map(|&i| &self.entries[i]).any(|e| {
             e.list == RuleList::Deny
                 && matches!(e.matcher, RuleMatcher::WholeTool)
-                && e.rule.names_tool(tool_name)
+                && e.rule.names_tool_by_pattern(tool_name)
         })
     }
 }
@@ -541,7 +547,7 @@ impl Policy {
             PermissionSubject::WritePaths(paths) => {
                 // The safety check: protected paths ask in every mode, whatever allows them.
                 for p in paths {
-                    if let Some(protection) = candidates(p, ctx).iter().find_map(|c| protected(c)) {
+                    if let Some(protection) = crate::protected::protected_at(p, ctx) {
                         let agent = &ctx.agent_name;
                         let message = match protection {
                             Protection::SensitiveFile => format!(

@@ -41,6 +41,7 @@ impl Policy {
             (None, RuleList::Deny) => self
                 .folded_deny(family, path, &spellings, ctx)
                 .or_else(|| self.short_name_deny(family, &spellings, ctx))
+                .or_else(|| self.glob_deny(family, &spellings, ctx))
                 .or_else(|| self.identity_deny(family, path, &spellings, ctx)),
             (found, _) => found,
         };
@@ -111,6 +112,66 @@ impl Policy {
                         return found;
                     }
                 }
+            }
+        }
+        None
+    }
+
+    /// A deny rule of `family` covering a path a glob in `path` names (`[s]ecrets/*`, `sec*/k`
+    /// as a Glob pattern): each component with a class or a partial wildcard is replaced by
+    /// every literal component of a deny rule it matches (one component at a time, and all of
+    /// them at once). A bare `*` or `**` names nothing in particular: what it finds in a denied
+    /// tree is left out of the results when the search runs.
+    pub(super) fn glob_deny(
+        &self,
+        family: PathFamily,
+        spellings: &[PathBuf],
+        ctx: &tool_core::ToolContext,
+    ) -> Option<usize> {
+        let is_glob = |s: &str| s.contains(['*', '?', '[']);
+        let names_something = |s: &str| is_glob(s) && s != "*" && s != "**";
+        let spellings: Vec<&PathBuf> = spellings
+            .iter()
+            .filter(|p| is_glob(&p.to_string_lossy()))
+            .collect();
+        if spellings.is_empty() {
+            return None;
+        }
+        let names = self.deny_literals(family, |line| line.split('/'));
+        let names: Vec<&String> = names.iter().filter(|n| !n.is_empty()).collect();
+        for p in spellings {
+            let parts: Vec<String> = p
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            let fits = |part: &str| -> Vec<&String> {
+                names
+                    .iter()
+                    .copied()
+                    .filter(|n| tool_shell::expand::pattern_matches(part, n))
+                    .collect()
+            };
+            let mut all = parts.clone();
+            for (i, part) in parts.iter().enumerate() {
+                if !names_something(part) {
+                    continue;
+                }
+                let fit = fits(part);
+                for name in &fit {
+                    let mut alt = parts.clone();
+                    alt[i] = (*name).clone();
+                    let alt: PathBuf = alt.iter().collect();
+                    if let Some(i) = self.path_group_match(RuleList::Deny, family, &alt, ctx) {
+                        return Some(i);
+                    }
+                }
+                if let Some(first) = fit.first() {
+                    all[i] = (*first).clone();
+                }
+            }
+            let all: PathBuf = all.iter().collect();
+            if let Some(i) = self.path_group_match(RuleList::Deny, family, &all, ctx) {
+                return Some(i);
             }
         }
         None

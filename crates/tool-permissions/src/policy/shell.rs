@@ -6,8 +6,6 @@ use tool_core::{Decision, DecisionReason, PermissionMode, PermissionRequest, Rul
 
 use super::Policy;
 use super::entry::{PathFamily, RuleEntry, RuleMatcher};
-use crate::path_rule::candidates;
-use crate::protected::protected;
 
 impl Policy {
     /// The first `list` Bash rule matching one of `forms`.
@@ -180,7 +178,7 @@ impl Policy {
             > 1;
         for w in touched.writes() {
             let w = &w.path;
-            if let Some(protection) = candidates(w, ctx).iter().find_map(|c| protected(c)) {
+            if let Some(protection) = crate::protected::protected_at(w, ctx) {
                 // Claude Code names the file, as for Edit; a compound line lists its parts.
                 let message = if compound {
                     self.shell_ask_message(analysis, touched, ctx)
@@ -410,7 +408,7 @@ impl Policy {
     /// May a shell redirection write `p`? With an Edit allow rule covering it, or in
     /// acceptEdits mode inside the working directories; never a protected path.
     pub(super) fn redirect_permitted(&self, p: &Path, ctx: &tool_core::ToolContext) -> bool {
-        if candidates(p, ctx).iter().any(|c| protected(c).is_some()) {
+        if crate::protected::protected_at(p, ctx).is_some() {
             return false;
         }
         (ctx.permission_mode == PermissionMode::AcceptEdits
