@@ -89,6 +89,7 @@ families! {
     ShC => "sh-c",
     Eval => "eval",
     CdBefore => "cd-before",
+    UrlSpelling => "url-spelling",
     HookAllowJson => "hook-allow-json",
     HookAllowExit0 => "hook-allow-exit0",
 }
@@ -126,6 +127,7 @@ impl Family {
                 | Family::Backtick
                 | Family::JoinBg
                 | Family::CdBefore
+                | Family::UrlSpelling
                 | Family::HookAllowJson
                 | Family::HookAllowExit0
         )
@@ -169,6 +171,57 @@ fn apply(case: &Case, family: Family, input: &mut Value, extra: &mut Extra, rng:
                 serde_json::json!({"exit_code": 0, "stdout": out})
             };
             input["hook"] = serde_json::json!({ "PreToolUse": spec });
+            return true;
+        }
+        // Another spelling of the URL's host that the URL Standard maps to the same host
+        // (§8 and issue 20 item 8): case, a trailing dot, percent-encoding, full-width dots,
+        // user info, the default port, tabs and newlines, backslashes.
+        Family::UrlSpelling => {
+            let Some(url) = input.get("url").and_then(Value::as_str) else {
+                return false;
+            };
+            let Some((scheme, rest)) = url.split_once("://") else {
+                return false;
+            };
+            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            let (authority, tail) = rest.split_at(end);
+            if authority.contains(['@', '[', ':']) || authority.is_empty() {
+                return false;
+            }
+            let host = authority;
+            let default_port = if scheme.eq_ignore_ascii_case("http") {
+                "80"
+            } else {
+                "443"
+            };
+            let spelled = match rng.below(9) {
+                0 => host.to_uppercase(),
+                1 => format!("{host}."),
+                2 => match host.find('.') {
+                    Some(i) => format!("{}%2E{}", &host[..i], &host[i + 1..]),
+                    None => return false,
+                },
+                3 => host.replace('.', "\u{ff0e}"),
+                4 => format!("user:pass@{host}"),
+                5 => format!("{host}:{default_port}"),
+                6 => {
+                    let mid = host.len() / 2;
+                    if !host.is_char_boundary(mid) {
+                        return false;
+                    }
+                    format!("{}\t{}", &host[..mid], &host[mid..])
+                }
+                7 => {
+                    let first = host.chars().next().unwrap_or('a');
+                    format!("%{:02X}{}", first as u32, &host[first.len_utf8()..])
+                }
+                _ => {
+                    input["url"] =
+                        Value::String(format!("{scheme}:\\\\{host}{}", tail.replace('/', "\\")));
+                    return true;
+                }
+            };
+            input["url"] = Value::String(format!("{scheme}://{spelled}{tail}"));
             return true;
         }
         // The session's directory moved by earlier `cd`s (§9: no sequence of them changes a

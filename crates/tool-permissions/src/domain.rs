@@ -52,29 +52,22 @@ fn is_host_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '.')
 }
 
-/// The host of an `http(s)://` URL, lower case, without a trailing dot. `None` when it cannot
-/// be read unambiguously. A backslash ends the authority, as browsers and WHATWG URL parsers
-/// treat it in web URLs, so `http://evil.net\@example.com` is read as `evil.net`.
+/// The host of an `http(s)://` URL as the WHATWG URL Standard reads it (the `url` crate, as
+/// browsers and fetch do): tabs and newlines removed, a backslash read as a slash, the host
+/// percent-decoded, mapped by IDNA (`evil．example` is `evil.example`) and lower-cased, IPv4
+/// numbers in any base made dotted-decimal; without a trailing dot. `None` when it is not a
+/// web URL the standard accepts.
 pub(crate) fn url_host(url: &str) -> Option<String> {
-    let (scheme, rest) = url.trim().split_once("://")?;
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") {
         return None;
     }
-    let authority = rest.split(['/', '\\', '?', '#']).next()?;
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = match host_port.strip_prefix('[') {
-        // An IPv6 literal: kept with its brackets, compared as written.
-        Some(v6) => {
-            let (inside, _) = v6.split_once(']')?;
-            if inside.is_empty() || !inside.chars().all(|c| c.is_ascii_hexdigit() || c == ':') {
-                return None;
-            }
-            return Some(format!("[{}]", inside.to_ascii_lowercase()));
-        }
-        None => host_port.split(':').next()?,
+    let host = match parsed.host()? {
+        url::Host::Domain(d) => d.trim_end_matches('.').to_owned(),
+        url::Host::Ipv4(a) => a.to_string(),
+        url::Host::Ipv6(a) => format!("[{a}]"),
     };
-    let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
-    if host.is_empty() || !host.chars().all(is_host_char) || host.split('.').any(str::is_empty) {
+    if host.is_empty() || host.split('.').any(str::is_empty) {
         return None;
     }
     Some(host)
@@ -139,7 +132,28 @@ mod tests {
             Some("example.com")
         );
         assert_eq!(url_host("http://[::1]:80/").as_deref(), Some("[::1]"));
-        assert_eq!(url_host("https://ex%61mple.com/"), None);
+        // Every spelling the URL Standard maps to a host is that host.
+        for spelled in [
+            "https://ex%61mple.com/",
+            "https://example%2Ecom/",
+            "https://example\u{ff0e}com/",
+            "https:\\\\example.com\\x",
+            "https://exam\tple.com/",
+            "https://exa\nmple.com/",
+            "HTTPS://EXAMPLE.COM:443/",
+            "http://a:b@example.com:80/",
+            "https://example.com./",
+            "https://ＥＸＡＭＰＬＥ.com/",
+        ] {
+            assert_eq!(
+                url_host(spelled).as_deref(),
+                Some("example.com"),
+                "{spelled:?}"
+            );
+        }
+        assert_eq!(url_host("http://0x7f.1/").as_deref(), Some("127.0.0.1"));
+        assert_eq!(url_host("http://2130706433/").as_deref(), Some("127.0.0.1"));
+        assert_eq!(url_host("ftp://example.com/"), None);
         assert_eq!(url_host("https://example.com\0.evil.net/"), None);
         assert_eq!(url_host("file:///etc/passwd"), None);
         assert_eq!(url_host("example.com"), None);

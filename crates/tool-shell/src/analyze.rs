@@ -1219,10 +1219,18 @@ impl Walker {
                 EffectKind::ExecArgv if !e.argv.is_empty() => {
                     let text = e.argv.join(" ");
                     let mut sub = state.clone();
+                    // The command a wrapper runs reads what the wrapper's standard input is
+                    // fed (`timeout 5 at now <<EOF`).
+                    let fed: Vec<Redirect> = self.a.units[idx]
+                        .redirects
+                        .iter()
+                        .filter(|r| r.here.is_some())
+                        .cloned()
+                        .collect();
                     if let Some(i) = self.push_unit(
                         e.argv.clone(),
                         Vec::new(),
-                        Vec::new(),
+                        fed,
                         &sub,
                         &origin,
                         depth + 1,

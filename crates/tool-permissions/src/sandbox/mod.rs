@@ -1089,7 +1089,8 @@ impl Policy {
     fn connect_decision(&self, host: &str, port: u16) -> Decision {
         let s = self.sandbox_settings();
         let url = format!("https://{host}/");
-        let host_lc = host.to_ascii_lowercase();
+        // The host as the URL Standard reads it, so every spelling of a listed host is it.
+        let host_lc = crate::domain::url_host(&url).unwrap_or_else(|| host.to_ascii_lowercase());
         if let Some(d) = s
             .denied_domains
             .iter()
