@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use tool_core::ToolContext;
-use tool_shell::analyze::{Analysis, Origin, Unit};
+use tool_shell::analyze::{Analysis, Origin, ShellEnv, Unit};
 use tool_shell::{Effect, EffectKind, inert_assignment, trusted_program_name};
 
 use crate::policy::{PathFamily, RuleEntry};
@@ -718,6 +718,107 @@ pub(crate) fn search_roots(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
             roots.push(u.cwd.clone());
         }
         out.extend(roots);
+    }
+    out
+}
+
+/// Every word sequence of a line that could run as a command once the shell has done what the
+/// analysis cannot follow (a variable, an array, `set --`, an alias, a trap, a string run as
+/// code): each suffix of each unit's words and assignment values, and the same in the text of
+/// every quoted string, read as a line of its own (two levels deep). For a line whose code
+/// cannot all be known, deny rules are matched against all of them (CONTRACT item 7: deny
+/// rules apply to whatever can be extracted).
+pub(crate) fn possible_commands(a: &Analysis, command: &str, env: &ShellEnv) -> Vec<String> {
+    let mut out = Vec::new();
+    collect_possible(a, command, env, 0, &mut out);
+    out.sort();
+    out.dedup();
+    out
+}
+
+const POSSIBLE_LIMIT: usize = 4096;
+
+fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out: &mut Vec<String>) {
+    for u in &a.units {
+        // Assignment values, arrays included (`c=(curl -s x)`), as words.
+        let mut words: Vec<String> = u
+            .assignments
+            .iter()
+            .filter_map(|s| {
+                s.value.clone().or_else(|| {
+                    s.raw.split_once('=').map(|(_, v)| {
+                        v.trim_start_matches('(')
+                            .trim_end_matches(')')
+                            .replace(['"', '\''], "")
+                    })
+                })
+            })
+            .flat_map(|v| v.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+            .collect();
+        words.extend(u.argv.iter().cloned());
+        for i in 0..words.len() {
+            if out.len() >= POSSIBLE_LIMIT {
+                return;
+            }
+            let first = words[i].rsplit('/').next().unwrap_or(&words[i]);
+            if first.is_empty() {
+                continue;
+            }
+            let form = std::iter::once(first)
+                .chain(words[i + 1..].iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            out.push(form);
+        }
+    }
+    if depth >= 2 {
+        return;
+    }
+    for s in quoted_strings(text) {
+        if s.trim().is_empty() || s.len() > 8192 {
+            continue;
+        }
+        let inner = tool_shell::analyze::analyze(&s, env);
+        collect_possible(&inner, &s, env, depth + 1, out);
+    }
+}
+
+/// The contents of the quoted strings of `text` (`'...'`, `"..."`, `$'...'`), outermost only.
+fn quoted_strings(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '\'' => {
+                let mut s = String::new();
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    s.push(c);
+                }
+                out.push(s);
+            }
+            '"' => {
+                let mut s = String::new();
+                while let Some(c) = chars.next() {
+                    match c {
+                        '\\' => {
+                            if let Some(n) = chars.next() {
+                                s.push(n);
+                            }
+                        }
+                        '"' => break,
+                        _ => s.push(c),
+                    }
+                }
+                out.push(s);
+            }
+            _ => {}
+        }
     }
     out
 }

@@ -82,6 +82,31 @@ impl Policy {
         if let Some((e, _)) = crate::shell_policy::denied_path(touched, &find, &names) {
             return Some(denied(e));
         }
+        // (2b) Code that cannot all be known (a command in a variable, an array, `set --`, an
+        // alias, a trap, a string run as code): deny rules meet every word sequence of the
+        // line, and of its quoted strings, that could run as a command.
+        // (Also a program the database does not know, which may change what later names run
+        // (`hash -p`), and variables that are not inert, which programs may run (`PROMPT_COMMAND`).)
+        let uncertain = !analysis.parsed
+            || !analysis.problems.is_empty()
+            || analysis.units.iter().any(|u| {
+                !u.certain
+                    || !u.unknown.is_empty()
+                    || (!u.is_bare() && u.interpretation.path.is_empty())
+                    // The shell's own state (`hash -p`, `alias`, `set --`, `trap`, `enable`).
+                    || u.interpretation.path.first().is_some_and(|p| p == "export")
+                    || u
+                        .assignments
+                        .iter()
+                        .any(|a| !tool_shell::inert_assignment(&a.name))
+            });
+        if uncertain {
+            let env = tool_shell::analyze::ShellEnv::new(ctx.cwd.clone(), ctx.home.clone());
+            let possible = crate::shell_policy::possible_commands(analysis, command, &env);
+            if let Some(e) = self.shell_match(RuleList::Deny, &possible) {
+                return Some(denied(e));
+            }
+        }
         // (3) Ask rules: on the line and its units, and Read and Edit ask rules on every path
         // an effect reads or writes (the lattice: an explicit ask reached through any effect
         // stands, whatever allows the rest).
