@@ -256,6 +256,61 @@ pub fn is_drive_form(path: &Path) -> bool {
         })
 }
 
+/// `path` walked as the kernel walks it: each symbolic link followed where it is met, `..`
+/// taken from there; once a component does not exist, the rest lexically. `None` for a
+/// relative path, one without `..`, or a loop of links.
+pub fn resolve_physical(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    if !path.is_absolute()
+        || path.as_os_str().len() > crate::MAX_PATH_BYTES
+        || !path.components().any(|c| c == Component::ParentDir)
+    {
+        return None;
+    }
+    let mut pending: std::collections::VecDeque<std::ffi::OsString> = path
+        .components()
+        .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
+        .map(|c| c.as_os_str().to_owned())
+        .collect();
+    let mut cur = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(c) = pending.pop_front() {
+        if c == "." {
+            continue;
+        }
+        if c == ".." {
+            cur.pop();
+            continue;
+        }
+        let next = cur.join(&c);
+        match std::fs::symlink_metadata(&next) {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops += 1;
+                if hops > 40 {
+                    return None;
+                }
+                let target = std::fs::read_link(&next).ok()?;
+                if target.is_absolute() {
+                    cur = PathBuf::from("/");
+                }
+                for t in target
+                    .components()
+                    .filter(|c| !matches!(c, Component::RootDir | Component::Prefix(_)))
+                    .rev()
+                {
+                    pending.push_front(t.as_os_str().to_owned());
+                }
+            }
+            Ok(_) => cur = next,
+            Err(_) => {
+                let rest: PathBuf = pending.iter().collect();
+                return Some(normalize(&next.join(rest)));
+            }
+        }
+    }
+    Some(cur)
+}
+
 /// Fold `.` and `..` components and repeated separators without touching the file system.
 /// `..` at the root stays at the root.
 pub fn normalize(path: &Path) -> PathBuf {

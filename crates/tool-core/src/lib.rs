@@ -66,7 +66,8 @@ mod tool;
 mod wire;
 
 pub use context::{
-    MAX_PATH_BYTES, ToolContext, is_drive_form, is_unc, normalize, resolve_target, windows_to_posix,
+    MAX_PATH_BYTES, ToolContext, is_drive_form, is_unc, normalize, resolve_physical,
+    resolve_target, windows_to_posix,
 };
 pub use decision::{
     Approval, ApprovalRequest, Approver, Decision, DecisionReason, HookDecision, HookOutcome,

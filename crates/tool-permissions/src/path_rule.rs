@@ -318,6 +318,11 @@ pub(crate) fn candidates(path: &Path, ctx: &ToolContext) -> Vec<PathBuf> {
         add(plain);
     }
     add(resolve(&lexical));
+    // `..` after a symbolic link goes up from where the link leads, as the kernel walks it
+    // (`link/../../.env`), not from the link's own directory.
+    if let Some(p) = tool_core::resolve_physical(path) {
+        add(p);
+    }
     out
 }
 
@@ -572,6 +577,33 @@ mod tests {
             folded.matched(Path::new("/c/W/P/x/SECRET.TXT"), false, &c),
             Some(3)
         );
+    }
+
+    #[test]
+    fn dot_dot_after_a_link_goes_up_from_where_it_leads() {
+        let d = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::create_dir_all(root.join("p/a/b")).unwrap();
+        std::os::unix::fs::symlink(root.join("p/a/b"), root.join("p/link")).unwrap();
+        std::os::unix::fs::symlink("a/b", root.join("p/rel")).unwrap();
+        let c = ToolContext::new(root.join("p"), "/home/u", "/tmp/r");
+        for via in [
+            "p/link/../../.env",
+            "p/rel/../../.env",
+            "p/link/./../x/../../.env",
+        ] {
+            let spellings = candidates(&root.join(via), &c);
+            assert!(
+                spellings.contains(&root.join("p/.env")),
+                "{via}: {spellings:?}"
+            );
+        }
+        // Without a link, `..` is lexical.
+        assert_eq!(
+            tool_core::resolve_physical(&root.join("p/a/../.env")),
+            Some(root.join("p/.env"))
+        );
+        assert_eq!(tool_core::resolve_physical(Path::new("rel/../x")), None);
     }
 
     #[test]

@@ -131,13 +131,30 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
                     .unwrap_or_default()
                     .to_owned()
             };
+            // `..` after a symbolic link: the kernel reaches the file from where the link
+            // leads (`cat link/../../.env`); that file is used too.
+            let raw = if Path::new(v).is_absolute() {
+                PathBuf::from(v)
+            } else {
+                u.cwd.join(v)
+            };
+            let physical = tool_core::resolve_physical(&raw).filter(|p| *p != path);
             t.uses.push(PathUse {
                 unit: i,
-                command: name,
+                command: name.clone(),
                 path,
                 op,
                 redirect: is_redirect(e),
             });
+            if let Some(physical) = physical {
+                t.uses.push(PathUse {
+                    unit: i,
+                    command: name,
+                    path: physical,
+                    op,
+                    redirect: is_redirect(e),
+                });
+            }
         }
     }
     // A write through a link the line itself makes (`ln -s .git/hooks/pre-commit x && ... > x`)

@@ -96,6 +96,52 @@ impl RedirectKind {
     }
 }
 
+/// The `key=value` settings git takes from the environment a unit gives it (its own
+/// assignments, then variables set earlier on the line, exported or not: the stricter
+/// reading).
+fn git_env_config(assignments: &[Assignment], vars: &Vars) -> Vec<String> {
+    let get = |name: &str| -> Option<String> {
+        assignments
+            .iter()
+            .rev()
+            .find(|a| a.name == name)
+            .and_then(|a| a.value.clone())
+            .or_else(|| match vars.get(name) {
+                expand::Var::Known(v) => Some(v),
+                expand::Var::Unknown => None,
+            })
+    };
+    let mut out = Vec::new();
+    if let Some(n) = get("GIT_CONFIG_COUNT").and_then(|c| c.trim().parse::<usize>().ok()) {
+        for i in 0..n.min(64) {
+            if let (Some(k), Some(v)) = (
+                get(&format!("GIT_CONFIG_KEY_{i}")),
+                get(&format!("GIT_CONFIG_VALUE_{i}")),
+            ) {
+                out.push(format!("{k}={v}"));
+            }
+        }
+    }
+    // `'key'='value'` pairs, space separated, as git writes them for its children.
+    if let Some(params) = get("GIT_CONFIG_PARAMETERS") {
+        let mut rest = params.as_str();
+        while let Some(start) = rest.find('\'') {
+            let after = &rest[start + 1..];
+            let Some(end) = after.find('\'') else { break };
+            let key = &after[..end];
+            rest = &after[end + 1..];
+            if let Some(v) = rest.strip_prefix("='") {
+                let Some(e) = v.find('\'') else { break };
+                out.push(format!("{key}={}", &v[..e]));
+                rest = &v[e + 1..];
+            } else {
+                out.push(key.to_owned());
+            }
+        }
+    }
+    out
+}
+
 /// A redirection of a unit (its own, or of a compound command around it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Redirect {
@@ -1072,6 +1118,15 @@ impl Walker {
         } else {
             let mut words = argv.clone();
             words[0] = words[0].rsplit('/').next().unwrap_or(&words[0]).to_owned();
+            // git reads configuration from the environment as it reads `-c` (`GIT_CONFIG_COUNT`
+            // with `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, `GIT_CONFIG_PARAMETERS`).
+            if words[0] == "git" {
+                let env = git_env_config(&assignments, &state.vars);
+                for kv in env.into_iter().rev() {
+                    words.insert(1, kv);
+                    words.insert(1, "-c".to_owned());
+                }
+            }
             // The last here-document or here-string on standard input is what it reads.
             let fed = redirects
                 .iter()

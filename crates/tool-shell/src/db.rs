@@ -915,6 +915,8 @@ impl Database {
             db: self,
             out: &mut out,
             here: here.map(|h| h.map(str::to_owned)),
+            git_aliases: Vec::new(),
+            expansions: 0,
         };
         run.program(&[prog], &argv[1..], vec![first.clone()], None);
         out
@@ -1188,6 +1190,11 @@ struct Run<'d, 'o> {
     out: &'o mut Interpretation,
     /// What a here-document or here-string feeds the program's standard input.
     here: Option<Option<String>>,
+    /// git aliases defined on the line (`-c alias.NAME=VALUE`) that do not run the shell:
+    /// `(name, expansion)`.
+    git_aliases: Vec<(String, String)>,
+    /// How many aliases were expanded (git refuses loops; so does this).
+    expansions: usize,
 }
 
 /// What one program's words said.
@@ -1366,6 +1373,23 @@ impl Run<'_, '_> {
             // An operand.
             if prog.has_subcommands() {
                 let Some(sub) = prog.subcommand(w.as_str()) else {
+                    // A git alias given on the line: its expansion, then the rest.
+                    let alias = self
+                        .git_aliases
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| *n == w.to_ascii_lowercase())
+                        .map(|(_, v)| v.clone());
+                    if let Some(expansion) = alias
+                        && self.expansions < 8
+                    {
+                        self.expansions += 1;
+                        let mut expanded: Vec<String> =
+                            expansion.split_whitespace().map(str::to_owned).collect();
+                        expanded.extend(words[i + 1..].iter().cloned());
+                        self.program(scopes, &expanded, head, st.chdir.clone());
+                        return;
+                    }
                     self.unknown(w, &label, "subcommand not in the command database");
                     return;
                 };
@@ -1808,9 +1832,27 @@ impl Run<'_, '_> {
                     option,
                     detail,
                 ),
-                Some(_) => {}
+                // Another git command line: the subcommand it names is run in its place.
+                Some(v) => {
+                    if let Some(name) = key.split_once('.').map(|(_, n)| n.to_ascii_lowercase()) {
+                        self.git_aliases.push((name, v.to_owned()));
+                    }
+                }
                 None => self.push(EffectKind::Unknown, None, label, option, detail),
             },
+            // git runs a helper written `!COMMAND` (`credential.helper`) with the shell.
+            "exec-program"
+                if table == "git" && value.as_deref().is_some_and(|v| v.starts_with('!')) =>
+            {
+                let v = value.unwrap_or_default();
+                self.push(
+                    EffectKind::ExecString,
+                    Some(v[1..].to_owned()),
+                    label,
+                    option,
+                    detail,
+                );
+            }
             c => match EffectKind::from_name(c) {
                 Some(k) if value.is_none() => {
                     let k = if matches!(k, EffectKind::Read | EffectKind::Write) {
