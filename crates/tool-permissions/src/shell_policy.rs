@@ -537,13 +537,13 @@ pub(crate) fn denied_path<'a>(
     let spellings = |family: PathFamily, p: &Path| -> Vec<PathBuf> {
         let mut out = vec![p.to_path_buf()];
         if let (Some(g), Some(dir)) = (p.file_name().and_then(|n| n.to_str()), p.parent())
-            && g.contains(['*', '?', '['])
+            && (g.contains(['*', '?', '[']) || ["@(", "+(", "!("].iter().any(|x| g.contains(x)))
         {
             out.push(dir.join(g.replace(['*', '?'], "x")));
             out.extend(
                 names(family)
                     .into_iter()
-                    .filter(|n| tool_shell::expand::pattern_matches(g, n))
+                    .filter(|n| tool_shell::expand::pattern_could_match(g, n))
                     .map(|n| dir.join(n)),
             );
         }

@@ -1191,12 +1191,46 @@ impl Walker {
                     .iter()
                     .skip_while(|a| matches!(a.as_str(), "-L" | "-P" | "-e" | "-@" | "--"))
                     .collect();
+                // `CDPATH`: a relative name not starting with `.` is looked up in its
+                // directories first (the first where it exists), as bash does.
+                let cdpath = |d: &str| -> Option<Option<PathBuf>> {
+                    if d.starts_with('/')
+                        || d.starts_with("./")
+                        || d.starts_with("../")
+                        || d == "."
+                        || d == ".."
+                    {
+                        return Some(None);
+                    }
+                    match state.vars.get("CDPATH") {
+                        Var::Known(v) if v.is_empty() => Some(None),
+                        Var::Known(v) => Some(
+                            v.split(':')
+                                .map(|e| {
+                                    if e.is_empty() {
+                                        state.cwd()
+                                    } else {
+                                        expand::join(&state.cwd(), e)
+                                    }
+                                })
+                                .map(|e| lexical(&expand::join(&e, d)))
+                                .find(|p| p.is_dir()),
+                        ),
+                        // Set to what cannot be known: so is the directory.
+                        Var::Unknown if state.vars.is_set("CDPATH") => None,
+                        Var::Unknown => Some(None),
+                    }
+                };
                 let target = match args.first() {
                     _ if !certain => None,
                     None if name == "cd" => Some(state.vars.home.clone()),
                     None => None,
                     Some(d) if d.as_str() == "-" => state.vars.oldpwd.clone(),
-                    Some(d) if certain => Some(lexical(&expand::join(&state.cwd(), d))),
+                    Some(d) if certain => match cdpath(d) {
+                        Some(Some(found)) => Some(found),
+                        Some(None) => Some(lexical(&expand::join(&state.cwd(), d))),
+                        None => None,
+                    },
                     Some(_) => None,
                 };
                 match target {
@@ -1218,6 +1252,26 @@ impl Walker {
                 }
             }
             "popd" => state.cwd_certain = false,
+            // The options that change pathname expansion for the rest of the line.
+            "shopt" if certain => {
+                let mut set = None;
+                for a in &argv[1..] {
+                    match a.as_str() {
+                        "-s" => set = Some(true),
+                        "-u" => set = Some(false),
+                        o => {
+                            let Some(on) = set else { continue };
+                            let opts = &mut state.vars.glob_opts;
+                            match o {
+                                "dotglob" => opts.dotglob = on,
+                                "extglob" => opts.extglob = on,
+                                "nocaseglob" => opts.nocaseglob = on,
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+            }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
                 for a in argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
                     if let Some((k, v)) = a.split_once('=') {

@@ -46,6 +46,20 @@ pub struct Vars {
     pub oldpwd: Option<PathBuf>,
     /// Expand globs against the file system.
     pub glob_fs: bool,
+    /// The shell options that change pathname expansion, as the line set them (`shopt -s`).
+    pub glob_opts: GlobOpts,
+}
+
+/// The shell options that change how patterns match file names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GlobOpts {
+    /// `dotglob` (also in effect while `GLOBIGNORE` is set and not empty): `*` matches a
+    /// leading `.`.
+    pub dotglob: bool,
+    /// `extglob`: `@(a|b)`, `?(..)`, `*(..)`, `+(..)`, `!(..)`.
+    pub extglob: bool,
+    /// `nocaseglob`: names match without regard to case.
+    pub nocaseglob: bool,
 }
 
 impl Vars {
@@ -57,12 +71,27 @@ impl Vars {
             cwd,
             oldpwd: None,
             glob_fs: true,
+            glob_opts: GlobOpts::default(),
         }
+    }
+
+    /// The options in force for pathname expansion now (`GLOBIGNORE` counts as `dotglob`).
+    pub fn effective_glob_opts(&self) -> GlobOpts {
+        let mut o = self.glob_opts;
+        if self.is_set("GLOBIGNORE") && self.get("GLOBIGNORE") != Var::Known(String::new()) {
+            o.dotglob = true;
+        }
+        o
     }
 
     /// Set a variable.
     pub fn set(&mut self, name: &str, value: Var) {
         self.vars.insert(name.to_owned(), value);
+    }
+
+    /// Was the variable assigned on the line (to anything, known or not)?
+    pub fn is_set(&self, name: &str) -> bool {
+        self.vars.contains_key(name)
     }
 
     /// Forget a variable (`unset`).
@@ -209,7 +238,10 @@ pub fn expand(raw: &str, vars: &Vars, mode: Mode) -> Expanded {
             vec![chars]
         };
         for f in fields {
-            if mode == Mode::Argument && f.iter().any(|c| !c.quoted && is_glob_char(c.c)) {
+            let extglob = vars.glob_opts.extglob && has_extglob(&f);
+            if mode == Mode::Argument
+                && (extglob || f.iter().any(|c| !c.quoted && is_glob_char(c.c)))
+            {
                 let text: String = f.iter().map(|c| c.c).collect();
                 match glob(&f, vars) {
                     Some(mut matches) if !matches.is_empty() => {
@@ -1060,7 +1092,14 @@ fn glob(field: &[Ch], vars: &Vars) -> Option<Vec<String>> {
             }
             continue;
         }
-        let has_glob = seg.iter().any(|c| !c.quoted && is_glob_char(c.c));
+        let opts = vars.effective_glob_opts();
+        let has_glob = seg.iter().any(|c| !c.quoted && is_glob_char(c.c))
+            || (opts.extglob && has_extglob(seg));
+        let alts = if opts.extglob {
+            extglob_alternatives(seg)
+        } else {
+            vec![seg.clone()]
+        };
         let mut next = Vec::new();
         for (dir, text) in &paths {
             let sep = if text.is_empty() || text.ends_with('/') {
@@ -1080,7 +1119,7 @@ fn glob(field: &[Ch], vars: &Vars) -> Option<Vec<String>> {
             for e in entries.into_iter().flatten().flatten() {
                 budget = budget.checked_sub(1)?;
                 let name = e.file_name().to_string_lossy().into_owned();
-                if fnmatch(seg, &name) {
+                if alts.iter().any(|a| fnmatch_with(a, &name, opts)) {
                     let p = dir.join(&name);
                     if i == last || p.is_dir() {
                         next.push((p, format!("{text}{sep}{name}")));
@@ -1107,13 +1146,145 @@ pub fn pattern_matches(pattern: &str, name: &str) -> bool {
     fnmatch(&pat, name)
 }
 
+/// Could `name` match the shell pattern `pattern` under some shell options (`dotglob`,
+/// `extglob`, `nocaseglob`)? For deny rules: a pattern that matched nothing when the line was
+/// read may match a denied name when it runs.
+pub fn pattern_could_match(pattern: &str, name: &str) -> bool {
+    let pat: Vec<Ch> = pattern
+        .chars()
+        .map(|c| Ch {
+            c,
+            quoted: false,
+            expanded: false,
+        })
+        .collect();
+    let opts = GlobOpts {
+        dotglob: true,
+        extglob: true,
+        nocaseglob: true,
+    };
+    extglob_alternatives(&pat)
+        .iter()
+        .any(|a| fnmatch_with(a, name, opts))
+}
+
 /// Does `name` match the glob segment? A leading `.` must be matched literally.
 fn fnmatch(pat: &[Ch], name: &str) -> bool {
-    let name: Vec<char> = name.chars().collect();
-    if name.first() == Some(&'.') && pat.first().is_none_or(|c| c.c != '.') {
+    fnmatch_with(pat, name, GlobOpts::default())
+}
+
+/// [`fnmatch`] under shell options: with `dotglob` a leading `.` matches too (never in `.` or
+/// `..`), with `nocaseglob` case is ignored.
+fn fnmatch_with(pat: &[Ch], name: &str, opts: GlobOpts) -> bool {
+    if name == "." || name == ".." {
+        return pat.iter().map(|c| c.c).collect::<String>() == name;
+    }
+    let fold = |s: &str| {
+        if opts.nocaseglob {
+            s.to_lowercase()
+        } else {
+            s.to_owned()
+        }
+    };
+    let name: Vec<char> = fold(name).chars().collect();
+    let pat: Vec<Ch> = if opts.nocaseglob {
+        pat.iter()
+            .map(|c| Ch {
+                c: c.c.to_lowercase().next().unwrap_or(c.c),
+                ..*c
+            })
+            .collect()
+    } else {
+        pat.to_vec()
+    };
+    if !opts.dotglob && name.first() == Some(&'.') && pat.first().is_none_or(|c| c.c != '.') {
         return false;
     }
-    match_from(pat, &name)
+    match_from(&pat, &name)
+}
+
+/// Does the pattern hold an extended glob (`@(`, `?(`, `*(`, `+(`, `!(`) unquoted?
+fn has_extglob(pat: &[Ch]) -> bool {
+    pat.windows(2).any(|w| {
+        !w[0].quoted
+            && !w[1].quoted
+            && matches!(w[0].c, '@' | '?' | '*' | '+' | '!')
+            && w[1].c == '('
+    })
+}
+
+/// An extended glob as plain patterns: `@(a|b)` is `a` or `b`, `?(a|b)` also nothing;
+/// `*(..)`, `+(..)` and `!(..)` are read as `*` (they match at least what it would: wider,
+/// never narrower). At most 64 alternatives; past that the group is read as `*` too.
+fn extglob_alternatives(pat: &[Ch]) -> Vec<Vec<Ch>> {
+    let star = Ch {
+        c: '*',
+        quoted: false,
+        expanded: false,
+    };
+    // The first group.
+    let Some(start) = (0..pat.len().saturating_sub(1)).find(|&i| {
+        !pat[i].quoted
+            && !pat[i + 1].quoted
+            && matches!(pat[i].c, '@' | '?' | '*' | '+' | '!')
+            && pat[i + 1].c == '('
+    }) else {
+        return vec![pat.to_vec()];
+    };
+    let mut depth = 0usize;
+    let mut end = None;
+    let mut bars = Vec::new();
+    for (j, c) in pat.iter().enumerate().skip(start + 1) {
+        if c.quoted {
+            continue;
+        }
+        match c.c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(j);
+                    break;
+                }
+            }
+            '|' if depth == 1 => bars.push(j),
+            _ => {}
+        }
+    }
+    let Some(end) = end else {
+        return vec![pat.to_vec()];
+    };
+    let head = &pat[..start];
+    let tail = extglob_alternatives(&pat[end + 1..]);
+    let mut choices: Vec<Vec<Ch>> = Vec::new();
+    match pat[start].c {
+        '@' | '?' => {
+            let mut from = start + 2;
+            for b in bars.iter().copied().chain(std::iter::once(end)) {
+                choices.extend(extglob_alternatives(&pat[from..b]));
+                from = b + 1;
+            }
+            if pat[start].c == '?' {
+                choices.push(Vec::new());
+            }
+        }
+        _ => choices.push(vec![star]),
+    }
+    let mut out = Vec::new();
+    for c in &choices {
+        for t in &tail {
+            if out.len() >= 64 {
+                let mut wide = head.to_vec();
+                wide.push(star);
+                return vec![wide];
+            }
+            let mut p = head.to_vec();
+            p.extend_from_slice(c);
+            p.extend_from_slice(t);
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn match_from(pat: &[Ch], name: &[char]) -> bool {

@@ -118,7 +118,7 @@ impl Policy {
     }
 
     /// A deny rule of `family` covering a path a glob in `path` names (`[s]ecrets/*`, `sec*/k`
-    /// as a Glob pattern): each component with a class or a partial wildcard is replaced by
+    /// as a Glob pattern): each directory component with a class or a partial wildcard is replaced by
     /// every literal component of a deny rule it matches (one component at a time, and all of
     /// them at once). A bare `*` or `**` names nothing in particular: what it finds in a denied
     /// tree is left out of the results when the search runs.
@@ -148,12 +148,14 @@ impl Policy {
                 names
                     .iter()
                     .copied()
-                    .filter(|n| tool_shell::expand::pattern_matches(part, n))
+                    .filter(|n| tool_shell::expand::pattern_could_match(part, n))
                     .collect()
             };
             let mut all = parts.clone();
             for (i, part) in parts.iter().enumerate() {
-                if !names_something(part) {
+                // The last component names the files a search lists, and what a denied one is
+                // is left out of its results; the ones before it are directories it walks into.
+                if !names_something(part) || i + 1 == parts.len() {
                     continue;
                 }
                 let fit = fits(part);
