@@ -157,6 +157,20 @@ fn path_field(tool: &str) -> Option<(&'static str, bool)> {
 /// Apply one family to a variant's input; false when it does not apply.
 fn apply(case: &Case, family: Family, input: &mut Value, extra: &mut Extra, rng: &mut Rng) -> bool {
     let cwd = case.cwd.as_deref();
+    // Where a rewrite would change the meaning: the mutator's grammar does not read extended
+    // globs (`shopt -s extglob`); a path respelled lexically means another file once `..`
+    // follows a symbolic link of the setup, or once `cd` looks in `CDPATH`.
+    let text = input.to_string();
+    if text.contains("extglob") {
+        return false;
+    }
+    let setup = case.value["policy"]["setup"].as_str().unwrap_or_default();
+    if family.is_path()
+        && ((setup.contains(" -> ") && text.contains(".."))
+            || text.contains("CDPATH"))
+    {
+        return false;
+    }
     match family {
         // A PreToolUse hook that answers allow (§12: it waives only a prompt nothing asked
         // for), as JSON or as a plain exit 0 with some output.

@@ -302,6 +302,11 @@ pub fn resolve_physical(path: &Path) -> Option<PathBuf> {
                 }
             }
             Ok(_) => cur = next,
+            // A name that is not there, then `..`: the kernel would stop; read lexically
+            // (as the tools open it) and walk on.
+            Err(_) if pending.front().is_some_and(|n| n == "..") => {
+                pending.pop_front();
+            }
             Err(_) => {
                 let rest: PathBuf = pending.iter().collect();
                 return Some(normalize(&next.join(rest)));

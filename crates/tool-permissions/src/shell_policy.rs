@@ -166,11 +166,19 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
             .iter()
             .filter(|p| p.op != Op::Read)
             .filter_map(|p| {
+                // Under any spelling of the written path (a link already there may lead to
+                // the one the line makes).
+                let spellings = crate::path_rule::candidates(&p.path, ctx);
                 links
                     .iter()
-                    .find(|(unit, link, _)| *unit != p.unit && p.path.starts_with(link))
-                    .map(|(_, link, target)| {
-                        let rest = p.path.strip_prefix(link).unwrap_or(Path::new(""));
+                    .find_map(|(unit, link, target)| {
+                        (*unit != p.unit)
+                            .then(|| spellings.iter().find(|s| s.starts_with(link)))
+                            .flatten()
+                            .map(|s| (s.clone(), link, target))
+                    })
+                    .map(|(spelled, link, target)| {
+                        let rest = spelled.strip_prefix(link).unwrap_or(Path::new(""));
                         PathUse {
                             path: if rest.as_os_str().is_empty() {
                                 target.clone()
@@ -757,22 +765,23 @@ const POSSIBLE_LIMIT: usize = 4096;
 
 fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out: &mut Vec<String>) {
     for u in &a.units {
-        // Assignment values, arrays included (`c=(curl -s x)`), as words.
-        let mut words: Vec<String> = u
-            .assignments
-            .iter()
-            .filter_map(|s| {
-                s.value.clone().or_else(|| {
-                    s.raw.split_once('=').map(|(_, v)| {
-                        v.trim_start_matches('(')
-                            .trim_end_matches(')')
-                            .replace(['"', '\''], "")
-                    })
-                })
-            })
-            .flat_map(|v| v.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
-            .collect();
-        words.extend(u.argv.iter().cloned());
+        // Assignment values, arrays' elements included (`c=(curl -s x)`), as words; braces
+        // expanded in words the shell did not read (a line that does not parse).
+        let mut words: Vec<String> = Vec::new();
+        for s in &u.assignments {
+            if !s.elements.is_empty() {
+                words.extend(s.elements.iter().cloned());
+            } else if let Some(v) = s.value.as_deref().or_else(|| s.raw.split_once('=').map(|(_, v)| v)) {
+                words.extend(v.split_whitespace().map(str::to_owned));
+            }
+        }
+        for w in &u.argv {
+            if a.parsed {
+                words.push(w.clone());
+            } else {
+                words.extend(brace_words(w));
+            }
+        }
         for i in 0..words.len() {
             if out.len() >= POSSIBLE_LIMIT {
                 return;
@@ -798,6 +807,50 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
         let inner = tool_shell::analyze::analyze(&s, env);
         collect_possible(&inner, &s, env, depth + 1, out);
     }
+}
+
+/// A word's brace expansion (`{curl,-s,x}` → `curl -s x`), for words of a line the shell's
+/// grammar did not read; at most 64 words.
+fn brace_words(word: &str) -> Vec<String> {
+    let Some(open) = word.find('{') else {
+        return vec![word.to_owned()];
+    };
+    let mut depth = 0usize;
+    let mut close = None;
+    let mut commas = Vec::new();
+    for (i, c) in word.char_indices().skip_while(|(i, _)| *i < open) {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+            }
+            ',' if depth == 1 => commas.push(i),
+            _ => {}
+        }
+    }
+    let (Some(close), false) = (close, commas.is_empty()) else {
+        return vec![word.to_owned()];
+    };
+    let (head, tail) = (&word[..open], &word[close + 1..]);
+    let mut out = Vec::new();
+    let mut from = open + 1;
+    for c in commas.into_iter().chain(std::iter::once(close)) {
+        for t in brace_words(tail) {
+            if out.len() >= 64 {
+                return out;
+            }
+            let w = format!("{head}{}{t}", &word[from..c]);
+            if !w.is_empty() {
+                out.extend(brace_words(&w));
+            }
+        }
+        from = c + 1;
+    }
+    out
 }
 
 /// The contents of the quoted strings of `text` (`'...'`, `"..."`, `$'...'`), outermost only.

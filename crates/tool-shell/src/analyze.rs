@@ -181,6 +181,8 @@ pub struct Assignment {
     pub value: Option<String>,
     /// As written.
     pub raw: String,
+    /// For an array (`a=(x y)`): its elements as far as they expand (`"${a[@]}"` runs them).
+    pub elements: Vec<String>,
 }
 
 /// How a unit comes to run.
@@ -1000,14 +1002,18 @@ impl Walker {
                                 self.word(&v.value, state, Mode::NoSplit, depth).exp
                             }
                             ast::AssignmentValue::Array(items) => {
+                                let mut elements = Vec::new();
                                 for (k, v) in items {
                                     if let Some(k) = k {
                                         self.word(&k.value, state, Mode::NoSplit, depth);
                                     }
-                                    self.word(&v.value, state, Mode::Argument, depth);
+                                    let e = self.word(&v.value, state, Mode::Argument, depth);
+                                    elements.extend(e.exp.fields);
                                 }
-                                // An array has no single value to expand later words with.
+                                // An array has no single value to expand later words with;
+                                // its elements are kept (what `"${a[@]}"` runs).
                                 Expanded {
+                                    fields: elements,
                                     unknown: vec!["an array value".into()],
                                     ..Expanded::default()
                                 }
@@ -1039,10 +1045,17 @@ impl Walker {
         all_redirects.extend(outer.iter().cloned());
         let assignments: Vec<Assignment> = assignments
             .into_iter()
-            .map(|(name, w)| Assignment {
-                value: (w.exp.certain).then(|| w.exp.fields.concat()),
-                name,
-                raw: w.raw,
+            .map(|(name, w)| {
+                let array = w
+                    .raw
+                    .split_once('=')
+                    .is_some_and(|(_, v)| v.trim_start_matches('+').starts_with('('));
+                Assignment {
+                    value: (w.exp.certain).then(|| w.exp.fields.concat()),
+                    elements: if array { w.exp.fields.clone() } else { Vec::new() },
+                    name,
+                    raw: w.raw,
+                }
             })
             .collect();
         let mut argv = Vec::new();
@@ -1336,9 +1349,11 @@ impl Walker {
                         .filter(|r| r.here.is_some())
                         .cloned()
                         .collect();
+                    // ... and gets its environment (`GIT_CONFIG_* timeout 5 git ...`).
+                    let env = self.a.units[idx].assignments.clone();
                     if let Some(i) = self.push_unit(
                         e.argv.clone(),
-                        Vec::new(),
+                        env,
                         fed,
                         &sub,
                         &origin,
@@ -1425,11 +1440,36 @@ impl Walker {
                 (None, c) if c.is_whitespace() && c != '\n' => {
                     flush_word(&mut word, &mut in_word, &mut cur)
                 }
+                // `{` and `}` are reserved words only alone; in a word they are braces
+                // (`{curl,-s,x}`), which the caller expands.
+                (None, '{' | '}') if in_word || chars.peek().is_some_and(|n| !n.is_whitespace()) => {
+                    word.push(c);
+                    in_word = true;
+                }
                 (None, ';' | '&' | '|' | '(' | ')' | '\n' | '`' | '{' | '}' | '<' | '>') => {
                     flush_word(&mut word, &mut in_word, &mut cur);
                     if !cur.is_empty() {
                         segments.push(std::mem::take(&mut cur));
                     }
+                }
+                // `$'...'`: decoded as bash decodes it.
+                (None, '$') if chars.peek() == Some(&'\'') => {
+                    chars.next();
+                    let mut body = String::new();
+                    while let Some(b) = chars.next() {
+                        match b {
+                            '\\' => {
+                                body.push(b);
+                                if let Some(n) = chars.next() {
+                                    body.push(n);
+                                }
+                            }
+                            '\'' => break,
+                            _ => body.push(b),
+                        }
+                    }
+                    word.push_str(&expand::decode_ansi_c(&body).unwrap_or(body));
+                    in_word = true;
                 }
                 (None, '$') if chars.peek() == Some(&'(') => {
                     flush_word(&mut word, &mut in_word, &mut cur);
