@@ -771,7 +771,11 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
         for s in &u.assignments {
             if !s.elements.is_empty() {
                 words.extend(s.elements.iter().cloned());
-            } else if let Some(v) = s.value.as_deref().or_else(|| s.raw.split_once('=').map(|(_, v)| v)) {
+            } else if let Some(v) = s
+                .value
+                .as_deref()
+                .or_else(|| s.raw.split_once('=').map(|(_, v)| v))
+            {
                 words.extend(v.split_whitespace().map(str::to_owned));
             }
         }

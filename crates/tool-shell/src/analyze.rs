@@ -315,7 +315,15 @@ impl Analysis {
         }
         let mut out = Vec::new();
         for (i, u) in self.units.iter().enumerate() {
-            if !self.run_by_shell(i) || u.is_bare() {
+            if !self.run_by_shell(i) {
+                continue;
+            }
+            // Words that expanded to nothing the analysis can know (`$Q` after `read Q`):
+            // what runs is not known, not "nothing".
+            if u.is_bare() && !u.unknown_words.is_empty() {
+                return None;
+            }
+            if u.is_bare() {
                 continue;
             }
             if !u.certain {
@@ -504,9 +512,15 @@ impl Walker {
             return Ok(());
         }
         let options = ParserOptions::default();
-        let program = Parser::new(BufReader::new(text.as_bytes()), &options)
-            .parse_program()
-            .map_err(|e| e.to_string())?;
+        // The parser panics on some inputs (brush-parser 0.4's tokenizer unwraps a character
+        // that is not there): a line it cannot read is a line that does not parse.
+        let parsed = std::panic::catch_unwind(|| {
+            Parser::new(BufReader::new(text.as_bytes()), &options).parse_program()
+        });
+        let program = match parsed {
+            Ok(p) => p.map_err(|e| e.to_string())?,
+            Err(_) => return Err("the shell grammar's parser failed on this line".into()),
+        };
         self.texts.push(has_heredoc(text).then(|| text.to_owned()));
         for list in &program.complete_commands {
             self.list(list, state, &origin, depth, &[]);
@@ -996,6 +1010,15 @@ impl Walker {
                     words.push(w);
                 }
                 Some(ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w)) => {
+                    // An array element's subscript is arithmetic: substitutions in it run
+                    // (`A[$(cmd)]=x`).
+                    let name = a.name.to_string();
+                    if let Some((_, rest)) = name.split_once('[')
+                        && let Some(index) = rest.strip_suffix(']')
+                        && (index.contains("$(") || index.contains('`'))
+                    {
+                        self.word(index, state, Mode::NoSplit, depth);
+                    }
                     if words.is_empty() {
                         let exp = match &a.value {
                             ast::AssignmentValue::Scalar(v) => {
@@ -1052,7 +1075,11 @@ impl Walker {
                     .is_some_and(|(_, v)| v.trim_start_matches('+').starts_with('('));
                 Assignment {
                     value: (w.exp.certain).then(|| w.exp.fields.concat()),
-                    elements: if array { w.exp.fields.clone() } else { Vec::new() },
+                    elements: if array {
+                        w.exp.fields.clone()
+                    } else {
+                        Vec::new()
+                    },
                     name,
                     raw: w.raw,
                 }
@@ -1351,15 +1378,9 @@ impl Walker {
                         .collect();
                     // ... and gets its environment (`GIT_CONFIG_* timeout 5 git ...`).
                     let env = self.a.units[idx].assignments.clone();
-                    if let Some(i) = self.push_unit(
-                        e.argv.clone(),
-                        env,
-                        fed,
-                        &sub,
-                        &origin,
-                        depth + 1,
-                        &text,
-                    ) {
+                    if let Some(i) =
+                        self.push_unit(e.argv.clone(), env, fed, &sub, &origin, depth + 1, &text)
+                    {
                         let parent_certain = self.a.units[idx].certain;
                         let u = &mut self.a.units[i];
                         u.certain &= parent_certain && !e.argv_open;
@@ -1442,7 +1463,9 @@ impl Walker {
                 }
                 // `{` and `}` are reserved words only alone; in a word they are braces
                 // (`{curl,-s,x}`), which the caller expands.
-                (None, '{' | '}') if in_word || chars.peek().is_some_and(|n| !n.is_whitespace()) => {
+                (None, '{' | '}')
+                    if in_word || chars.peek().is_some_and(|n| !n.is_whitespace()) =>
+                {
                     word.push(c);
                     in_word = true;
                 }

@@ -193,17 +193,25 @@ pub fn expand(raw: &str, vars: &Vars, mode: Mode) -> Expanded {
         raw
     };
     let options = ParserOptions::default();
-    let pieces = match mode {
+    // The word parser is guarded like the line parser: a panic is a word it cannot read.
+    let pieces = std::panic::catch_unwind(|| match mode {
         Mode::Heredoc => word::parse_heredoc(raw, &options),
         _ => word::parse(raw, &options),
-    };
+    });
     let mut out = Expanded {
         certain: true,
         ..Expanded::default()
     };
     let pieces = match pieces {
-        Ok(p) => p,
-        Err(e) => {
+        Ok(Ok(p)) => p,
+        Err(_) => {
+            out.certain = false;
+            out.unknown
+                .push("the word parser failed on the word".to_owned());
+            out.fields.push(raw.to_owned());
+            return out;
+        }
+        Ok(Err(e)) => {
             out.certain = false;
             out.unknown.push(format!("the word does not parse: {e}"));
             out.fields.push(raw.to_owned());

@@ -138,6 +138,16 @@ pub(crate) enum Cmd {
         body: List,
     },
     Test(Test),
+    /// A command written as it is, run in a subshell (`( text )`, so nothing it sets reaches
+    /// the rest of the line), with the programs it runs (argvs, in the directory it starts in)
+    /// and its status: the constructs whose effect on what runs is in the shell's state
+    /// (`printf -v`, `read`, arrays, `set --`, `${!x}`, arithmetic assignments, `$BASH -c`,
+    /// here-strings).
+    Raw {
+        text: String,
+        runs: Vec<Vec<String>>,
+        status: i32,
+    },
 }
 
 /// A pipeline: `[time] [!] cmd [| cmd]...`; the operator after each command but the last is
@@ -386,6 +396,11 @@ impl Render {
                 self.out.push_str("do ");
                 self.body(body);
                 self.out.push_str("break; done");
+            }
+            Cmd::Raw { text, .. } => {
+                self.out.push_str("( ");
+                self.out.push_str(text);
+                self.out.push_str(" )");
             }
             Cmd::Test(t) => {
                 self.out.push_str("[[ ");

@@ -270,8 +270,69 @@ impl Gen<'_> {
                 let op = if self.rng.chance(50) { "-z" } else { "-n" };
                 Cmd::Test(Test { op, word })
             }
+            48..=53 if !sc.plain => self.state_construct(),
             _ => Cmd::Simple(self.simple(st, sc)),
         }
+    }
+
+    /// A construct whose effect on what runs lives in the shell's state (issue 20 item 6):
+    /// programs named through `printf -v`, `declare`, `read` and `mapfile` from here-strings,
+    /// arrays, `set --`, indirect expansion, arithmetic assignments, substitutions in array
+    /// subscripts, the shell run again through `$BASH`, and here-strings fed to a program.
+    fn state_construct(&mut self) -> Cmd {
+        // Programs that are shims in the child shell too (no builtin of that name).
+        const CHILD_SAFE: &[&str] = &["p1", "p2", "p3", "a", "b", "cat", "curl", "git", "rm"];
+        let prog = (*self.rng.pick(CHILD_SAFE)).to_owned();
+        let status = 0;
+        let args: Vec<String> = (0..self.rng.below(3))
+            .map(|_| (*self.rng.pick(&["x", "-n", "y.txt", "z"])).to_owned())
+            .collect();
+        let tail = if args.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", args.join(" "))
+        };
+        let mut run = vec![prog.clone()];
+        run.extend(args.iter().cloned());
+        let (text, runs) = match self.rng.below(13) {
+            0 => (
+                format!("enable printf; printf -v Q %s {prog}; $Q{tail}"),
+                vec![run],
+            ),
+            1 => (format!("declare Q={prog}; $Q{tail}"), vec![run]),
+            2 => (format!("read -r Q <<< {prog}; $Q{tail}"), vec![run]),
+            3 => (
+                format!("mapfile -t Q <<< {prog}; ${{Q[0]}}{tail}"),
+                vec![run],
+            ),
+            4 => (format!("Q=({prog}{tail}); \"${{Q[@]}}\""), vec![run]),
+            5 => (format!("set -- {prog}{tail}; \"$@\""), vec![run]),
+            6 => (format!("R={prog}; Q=R; ${{!Q}}{tail}"), vec![run]),
+            7 => (
+                format!("(( Q = 2 + 3 )); {prog} $Q"),
+                vec![vec![prog.clone(), "5".into()]],
+            ),
+            8 => (
+                format!("let Q=4*2; {prog} $Q"),
+                vec![vec![prog.clone(), "8".into()]],
+            ),
+            9 => (
+                format!("declare -a A; A[$(p1)]=x; {prog}{tail}"),
+                vec![vec!["p1".into()], run],
+            ),
+            10 => (format!("Q={prog}; \"$BASH\" -c \"$Q{tail}\""), vec![run]),
+            11 => {
+                let word = *self.rng.pick(&["hello", "'a b'", "\"$HOME\"", "$(p2)"]);
+                let mut runs = Vec::new();
+                if word == "$(p2)" {
+                    runs.push(vec!["p2".to_owned()]);
+                }
+                runs.push(run);
+                (format!("{prog}{tail} <<< {word}"), runs)
+            }
+            _ => (format!("Q=$'{prog}'; $Q{tail}"), vec![run]),
+        };
+        Cmd::Raw { text, runs, status }
     }
 
     fn nested_list(&mut self, st: &State, sc: Scope, most: usize) -> List {

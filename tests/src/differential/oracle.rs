@@ -283,6 +283,15 @@ impl<'w> Exec<'w> {
         match c {
             Cmd::Simple(s) => self.simple(st, s),
             Cmd::Eval(inner, _) => self.list(st, inner),
+            Cmd::Raw { runs, status, .. } => {
+                for argv in runs {
+                    self.units.push(Unit {
+                        argv: argv.clone(),
+                        cwd: st.cwd.clone(),
+                    });
+                }
+                (*status, String::new())
+            }
             Cmd::Subshell(l, redirs) => {
                 let mut sub = st.clone();
                 let (s, o) = self.list(&mut sub, l);

@@ -45,3 +45,20 @@ impl Lcg {
         xs[self.below(xs.len())]
     }
 }
+
+/// brush-parser 0.4's tokenizer panics on this line (found by the differential generator,
+/// seed 1): the analysis reads it as a line that does not parse, with the programs it can
+/// still see, instead of panicking.
+#[test]
+fn a_line_the_parser_panics_on_is_a_line_that_does_not_parse() {
+    let line = "! ( declare -a A; A[$(p1)]=x; b y.txt ) | 'b' 2> 'o0.log'; $'git' >| o1.log |& $'\\x74\\162\\u0075\\145' \\\n~ -r'f' && p1 $Y *.md | {a,abz} \"\" /tmp <<'EOF1' && false $(p3 $'<z\\'' \\) ~ | \"pwd\" f?.txt x{a,b}y; while if $'c\\165''rl' b19q > 'o2.log' && \"cat\" a\"$HOME\"\"b c\"; then $'b' {a,b,c1}\"y\" $((11+4)) '{*?*'; fi\ndo Z=`kill foo.txt @ \"-rf\"`; break; done | $'p\\u0032' \"_\" '/tmp' a\"${P:-d e f}\"b\\ c) \\\n{a..c} $'\\u0078'''$'\\x31' &\nline one\nat $(cat '-' a.b '_') end\nEOF1\n";
+    let env = tool_shell::analyze::ShellEnv::new("/w/p", "/home/u");
+    let a = tool_shell::analyze::analyze(line, &env);
+    assert!(!a.parsed);
+    assert!(a.shell_executed().is_none());
+    assert!(
+        a.units.iter().any(|u| u.program() == "p1"),
+        "{:?}",
+        a.units.iter().map(|u| &u.argv).collect::<Vec<_>>()
+    );
+}
