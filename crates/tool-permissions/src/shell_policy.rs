@@ -804,7 +804,14 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
     if depth >= 2 {
         return;
     }
-    for s in quoted_strings(text) {
+    // Text fed on standard input (`read -r Q <<< curl; $Q`) may become a command too.
+    let fed: Vec<String> = a
+        .units
+        .iter()
+        .flat_map(|u| u.redirects.iter())
+        .filter_map(|r| r.here.clone().flatten())
+        .collect();
+    for s in quoted_strings(text).into_iter().chain(fed) {
         if s.trim().is_empty() || s.len() > 8192 {
             continue;
         }
