@@ -731,14 +731,20 @@ impl Policy {
             writable_roots: writable_roots.clone(),
             aliases: {
                 // Each deny rule's base, where a link on its way makes it another place.
+                // (For a relative rule that covers its path at any depth, also the place it
+                // names at the start: `./config/secret.key` through a linked `config/`.)
                 let mut bases: Vec<PathBuf> = self
                     .rules()
                     .iter()
                     .filter(|e| e.list == RuleList::Deny)
                     .filter_map(|e| match &e.matcher {
-                        RuleMatcher::Path { pattern, .. } => Some(pattern.base(ctx)),
+                        RuleMatcher::Path { pattern, .. } => {
+                            Some([Some(pattern.base(ctx)), pattern.named_tree(ctx)])
+                        }
                         _ => None,
                     })
+                    .flatten()
+                    .flatten()
                     .collect();
                 bases.extend(drl.iter().chain(&dwl).map(|p| literal_base(p)));
                 let mut aliases: Vec<(PathBuf, PathBuf)> = Vec::new();
