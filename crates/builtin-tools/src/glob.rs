@@ -63,7 +63,7 @@ impl Tool for GlobTool {
         {
             // Each alternative of `{a,b}` names its own paths (the rules then see `secrets/**`
             // in `{secrets,src}/**`); wildcards and classes are matched against the rules.
-            for alt in crate::search::brace_alternatives(pattern) {
+            for alt in tool_shell::expand::brace_alternatives(pattern) {
                 let named = match paths.first() {
                     Some(root) if !Path::new(&alt).is_absolute() => {
                         tool_core::normalize(&root.join(&alt))

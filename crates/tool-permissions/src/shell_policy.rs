@@ -766,7 +766,8 @@ const POSSIBLE_LIMIT: usize = 4096;
 fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out: &mut Vec<String>) {
     for u in &a.units {
         // Assignment values, arrays' elements included (`c=(curl -s x)`), as words; braces
-        // expanded in words the shell did not read (a line that does not parse).
+        // expanded in words the shell did not read (a line that does not parse), one word per
+        // alternative as bash makes them.
         let mut words: Vec<String> = Vec::new();
         for s in &u.assignments {
             if !s.elements.is_empty() {
@@ -783,7 +784,11 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
             if a.parsed {
                 words.push(w.clone());
             } else {
-                words.extend(brace_words(w));
+                words.extend(
+                    tool_shell::expand::brace_alternatives(w)
+                        .into_iter()
+                        .filter(|w| !w.is_empty()),
+                );
             }
         }
         for i in 0..words.len() {
@@ -818,50 +823,6 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
         let inner = tool_shell::analyze::analyze(&s, env);
         collect_possible(&inner, &s, env, depth + 1, out);
     }
-}
-
-/// A word's brace expansion (`{curl,-s,x}` → `curl -s x`), for words of a line the shell's
-/// grammar did not read; at most 64 words.
-fn brace_words(word: &str) -> Vec<String> {
-    let Some(open) = word.find('{') else {
-        return vec![word.to_owned()];
-    };
-    let mut depth = 0usize;
-    let mut close = None;
-    let mut commas = Vec::new();
-    for (i, c) in word.char_indices().skip_while(|(i, _)| *i < open) {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    close = Some(i);
-                    break;
-                }
-            }
-            ',' if depth == 1 => commas.push(i),
-            _ => {}
-        }
-    }
-    let (Some(close), false) = (close, commas.is_empty()) else {
-        return vec![word.to_owned()];
-    };
-    let (head, tail) = (&word[..open], &word[close + 1..]);
-    let mut out = Vec::new();
-    let mut from = open + 1;
-    for c in commas.into_iter().chain(std::iter::once(close)) {
-        for t in brace_words(tail) {
-            if out.len() >= 64 {
-                return out;
-            }
-            let w = format!("{head}{}{t}", &word[from..c]);
-            if !w.is_empty() {
-                out.extend(brace_words(&w));
-            }
-        }
-        from = c + 1;
-    }
-    out
 }
 
 /// The contents of the quoted strings of `text` (`'...'`, `"..."`, `$'...'`), outermost only.

@@ -1140,32 +1140,110 @@ fn glob(field: &[Ch], vars: &Vars) -> Option<Vec<String>> {
     Some(paths.into_iter().map(|(_, t)| t).collect())
 }
 
+/// The alternatives a pattern's braces stand for (`{a,b}/x` → `a/x`, `b/x`), as ripgrep's glob
+/// syntax and bash's brace expansion both read a comma list
+/// (`{a,b}/x` → `a/x`, `b/x`; nested braces too; a `\` escapes). At most 256; a pattern with
+/// more is given back whole (its literal text still meets the rules).
+pub fn brace_alternatives(pattern: &str) -> Vec<String> {
+    fn expand(p: &str, out: &mut Vec<String>, budget: &mut usize) {
+        let bytes: Vec<char> = p.chars().collect();
+        // The first top-level `{`, and its matching `}`.
+        let mut depth = 0usize;
+        let mut open = None;
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                '\\' => i += 1,
+                '{' => {
+                    if depth == 0 {
+                        open = Some(i);
+                    }
+                    depth += 1;
+                }
+                '}' if depth > 0 => {
+                    depth -= 1;
+                    if depth == 0
+                        && let Some(o) = open
+                    {
+                        let head: String = bytes[..o].iter().collect();
+                        let tail: String = bytes[i + 1..].iter().collect();
+                        // Split the inside on top-level commas.
+                        let mut parts = Vec::new();
+                        let mut cur = String::new();
+                        let mut d = 0usize;
+                        let mut j = o + 1;
+                        while j < i {
+                            let c = bytes[j];
+                            match c {
+                                '\\' if j + 1 < i => {
+                                    cur.push(c);
+                                    cur.push(bytes[j + 1]);
+                                    j += 1;
+                                }
+                                '{' => {
+                                    d += 1;
+                                    cur.push(c);
+                                }
+                                '}' => {
+                                    d = d.saturating_sub(1);
+                                    cur.push(c);
+                                }
+                                ',' if d == 0 => parts.push(std::mem::take(&mut cur)),
+                                _ => cur.push(c),
+                            }
+                            j += 1;
+                        }
+                        parts.push(cur);
+                        for part in parts {
+                            if *budget == 0 {
+                                return;
+                            }
+                            expand(&format!("{head}{part}{tail}"), out, budget);
+                        }
+                        return;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        if *budget > 0 {
+            *budget -= 1;
+            out.push(p.to_owned());
+        }
+    }
+    let mut out = Vec::new();
+    let mut budget = 256;
+    expand(pattern, &mut out, &mut budget);
+    if budget == 0 || out.is_empty() {
+        return vec![pattern.to_owned()];
+    }
+    out
+}
+
 /// Does `name` match the shell pattern `pattern` (`*`, `?`, bracket expressions; every
 /// character unquoted)? A leading `.` must be matched literally, as in pathname expansion.
 pub fn pattern_matches(pattern: &str, name: &str) -> bool {
-    let pat: Vec<Ch> = pattern
+    fnmatch(&unquoted_pattern(pattern), name)
+}
+
+/// A pattern's characters, none quoted.
+fn unquoted_pattern(pattern: &str) -> Vec<Ch> {
+    pattern
         .chars()
         .map(|c| Ch {
             c,
             quoted: false,
             expanded: false,
         })
-        .collect();
-    fnmatch(&pat, name)
+        .collect()
 }
 
 /// Could `name` match the shell pattern `pattern` under some shell options (`dotglob`,
 /// `extglob`, `nocaseglob`)? For deny rules: a pattern that matched nothing when the line was
 /// read may match a denied name when it runs.
 pub fn pattern_could_match(pattern: &str, name: &str) -> bool {
-    let pat: Vec<Ch> = pattern
-        .chars()
-        .map(|c| Ch {
-            c,
-            quoted: false,
-            expanded: false,
-        })
-        .collect();
+    let pat = unquoted_pattern(pattern);
     let opts = GlobOpts {
         dotglob: true,
         extglob: true,
@@ -1426,6 +1504,18 @@ pub fn join(cwd: &Path, path: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn brace_alternatives_expand_nested_and_escaped_braces() {
+        assert_eq!(brace_alternatives("{a,b}/x"), ["a/x", "b/x"]);
+        assert_eq!(
+            brace_alternatives("s/{a,{b,c}d}/*.rs"),
+            ["s/a/*.rs", "s/bd/*.rs", "s/cd/*.rs"]
+        );
+        assert_eq!(brace_alternatives("no/braces/**"), ["no/braces/**"]);
+        assert_eq!(brace_alternatives("\\{a,b}"), ["\\{a,b}"]);
+        assert_eq!(brace_alternatives("{a,b}{c,d}"), ["ac", "ad", "bc", "bd"]);
+    }
 
     fn ex(raw: &str) -> Expanded {
         let mut v = Vars::new(
