@@ -416,11 +416,26 @@ fn content_rules_for_tools_whose_content_is_not_matched_fail_closed() {
     .unwrap();
     let p = b.build();
     let c = ToolContext::new("/w/p", "/home/u", "/tmp/r");
-    // Widened: every Agent call is denied, but the tool stays offered.
+    // Widened: every Agent call that names no subagent type is denied, but the tool stays
+    // offered; one that names its type is denied only for that type.
     assert_eq!(
         decide(&p, &c, "Agent", PermissionSubject::Nothing),
         Verdict::Deny
     );
+    let agent = |kind: &str| {
+        let input = serde_json::json!({"prompt": "p", "subagent_type": kind});
+        let request = tool_core::PermissionRequest {
+            tool_name: "Agent",
+            input: &input,
+            subject: &PermissionSubject::Nothing,
+            read_only: false,
+            requires_user_interaction: false,
+            ctx: &c,
+        };
+        tool_core::PermissionPolicy::decide(&p, &request).verdict
+    };
+    assert_eq!(agent("Explore"), Verdict::Deny);
+    assert_ne!(agent("general-purpose"), Verdict::Deny);
     assert!(!p.removes_tool("Agent"));
     assert_eq!(
         decide(

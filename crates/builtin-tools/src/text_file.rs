@@ -441,22 +441,7 @@ pub(crate) fn file_path_subject(
     kind: fn(Vec<PathBuf>) -> tool_core::PermissionSubject,
 ) -> tool_core::PermissionSubject {
     match input.get("file_path").and_then(serde_json::Value::as_str) {
-        Some(p) => {
-            let lexical = ctx.resolve_path(p);
-            let mut paths = vec![lexical.clone()];
-            // `..` after a symbolic link: the file the kernel would reach there is decided too.
-            let raw = if Path::new(p).is_absolute() {
-                PathBuf::from(p)
-            } else {
-                ctx.cwd.join(p)
-            };
-            if let Some(physical) = tool_core::resolve_physical(&raw)
-                && physical != lexical
-            {
-                paths.push(physical);
-            }
-            kind(paths)
-        }
+        Some(p) => kind(ctx.decided_paths(p)),
         None => tool_core::PermissionSubject::Nothing,
     }
 }

@@ -130,6 +130,24 @@ impl ToolContext {
         c
     }
 
+    /// The paths a call naming the file `path` is decided on: `path` resolved
+    /// ([`resolve_path`](Self::resolve_path)) and, where a `..` follows a symbolic link, also
+    /// the file the kernel would reach ([`resolve_physical`]). What a file tool's permission
+    /// subject holds: wrap it in [`PermissionSubject::ReadPaths`](crate::PermissionSubject)
+    /// or `WritePaths`.
+    pub fn decided_paths(&self, path: &str) -> Vec<PathBuf> {
+        let lexical = self.resolve_path(path);
+        let raw = if Path::new(path).is_absolute() {
+            PathBuf::from(path)
+        } else {
+            self.cwd.join(path)
+        };
+        match resolve_physical(&raw) {
+            Some(physical) if physical != lexical => vec![lexical, physical],
+            _ => vec![lexical],
+        }
+    }
+
     /// Expand `~` and make `path` absolute against the cwd, folding `.` and `..` lexically.
     /// Symlinks are not resolved here; the policy engine does that.
     ///

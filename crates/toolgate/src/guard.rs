@@ -40,19 +40,188 @@ pub struct GuardAnswer {
     pub stderr: Option<String>,
 }
 
+/// The most the guard reads from its input: a larger input is not decided (it is answered
+/// as one that cannot be read). Claude Code's hook inputs are a few kilobytes.
+pub const MAX_INPUT_BYTES: usize = 16 << 20;
+
+/// The most characters of a reason the guard answers with; a longer one (a reason quoting a
+/// huge command) is cut there, with a note of how much was left out.
+pub const MAX_REASON_CHARS: usize = 2000;
+
+/// The answer to one hook input given as the bytes read from standard input: what the
+/// program prints. Never allows what it could not read: input that is not UTF-8, not JSON,
+/// larger than [`MAX_INPUT_BYTES`] or without the fields a hook input has is answered ask
+/// (deny when failing closed or in `bypassPermissions` mode), and so is a panic while
+/// deciding.
+pub fn answer_bytes(
+    input: &[u8],
+    home: &Path,
+    xdg: Option<&Path>,
+    opts: GuardOptions,
+) -> GuardAnswer {
+    if input.len() > MAX_INPUT_BYTES {
+        let head = String::from_utf8_lossy(&input[..4096]);
+        return unreadable(
+            &format!("the input is larger than {MAX_INPUT_BYTES} bytes"),
+            says_bypass(&head),
+            &opts,
+        );
+    }
+    match std::str::from_utf8(input) {
+        Ok(text) => answer(text, home, xdg, opts),
+        Err(e) => unreadable(
+            &format!(
+                "the input is not UTF-8 (an invalid byte at offset {})",
+                e.valid_up_to()
+            ),
+            says_bypass(&String::from_utf8_lossy(input)),
+            &opts,
+        ),
+    }
+}
+
 /// The answer to one PreToolUse (or PermissionRequest) hook input. `home` and `xdg` say where the user's settings are.
 ///
 /// In `bypassPermissions` mode Claude Code runs a call a hook answers ask for without asking
 /// anyone, so there an ask (and an error) is answered deny: the only answer that still stops
 /// the call.
 pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) -> GuardAnswer {
-    let parsed = serde_json::from_str::<Value>(input).ok();
-    let field = |k: &str| {
-        parsed
-            .as_ref()
-            .and_then(|v| v.get(k))
-            .and_then(Value::as_str)
+    let parsed = match parse_input(input) {
+        Ok(v) => v,
+        Err(why) => return unreadable(&why, says_bypass(input), &opts),
     };
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        answer_parsed(&parsed, home, xdg, &opts)
+    }));
+    caught.unwrap_or_else(|_| {
+        let bypass =
+            parsed.get("permission_mode").and_then(Value::as_str) == Some("bypassPermissions");
+        unreadable("toolgate failed while deciding it", bypass, &opts)
+    })
+}
+
+/// The hook input as JSON. JavaScript strings may hold a lone surrogate, which
+/// `JSON.stringify` writes as an escape (`"\ud800"`) that is not Unicode; such an escape is
+/// read as U+FFFD, the character Claude Code's runtime writes in its place when it hands the
+/// string to a program or the file system, so the call is decided as it will run.
+fn parse_input(input: &str) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(input) {
+        Ok(v) => Ok(v),
+        Err(first) => {
+            let repaired = replace_lone_surrogates(input);
+            if repaired != input
+                && let Ok(v) = serde_json::from_str::<Value>(&repaired)
+            {
+                return Ok(v);
+            }
+            Err(format!("the input is not JSON: {first}"))
+        }
+    }
+}
+
+/// `text` (JSON) with every `\uXXXX` escape of a surrogate that is not half of a pair
+/// replaced by `\ufffd`. Text outside strings, and every other escape, is kept.
+fn replace_lone_surrogates(text: &str) -> String {
+    fn hex4(b: &[u8]) -> Option<u16> {
+        let s = std::str::from_utf8(b.get(..4)?).ok()?;
+        u16::from_str_radix(s, 16).ok()
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut copied, mut in_string) = (0, 0, false);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                in_string = !in_string;
+                i += 1;
+            }
+            b'\\' if in_string => {
+                if bytes.get(i + 1) != Some(&b'u') {
+                    i += 2;
+                    continue;
+                }
+                let Some(unit) = hex4(&bytes[i + 2..]) else {
+                    i += 2;
+                    continue;
+                };
+                let low_next = || {
+                    bytes.get(i + 6) == Some(&b'\\')
+                        && bytes.get(i + 7) == Some(&b'u')
+                        && hex4(bytes.get(i + 8..).unwrap_or_default())
+                            .is_some_and(|u| (0xDC00..0xE000).contains(&u))
+                };
+                if (0xD800..0xDC00).contains(&unit) && low_next() {
+                    i += 12;
+                } else if (0xD800..0xE000).contains(&unit) {
+                    out.push_str(&text[copied..i]);
+                    out.push_str("\\ufffd");
+                    i += 6;
+                    copied = i;
+                } else {
+                    i += 6;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&text[copied.min(text.len())..]);
+    out
+}
+
+/// Whether unreadable input still says its session runs in `bypassPermissions` mode (where
+/// only a deny stops a call).
+fn says_bypass(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(at) = rest.find("\"permission_mode\"") {
+        rest = &rest[at + "\"permission_mode\"".len()..];
+        let value = rest.trim_start().strip_prefix(':').map(str::trim_start);
+        if value.is_some_and(|v| v.starts_with("\"bypassPermissions\"")) {
+            return true;
+        }
+    }
+    false
+}
+
+/// The answer when the guard cannot even read its input (`why`): ask, or deny when failing
+/// closed.
+pub fn cannot_decide(why: &str, opts: &GuardOptions) -> GuardAnswer {
+    unreadable(why, false, opts)
+}
+
+/// The answer to input the guard cannot decide: ask, or deny when failing closed or in
+/// bypass mode; the reason also on stderr.
+fn unreadable(why: &str, bypass: bool, opts: &GuardOptions) -> GuardAnswer {
+    let verdict = if opts.fail_closed || bypass {
+        Verdict::Deny
+    } else {
+        Verdict::Ask
+    };
+    let reason = capped(&format!("toolgate could not decide this call: {why}"));
+    GuardAnswer {
+        stdout: hook_output(Event::PreToolUse, verdict, &reason),
+        stderr: Some(reason),
+    }
+}
+
+/// `text` cut to [`MAX_REASON_CHARS`] characters.
+fn capped(text: &str) -> String {
+    match text.char_indices().nth(MAX_REASON_CHARS) {
+        None => text.to_owned(),
+        Some((at, _)) => format!(
+            "{}… [{} more bytes not shown]",
+            &text[..at],
+            text.len() - at
+        ),
+    }
+}
+
+fn answer_parsed(
+    parsed: &Value,
+    home: &Path,
+    xdg: Option<&Path>,
+    opts: &GuardOptions,
+) -> GuardAnswer {
+    let field = |k: &str| parsed.get(k).and_then(Value::as_str);
     let bypass = field("permission_mode") == Some("bypassPermissions");
     let event = match field("hook_event_name") {
         Some("PermissionRequest") => Event::PermissionRequest,
@@ -60,11 +229,12 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
     };
     const BYPASS_NOTE: &str =
         " [answered deny: in bypassPermissions mode Claude Code would run what a hook asks about]";
-    match decide(input, home, xdg, opts.allow) {
-        Ok(Decided {
+    match decide(parsed, home, xdg, opts.allow) {
+        Ok(None) => GuardAnswer::default(),
+        Ok(Some(Decided {
             decision: d,
             explicit_allow,
-        }) => match d.verdict {
+        })) => match d.verdict {
             Verdict::Deny => GuardAnswer {
                 stdout: hook_output(event, Verdict::Deny, &reason_text(&d)),
                 stderr: None,
@@ -73,10 +243,13 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
                 if event == Event::PreToolUse
                     && !(verdict == Verdict::Ask && bypass)
                     && let Some(exe) = &opts.sandbox
-                    && let Some(updated) = sandboxed_input(parsed.as_ref(), exe) =>
+                    && let Some(updated) = sandboxed_input(Some(parsed), exe) =>
             {
                 let reason = if verdict == Verdict::Allow {
-                    format!("toolgate: runs in toolgate's sandbox ({})", d.reason)
+                    capped(&format!(
+                        "toolgate: runs in toolgate's sandbox ({})",
+                        d.reason
+                    ))
                 } else {
                     reason_text(&d)
                 };
@@ -110,16 +283,16 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
             Verdict::Allow => GuardAnswer::default(),
         },
         Err(why) => {
-            let verdict = if opts.fail_closed || bypass {
-                Verdict::Deny
-            } else {
-                Verdict::Ask
-            };
-            let reason = format!("toolgate could not decide this call: {why}");
-            GuardAnswer {
-                stdout: hook_output(event, verdict, &reason),
-                stderr: Some(reason),
+            let mut a = unreadable(&why, bypass, opts);
+            if event == Event::PermissionRequest {
+                let verdict = if opts.fail_closed || bypass {
+                    Verdict::Deny
+                } else {
+                    Verdict::Ask
+                };
+                a.stdout = hook_output(event, verdict, a.stderr.as_deref().unwrap_or_default());
             }
+            a
         }
     }
 }
@@ -164,11 +337,11 @@ fn explicit_allow(d: &Decision) -> bool {
 }
 
 fn reason_text(d: &Decision) -> String {
-    if d.message.is_empty() {
+    capped(&if d.message.is_empty() {
         format!("toolgate: {}", d.reason)
     } else {
         format!("toolgate: {} ({})", d.message, d.reason)
-    }
+    })
 }
 
 /// The hook's answer for `event`. A PermissionRequest hook answers the permission dialog:
@@ -210,7 +383,50 @@ struct Decided {
     explicit_allow: bool,
 }
 
-/// The decision for the call the hook input describes.
+/// How the guard models a tool Claude Code offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolModel {
+    /// One of toolgate's own tools (Read, Edit, Write, Grep, Glob, Bash): its input is checked
+    /// and decided as toolgate would run it.
+    Own,
+    /// A file tool toolgate does not run but whose input names a path it reads (`Read`
+    /// family) or writes (`Edit` family), in the field given: decided like its family.
+    Path {
+        /// The input field that holds the path.
+        field: &'static str,
+        /// Whether the tool writes it.
+        writes: bool,
+    },
+    /// WebFetch: decided on its URL's domain, answered only when a rule decides.
+    Url,
+    /// Any other tool: only the policy's rules that name it (a deny or ask rule, an MCP server
+    /// or tool pattern) are applied; otherwise the guard answers nothing.
+    Named,
+}
+
+/// How the guard models the tool called `tool` (see the README's table).
+pub fn tool_model(tool: &str) -> ToolModel {
+    match tool {
+        "Read" | "Edit" | "Write" | "Grep" | "Glob" | "Bash" => ToolModel::Own,
+        "MultiEdit" => ToolModel::Path {
+            field: "file_path",
+            writes: true,
+        },
+        "NotebookEdit" => ToolModel::Path {
+            field: "notebook_path",
+            writes: true,
+        },
+        "LS" => ToolModel::Path {
+            field: "path",
+            writes: false,
+        },
+        "WebFetch" => ToolModel::Url,
+        _ => ToolModel::Named,
+    }
+}
+
+/// The decision for the call the hook input describes; `None` when the guard has nothing to
+/// say (a tool it does not model and no rule names).
 ///
 /// Trust: the project's allow rules count for the guard's allow answer (`--allow`, which
 /// waives Claude Code's prompt) only with a `toolgate trust` record. When Claude Code trusts
@@ -218,13 +434,11 @@ struct Decided {
 /// allow gets no answer, and Claude Code decides it, instead of the guard asking about the
 /// project's ordinary work. Trust only adds allow rules; deny and ask rules always apply.
 fn decide(
-    input: &str,
+    v: &Value,
     home: &Path,
     xdg: Option<&Path>,
     answer_allow: bool,
-) -> Result<Decided, String> {
-    let v: Value =
-        serde_json::from_str(input).map_err(|e| format!("the input is not JSON: {e}"))?;
+) -> Result<Option<Decided>, String> {
     let text = |key: &str| -> Result<&str, String> {
         v.get(key)
             .and_then(Value::as_str)
@@ -232,20 +446,32 @@ fn decide(
     };
     let tool = text("tool_name")?;
     let cwd = PathBuf::from(text("cwd")?);
+    if !cwd.is_absolute() {
+        return Err(format!(
+            "the input's `cwd` is not absolute: {}",
+            cwd.display()
+        ));
+    }
     let tool_input = v
         .get("tool_input")
         .cloned()
         .ok_or("the input has no `tool_input`")?;
     let project = crate::find_project(&cwd, home);
-    let mode = v
-        .get("permission_mode")
-        .and_then(Value::as_str)
-        .and_then(|m| m.parse::<PermissionMode>().ok());
+    let mode = match v.get("permission_mode").and_then(Value::as_str) {
+        None => None,
+        Some(m) => Some(
+            m.parse::<PermissionMode>()
+                .map_err(|_| format!("the input's `permission_mode` `{m}` is not a mode"))?,
+        ),
+    };
+    let model = tool_model(tool);
     // Only the tool called: its schema is the only one compiled (the guard runs once per call).
     let mut registry = tool_core::ToolRegistry::new();
-    for t in builtin_tools::all() {
-        if t.name() == tool || t.aliases().iter().any(|a| a == tool) {
-            registry.register(t).map_err(|e| e.to_string())?;
+    if model == ToolModel::Own {
+        for t in builtin_tools::all() {
+            if t.name() == tool {
+                registry.register(t).map_err(|e| e.to_string())?;
+            }
         }
     }
     let decide_with = |trust: Trust| -> Result<Decision, String> {
@@ -258,25 +484,44 @@ fn decide(
         if let Some(mode) = mode {
             ctx.permission_mode = mode;
         }
-        if registry.get(tool).is_some() {
+        if model == ToolModel::Own {
             return tool_permissions::decide(&policy, &registry, tool, &tool_input, &ctx)
                 .map_err(|e| e.to_string());
         }
-        // A tool toolgate does not run (WebFetch, an MCP tool): the engine decides it from
-        // its name and, for WebFetch, its URL.
-        let subject = match (tool, tool_input.get("url").and_then(Value::as_str)) {
-            ("WebFetch", Some(url)) => PermissionSubject::Url(url.to_owned()),
-            _ => PermissionSubject::Nothing,
+        let (subject, read_only) = match model {
+            ToolModel::Path { field, writes } => {
+                let path = tool_input
+                    .get(field)
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("the {tool} input has no `{field}` string"))?;
+                let paths = ctx.decided_paths(path);
+                if writes {
+                    (PermissionSubject::WritePaths(paths), false)
+                } else {
+                    (PermissionSubject::ReadPaths(paths), true)
+                }
+            }
+            ToolModel::Url => match tool_input.get("url").and_then(Value::as_str) {
+                Some(url) => (PermissionSubject::Url(url.to_owned()), true),
+                None => return Err(format!("the {tool} input has no `url` string")),
+            },
+            ToolModel::Named | ToolModel::Own => (PermissionSubject::Nothing, false),
         };
         let request = PermissionRequest {
             tool_name: tool,
             input: &tool_input,
             subject: &subject,
-            read_only: false,
+            read_only,
             requires_user_interaction: false,
             ctx: &ctx,
         };
         Ok(policy.decide(&request))
+    };
+    // A tool decided by name only: what a rule decided is answered, nothing else (the
+    // engine's default ask, or a mode's refusal of it, is Claude Code's own to make).
+    let speaks = |d: &Decision| match model {
+        ToolModel::Own | ToolModel::Path { .. } => true,
+        ToolModel::Url | ToolModel::Named => matches!(d.reason, DecisionReason::Rule { .. }),
     };
     let claude_trusts = crate::sandbox_cmd::claude_code_trusts(home, &project);
     if !answer_allow {
@@ -287,10 +532,11 @@ fn decide(
         } else {
             Trust::Store
         };
-        return Ok(Decided {
-            decision: decide_with(trust)?,
+        let decision = decide_with(trust)?;
+        return Ok(speaks(&decision).then_some(Decided {
+            decision,
             explicit_allow: false,
-        });
+        }));
     }
     let stored = decide_with(Trust::Store)?;
     let explicit_allow = stored.verdict == Verdict::Allow && explicit_allow(&stored);
@@ -299,8 +545,8 @@ fn decide(
     } else {
         stored
     };
-    Ok(Decided {
+    Ok(speaks(&decision).then_some(Decided {
         decision,
         explicit_allow,
-    })
+    }))
 }

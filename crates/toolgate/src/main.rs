@@ -333,31 +333,39 @@ fn main() -> anyhow::Result<()> {
     result
 }
 
+/// The guard: read the hook's input (at most one byte past the limit, so an endless input
+/// cannot fill memory), answer, and exit 0 whatever happened: a hook that fails makes Claude
+/// Code run the call, so every failure is answered in the hook's own JSON instead.
 fn guard(allow: bool, fail_closed: bool, sandbox: bool) -> anyhow::Result<()> {
-    let mut input = String::new();
-    std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
-        .context("reading the hook's input")?;
+    use std::io::{Read as _, Write as _};
+    let mut input = Vec::new();
+    let limit = toolgate::guard::MAX_INPUT_BYTES as u64 + 1;
+    let read = std::io::stdin().lock().take(limit).read_to_end(&mut input);
     let home = home_dir(std::path::Path::new("/"));
     let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
-    let out = toolgate::guard::answer(
-        &input,
-        &home,
-        xdg.as_deref(),
-        toolgate::guard::GuardOptions {
-            allow,
-            fail_closed,
-            sandbox: if sandbox {
-                Some(std::env::current_exe().context("finding this program")?)
-            } else {
-                None
-            },
-        },
-    );
+    let opts = toolgate::guard::GuardOptions {
+        allow,
+        fail_closed,
+        sandbox: sandbox
+            .then(std::env::current_exe)
+            .transpose()
+            .ok()
+            .flatten(),
+    };
+    let out = match read {
+        Ok(_) if sandbox && opts.sandbox.is_none() => {
+            toolgate::guard::cannot_decide("this program cannot find its own path", &opts)
+        }
+        Ok(_) => toolgate::guard::answer_bytes(&input, &home, xdg.as_deref(), opts),
+        Err(e) => toolgate::guard::cannot_decide(&format!("reading the hook's input: {e}"), &opts),
+    };
     if let Some(e) = out.stderr {
-        eprintln!("{e}");
+        let _ = writeln!(std::io::stderr(), "{e}");
     }
     if let Some(o) = out.stdout {
-        println!("{o}");
+        let mut stdout = std::io::stdout().lock();
+        // Nobody reading the answer (Claude Code went away) is not an error of the guard's.
+        let _ = writeln!(stdout, "{o}").and_then(|()| stdout.flush());
     }
     Ok(())
 }

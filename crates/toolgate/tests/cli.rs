@@ -283,6 +283,11 @@ fn tools_prints_the_definitions_the_policy_leaves() {
 
 /// Run `toolgate guard` with `input` on stdin in a fresh home; its stdout, stderr and status.
 fn guard(args: &[&str], input: &str, home: &std::path::Path) -> (String, String, bool) {
+    guard_bytes(args, input.as_bytes(), home)
+}
+
+/// [`guard`] with any bytes on stdin.
+fn guard_bytes(args: &[&str], input: &[u8], home: &std::path::Path) -> (String, String, bool) {
     use std::io::Write as _;
     let mut child = toolgate()
         .arg("guard")
@@ -299,7 +304,13 @@ fn guard(args: &[&str], input: &str, home: &std::path::Path) -> (String, String,
         .stdin
         .take()
         .unwrap()
-        .write_all(input.as_bytes())
+        .write_all(input)
+        .or_else(|e| {
+            // A guard that stops reading at its limit closes the pipe early.
+            (e.kind() == std::io::ErrorKind::BrokenPipe)
+                .then_some(())
+                .ok_or(e)
+        })
         .unwrap();
     let out = child.wait_with_output().unwrap();
     (
@@ -1114,4 +1125,217 @@ fn guard_in_a_subdirectory_finds_the_project_and_keeps_relative_rules_where_writ
         );
         assert!(ok && !out.contains("deny"), "{out} {err}");
     }
+}
+
+/// The verdict of a guard answer, or "" for no answer.
+fn guard_verdict(stdout: &str) -> String {
+    if stdout.trim().is_empty() {
+        return String::new();
+    }
+    let v: serde_json::Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("the guard answered what is not JSON ({e}): {stdout}"));
+    v["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no permissionDecision: {stdout}"))
+        .to_owned()
+}
+
+/// A project with a `.env` and the given Claude Code settings, and an empty home.
+fn guard_project(settings: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    let home = d.path().join("home");
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(ws.join(".claude/settings.json"), settings).unwrap();
+    std::fs::write(ws.join(".env"), "KEY=1\n").unwrap();
+    std::fs::write(ws.join("src/a.txt"), "x\n").unwrap();
+    (d, ws, home)
+}
+
+fn hook_call(ws: &std::path::Path, mode: &str, tool: &str, input: serde_json::Value) -> String {
+    serde_json::json!({"session_id": "s", "cwd": ws, "hook_event_name": "PreToolUse",
+        "permission_mode": mode, "tool_name": tool, "tool_input": input,
+        "tool_use_id": "toolu_1"})
+    .to_string()
+}
+
+/// A tool toolgate does not model gets no answer in any mode (Claude Code decides it),
+/// unless a rule names it; the path tools it can model are decided like their family.
+#[test]
+fn guard_is_silent_on_tools_it_does_not_model_unless_a_rule_names_them() {
+    let (_d, ws, home) = guard_project(
+        r#"{"permissions": {"deny": ["mcp__stub__wipe", "Agent(Explore)", "Read(./.env)",
+            "WebFetch(domain:evil.example)"], "ask": ["mcp__other", "Skill"]}}"#,
+    );
+    let unmodelled = [
+        ("TodoWrite", serde_json::json!({"todos": []})),
+        (
+            "Task",
+            serde_json::json!({"description": "d", "prompt": "p"}),
+        ),
+        (
+            "Agent",
+            serde_json::json!({"description": "d", "prompt": "p", "subagent_type": "general-purpose"}),
+        ),
+        ("WebSearch", serde_json::json!({"query": "rust"})),
+        ("ExitPlanMode", serde_json::json!({"plan": "p"})),
+        ("BashOutput", serde_json::json!({"bash_id": "b1"})),
+        ("KillShell", serde_json::json!({"shell_id": "b1"})),
+        ("AskUserQuestion", serde_json::json!({"questions": []})),
+        (
+            "ToolSearch",
+            serde_json::json!({"query": "select:WebFetch"}),
+        ),
+        ("mcp__stub__echo", serde_json::json!({"text": "hi"})),
+        (
+            "WebFetch",
+            serde_json::json!({"url": "https://docs.rs/", "prompt": "p"}),
+        ),
+    ];
+    for mode in [
+        "default",
+        "acceptEdits",
+        "dontAsk",
+        "plan",
+        "bypassPermissions",
+    ] {
+        for (tool, input) in &unmodelled {
+            let (out, err, ok) = guard(&[], &hook_call(&ws, mode, tool, input.clone()), &home);
+            assert!(ok, "{tool} {mode}: {err}");
+            assert_eq!(guard_verdict(&out), "", "{tool} in {mode}: {out}");
+        }
+    }
+    // Rules naming the tool apply, in every mode (an ask becomes deny in bypass mode).
+    let named = [
+        ("mcp__stub__wipe", serde_json::json!({}), "deny", "deny"),
+        ("mcp__other__x", serde_json::json!({}), "ask", "deny"),
+        ("Skill", serde_json::json!({"skill": "s"}), "ask", "deny"),
+        (
+            "Agent",
+            serde_json::json!({"prompt": "p", "subagent_type": "Explore"}),
+            "deny",
+            "deny",
+        ),
+        (
+            "WebFetch",
+            serde_json::json!({"url": "https://evil.example/x", "prompt": "p"}),
+            "deny",
+            "deny",
+        ),
+    ];
+    for (tool, input, default, bypass) in named {
+        let (out, _, _) = guard(&[], &hook_call(&ws, "default", tool, input.clone()), &home);
+        assert_eq!(guard_verdict(&out), default, "{tool}: {out}");
+        let (out, _, _) = guard(
+            &[],
+            &hook_call(&ws, "bypassPermissions", tool, input),
+            &home,
+        );
+        assert_eq!(guard_verdict(&out), bypass, "{tool} in bypass: {out}");
+    }
+    // MultiEdit and NotebookEdit are Edit-family, LS Read-family, each on its path.
+    let env = ws.join(".env").display().to_string();
+    let family = [
+        (
+            "MultiEdit",
+            serde_json::json!({"file_path": env, "edits": []}),
+            "deny",
+        ),
+        (
+            "NotebookEdit",
+            serde_json::json!({"notebook_path": env, "new_source": "x"}),
+            "deny",
+        ),
+        ("LS", serde_json::json!({"path": ws.join("src")}), ""),
+        ("LS", serde_json::json!({"path": "/etc"}), "ask"),
+        (
+            "MultiEdit",
+            serde_json::json!({"file_path": "/etc/hosts", "edits": []}),
+            "ask",
+        ),
+    ];
+    for (tool, input, want) in family {
+        let (out, _, _) = guard(&[], &hook_call(&ws, "default", tool, input.clone()), &home);
+        assert_eq!(guard_verdict(&out), want, "{tool} {input}: {out}");
+    }
+}
+
+/// Whatever the guard is given, it answers in JSON and exits 0; what it cannot read is never
+/// let through: ask, deny with --fail-closed, deny in bypassPermissions mode.
+#[test]
+fn guard_never_fails_open_on_input_it_cannot_read() {
+    let (_d, ws, home) = guard_project(r#"{"permissions": {"deny": ["Read(./.env)"]}}"#);
+    let bypass_call = |command: &str| {
+        format!(
+            r#"{{"cwd": {}, "hook_event_name": "PreToolUse", "permission_mode": "bypassPermissions", "tool_name": "Bash", "tool_input": {{"command": "{command}"}}}}"#,
+            serde_json::json!(ws)
+        )
+    };
+    // Not UTF-8: ask; with --fail-closed, or in bypass mode, deny.
+    let mut bytes = bypass_call("ls").into_bytes();
+    let at = bytes.len() - 5;
+    bytes[at] = 0xff;
+    let (out, err, ok) = guard_bytes(&["--fail-closed"], &bytes, &home);
+    assert!(ok && err.contains("not UTF-8"), "{err}");
+    assert_eq!(guard_verdict(&out), "deny", "{out}");
+    let (out, _, _) = guard_bytes(&[], &bytes, &home);
+    assert_eq!(guard_verdict(&out), "deny", "bypass mode: {out}");
+    let (out, _, _) = guard_bytes(&[], b"\xfe\xff{}", &home);
+    assert_eq!(guard_verdict(&out), "ask", "{out}");
+    // A lone surrogate escape (what JavaScript writes) is read as U+FFFD, and the call
+    // decided: the deny holds in bypass mode, and a harmless line gets no answer.
+    let (out, err, ok) = guard(&[], &bypass_call(r"cat .env \ud800"), &home);
+    assert!(ok, "{err}");
+    assert_eq!(guard_verdict(&out), "deny", "{out}");
+    let (out, _, _) = guard(&[], &bypass_call(r"echo \udc00\ud83d"), &home);
+    assert_eq!(guard_verdict(&out), "", "{out}");
+    // A pair stays a pair.
+    let (out, _, _) = guard(&[], &bypass_call(r"cat .env # \ud83d\ude00"), &home);
+    assert_eq!(guard_verdict(&out), "deny", "{out}");
+    // Broken JSON in bypass mode: deny.
+    let broken = bypass_call("ls");
+    let (out, _, _) = guard(&[], &broken[..broken.len() - 2], &home);
+    assert_eq!(guard_verdict(&out), "deny", "{out}");
+    // A huge command: decided, with the reason cut short.
+    let huge = format!("cat .env {}", "a".repeat(3 << 20));
+    let (out, _, _) = guard(&[], &bypass_call(&huge), &home);
+    assert_eq!(guard_verdict(&out), "deny");
+    assert!(out.len() < 8 << 10, "a reason of {} bytes", out.len());
+    // More than the guard reads: not decided, and never allowed.
+    let mut endless = bypass_call("ls").into_bytes();
+    endless.resize(17 << 20, b' ');
+    let (out, err, ok) = guard_bytes(&[], &endless, &home);
+    assert!(ok && err.contains("larger than"), "{err}");
+    assert_eq!(guard_verdict(&out), "deny", "{out}");
+    // A cwd that is not absolute, or a mode that is not one: ask.
+    for bad in [
+        r#"{"cwd": "rel", "tool_name": "Read", "tool_input": {"file_path": "/x"}}"#.to_owned(),
+        hook_call(&ws, "sudo", "Read", serde_json::json!({"file_path": "/x"})),
+    ] {
+        let (out, _, _) = guard(&[], &bad, &home);
+        assert_eq!(guard_verdict(&out), "ask", "{bad}: {out}");
+    }
+    // Nobody reading the answer: still exit 0, no panic.
+    let mut child = toolgate()
+        .args(["guard"])
+        .env("HOME", &home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(bypass_call("cat .env").as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -146,6 +146,15 @@ impl PolicyBuilder {
                         "toolgate cannot tell which {} calls this rule means, so it never allows anything",
                         rule.tool
                     ),
+                    _ if matches!(rule.tool.as_str(), "Agent" | "Skill") => format!(
+                        "toolgate matches this rule against the call's {} only: it covers every {} call without one",
+                        if rule.tool == "Agent" {
+                            "subagent_type"
+                        } else {
+                            "skill"
+                        },
+                        rule.tool
+                    ),
                     _ => format!(
                         "toolgate does not match the content of {} rules: this rule covers every {} call",
                         rule.tool, rule.tool

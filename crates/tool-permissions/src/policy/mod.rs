@@ -48,8 +48,9 @@ use crate::protected::Protection;
 /// wins, and its [`DecisionReason`] names the rule (list, file and line) or the check:
 ///
 /// 1. **Whole-tool deny.** A deny rule naming the tool (`Bash`, `WebFetch`), or a deny rule
-///    whose content this engine widens to the whole tool (`Agent(Explore)`, MCP tools):
-///    deny.
+///    whose content this engine widens to the whole tool (MCP tools, `WebSearch(...)`):
+///    deny. `Agent(type)` and `Skill(name)` deny the calls of that subagent type or skill
+///    (and every call that names none).
 /// 2. **Bash denies.** A Bash line is analysed once, into the commands it runs (its units)
 ///    and the paths they read and write; its deny rules, matched against the line and every
 ///    unit, and the Read/Edit deny rules, matched against every path a unit touches: deny.
@@ -188,6 +189,19 @@ impl Policy {
     /// The first `list` rule covering every call of `tool` (whole-tool rules, and deny or ask
     /// rules whose content this engine widens to the whole tool).
     fn find(&self, list: RuleList, tool: &str) -> Option<&RuleEntry> {
+        self.find_for(list, tool, &serde_json::Value::Null)
+    }
+
+    /// [`find`](Self::find) for one call's `input`: a deny or ask rule whose content this
+    /// engine reads only from one field (`Agent(Explore)` from `subagent_type`,
+    /// `Skill(name)` from `skill`) covers the calls whose field matches, and every call
+    /// without that field (fail closed).
+    fn find_for(
+        &self,
+        list: RuleList,
+        tool: &str,
+        input: &serde_json::Value,
+    ) -> Option<&RuleEntry> {
         self.index
             .whole
             .iter()
@@ -197,7 +211,7 @@ impl Policy {
                     && if list == RuleList::Allow {
                         e.rule.names_tool(tool)
                     } else {
-                        e.rule.names_tool_by_pattern(tool)
+                        e.rule.names_tool_by_pattern(tool) && opaque_content_covers(&e.rule, input)
                     }
             })
     }
@@ -475,7 +489,7 @@ impl Policy {
         let ctx = request.ctx;
         // The steps are numbered as in the doc of `Policy`.
         // 1. Whole-tool deny.
-        if let Some(e) = self.find(RuleList::Deny, tool) {
+        if let Some(e) = self.find_for(RuleList::Deny, tool, request.input) {
             return Decision::deny(permission_denied(tool), e.reason());
         }
         // 2. Bash denies. Any deny beats any ask: content denies are checked before a whole-tool ask. A Bash
@@ -521,7 +535,7 @@ impl Policy {
         // 4. Whole-tool ask. For a tool that reads, its text names the tool, not the path
         // (recorded: an ask rule `Read` gives "requested permissions to use Read"; an ask rule
         // `Edit` keeps the path).
-        if let Some(e) = self.find(RuleList::Ask, tool) {
+        if let Some(e) = self.find_for(RuleList::Ask, tool, request.input) {
             let message = match request.subject {
                 PermissionSubject::ReadPaths(_) => {
                     permission_not_granted(&request.ctx.agent_name, request.tool_name)
@@ -710,5 +724,31 @@ impl Policy {
             None => Self::ask_message(request),
         };
         Decision::ask(message, DecisionReason::NotGranted)
+    }
+}
+
+/// Whether a deny or ask rule of a tool whose content is not otherwise matched covers a call
+/// with `input`: `Agent(type)` (and its old name `Task`) names the subagent type,
+/// `Skill(name)` the skill, exactly or, ending in `:*` or ` *`, by prefix. Any other content,
+/// or a call without the field, is covered: a rule this engine cannot read stops every call.
+fn opaque_content_covers(rule: &crate::PermissionRule, input: &serde_json::Value) -> bool {
+    let Some(content) = rule.content.as_deref() else {
+        return true;
+    };
+    let field = match rule.tool.as_str() {
+        "Agent" => "subagent_type",
+        "Skill" => "skill",
+        _ => return true,
+    };
+    let Some(value) = input.get(field).and_then(serde_json::Value::as_str) else {
+        return true;
+    };
+    let value = value.trim_start_matches('/');
+    match content
+        .strip_suffix(":*")
+        .or_else(|| content.strip_suffix(" *"))
+    {
+        Some(prefix) => value.starts_with(prefix.trim_start_matches('/')),
+        None => value == content.trim_start_matches('/'),
     }
 }
