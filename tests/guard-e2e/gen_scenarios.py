@@ -192,6 +192,12 @@ def main():
                                "subagent_type": "Explore"}}]]
     dump("scenario-agent.json", ag)
 
+    aga = copy.deepcopy(ag)
+    aga["name"] = "guard_e2e_agent_alone"
+    aga["description"] = "scenario-agent.json without the guard hook (capture hook only): the subagent runs."
+    del aga["user_settings"]["hooks"]["PreToolUse"][0]
+    dump("scenario-agent-alone.json", aga)
+
 
 if __name__ == "__main__":
     main()

@@ -88,6 +88,14 @@ fn trust_hint(
     )
 }
 
+/// `println!` that ends the program quietly when nobody reads standard output any more
+/// (see [`emit`]).
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        emit(&format!($($arg)*))
+    };
+}
+
 /// Print one line of results. A reader that went away (`toolgate run ... | head`) ends the
 /// program quietly, with success, instead of a panic.
 fn emit(line: &str) {
@@ -131,6 +139,10 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Exit with the decision, for scripts: 0 allow, 1 ask, 2 deny (and 3 when the call
+        /// cannot be decided: bad input, an unreadable policy).
+        #[arg(long)]
+        exit_code: bool,
         /// For Bash: also print what the analysis saw (each unit's words after expansion, its
         /// effects with the database entry behind each, and the rules that matched).
         #[arg(long)]
@@ -291,6 +303,24 @@ enum PolicyCommand {
     },
 }
 
+/// `--tools` names only tools the registry has.
+fn known_tools(
+    registry: &tool_core::ToolRegistry,
+    tools: Option<&Vec<String>>,
+) -> anyhow::Result<()> {
+    let Some(tools) = tools else { return Ok(()) };
+    let all: Vec<&str> = registry.tools().map(|t| t.name()).collect();
+    for t in tools {
+        let known = registry.get(t).is_some();
+        anyhow::ensure!(
+            known,
+            "--tools names `{t}`, which is not a tool toolgate has (its tools: {})",
+            all.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// Where "always" approvals of the project in `ws` are saved.
 fn saved_approvals_file(ws: &std::path::Path) -> PathBuf {
     ws.join(".toolgate/policy.local.toml")
@@ -400,29 +430,50 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             mode,
             json,
             explain,
+            exit_code,
         }) => {
-            let input: serde_json::Value =
-                serde_json::from_str(&input).context("the input is not JSON")?;
-            let ws = policy.workspace()?;
-            let home = home_dir(&ws);
-            let loaded = policy.sources(&ws, &home).load()?;
-            let ctx = decision_context(&ws, &home, &loaded, mode.as_deref())?;
-            let registry = builtin_tools::registry()?;
-            let d = tool_permissions::decide(&loaded, &registry, &tool, &input, &ctx)?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&d)?);
-            } else {
-                println!("{}", d.verdict);
-                if !d.message.is_empty() {
-                    println!("  message: {}", d.message);
+            let decided = (|| -> anyhow::Result<_> {
+                let input: serde_json::Value =
+                    serde_json::from_str(&input).context("the input is not JSON")?;
+                let ws = policy.workspace()?;
+                let home = home_dir(&ws);
+                let loaded = policy.sources(&ws, &home).load()?;
+                let ctx = decision_context(&ws, &home, &loaded, mode.as_deref())?;
+                let registry = builtin_tools::registry()?;
+                let d = tool_permissions::decide(&loaded, &registry, &tool, &input, &ctx)?;
+                Ok((input, loaded, ctx, d))
+            })();
+            let (input, loaded, ctx, d) = match decided {
+                Ok(x) => x,
+                Err(e) if exit_code => {
+                    eprintln!("Error: {e:#}");
+                    std::process::exit(3);
                 }
-                println!("  because: {}", d.reason);
+                Err(e) => return Err(e),
+            };
+            if json {
+                outln!("{}", serde_json::to_string_pretty(&d)?);
+            } else {
+                outln!("{}", d.verdict);
+                if !d.message.is_empty() {
+                    outln!("  message: {}", d.message);
+                }
+                outln!("  because: {}", d.reason);
             }
             if explain
                 && tool == "Bash"
                 && let Some(command) = input.get("command").and_then(serde_json::Value::as_str)
             {
-                print!("{}", loaded.explain_shell(command, &ctx));
+                emit(loaded.explain_shell(command, &ctx).trim_end_matches('\n'));
+            }
+            if exit_code {
+                use std::io::Write as _;
+                let _ = std::io::stdout().flush();
+                std::process::exit(match d.verdict {
+                    tool_core::Verdict::Allow => 0,
+                    tool_core::Verdict::Ask => 1,
+                    tool_core::Verdict::Deny => 2,
+                });
             }
             Ok(())
         }
@@ -493,7 +544,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if uninstall {
                 let changed =
                     toolgate::install::edit_file(&file, toolgate::install::without_guard)?;
-                println!(
+                outln!(
                     "{}: {}",
                     file.display(),
                     if changed {
@@ -526,7 +577,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 let changed = toolgate::install::edit_file(&file, |t| {
                     toolgate::install::with_guard(t, &command)
                 })?;
-                println!(
+                outln!(
                     "{}: {}",
                     file.display(),
                     if changed {
@@ -543,18 +594,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let home = home_dir(&ws);
             let loaded = policy.sources(&ws, &home).load()?;
             let registry = builtin_tools::registry()?;
+            known_tools(&registry, tools.as_ref())?;
             let offered = |name: &str| {
                 tools.as_ref().is_none_or(|t| t.iter().any(|x| x == name))
                     && !tool_core::PermissionPolicy::removes_tool(&loaded, name)
             };
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&registry.definitions(&offered))?
             );
             Ok(())
         }
         None | Some(Command::Demo) => {
-            print!("{}", demo::run().await?);
+            emit(demo::run().await?.trim_end_matches('\n'));
             Ok(())
         }
         Some(Command::Trust {
@@ -571,7 +623,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let hash = project_hash(&ws)?;
             if status {
                 let trusted = store.is_trusted(&hash);
-                println!(
+                outln!(
                     "{} is {}trusted ({hash})",
                     ws.display(),
                     if trusted { "" } else { "not " }
@@ -581,7 +633,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             } else if revoke {
                 let had = store.revoke(&ws)?;
-                println!(
+                outln!(
                     "{}: {}",
                     ws.display(),
                     if had {
@@ -599,15 +651,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 let loaded = files.policy()?;
                 for name in TRUSTED_FILES {
                     if ws.join(name).exists() {
-                        println!("trusting {}", ws.join(name).display());
+                        outln!("trusting {}", ws.join(name).display());
                     }
                 }
                 for i in loaded.ignored_rules() {
-                    println!("  allow {} ({})", i.entry.text, i.entry.source());
+                    outln!("  allow {} ({})", i.entry.text, i.entry.source());
                 }
                 let hash = files.project_hash();
                 store.record(&ws, hash)?;
-                println!("recorded {hash} in {}", store_path.display());
+                outln!("recorded {hash} in {}", store_path.display());
             }
             Ok(())
         }
@@ -617,24 +669,24 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let files = match policy.sources(&ws, &home).read() {
                 Ok(f) => f,
                 Err(e) => {
-                    println!("error: {e}");
+                    outln!("error: {e}");
                     exit_failure();
                 }
             };
             let loaded = match files.policy() {
                 Ok(p) => p,
                 Err(e) => {
-                    println!("error: {e}");
+                    outln!("error: {e}");
                     exit_failure();
                 }
             };
             for (layer, file) in loaded.files() {
-                println!("loaded {layer} {}", file.display());
+                outln!("loaded {layer} {}", file.display());
             }
             let (hooks, notes) = match tool_hooks::load_hooks(&files) {
                 Ok(h) => h,
                 Err(e) => {
-                    println!("error: {e}");
+                    outln!("error: {e}");
                     exit_failure();
                 }
             };
@@ -642,13 +694,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let notes_untrusted = hooks_untrusted(&notes);
             warnings.extend(notes);
             for w in &warnings {
-                println!("warning: {w}");
+                outln!("warning: {w}");
             }
             if let Some(hint) = trust_hint(&files, &loaded, notes_untrusted) {
-                println!("hint: {hint}");
+                outln!("hint: {hint}");
             }
             let (pre, post, failure) = hooks.counts();
-            println!(
+            outln!(
                 "{} rules, {} hooks, {} warnings",
                 loaded.rules().len() + loaded.ignored_rules().len(),
                 pre + post + failure,
@@ -664,9 +716,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let registry = builtin_tools::registry()?;
             let report = tool_permissions::run_tests(&loaded, &registry, &ctx);
             for l in &report.lines {
-                println!("{l}");
+                outln!("{l}");
             }
-            println!("{} passed, {} failed", report.passed, report.failed);
+            outln!("{} passed, {} failed", report.passed, report.failed);
             if report.failed > 0 {
                 exit_failure();
             }
@@ -709,7 +761,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 if was_trusted {
                     retrust(&args, &ws)?;
                 }
-                println!("removed `{rule}` from {}", file.display());
+                outln!("removed `{rule}` from {}", file.display());
                 Ok(())
             } else {
                 anyhow::bail!(
@@ -781,6 +833,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 k.restore(&mut ctx);
             }
             let registry = Arc::new(builtin_tools::registry()?);
+            known_tools(&registry, tools.as_ref())?;
             let mut builder = Session::builder(builtin_tools::registry()?, ctx.clone())
                 .policy(Arc::new(loaded))
                 .hooks(hooks);

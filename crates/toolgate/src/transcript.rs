@@ -49,12 +49,35 @@ pub fn parse(value: &Value) -> Result<Vec<Vec<ToolUse>>, String> {
 /// Parse a transcript file's text: Server-Sent Events of a streamed response (one turn), or
 /// JSON as [`parse`] takes it.
 pub fn parse_text(text: &str) -> Result<Vec<Vec<ToolUse>>, String> {
-    if is_sse(text) {
-        return Ok(turns_of(&[assemble(text)?]));
+    let turns = if is_sse(text) {
+        turns_of(&[assemble(text)?])
+    } else {
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| format!("{}:{}: {e}", e.line(), e.column()))?;
+        parse(&v)?
+    };
+    unique_ids(&turns)?;
+    Ok(turns)
+}
+
+/// Every `tool_use` id of a conversation is unique, or the Messages API refuses the request
+/// that carries them: the same error here, naming the second use as the API does (turn `t`,
+/// 0-based, is message `2t + 1` after the user's first message; the block is counted among
+/// the turn's tool uses).
+pub fn unique_ids(turns: &[Vec<ToolUse>]) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    for (t, turn) in turns.iter().enumerate() {
+        for (b, call) in turn.iter().enumerate() {
+            if !seen.insert(call.id.as_str()) {
+                return Err(format!(
+                    "messages.{}.content.{b}: `tool_use` ids must be unique (the id {} is used twice)",
+                    2 * t + 1,
+                    call.id
+                ));
+            }
+        }
     }
-    let v: Value =
-        serde_json::from_str(text).map_err(|e| format!("{}:{}: {e}", e.line(), e.column()))?;
-    parse(&v)
+    Ok(())
 }
 
 /// True when the text is Server-Sent Events rather than JSON: its first line that is not

@@ -1339,3 +1339,136 @@ fn guard_never_fails_open_on_input_it_cannot_read() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Every subcommand that prints, run with a standard output nobody reads: it ends without a
+/// panic (status 101), as `run` does.
+#[test]
+fn every_subcommand_handles_a_closed_stdout() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    std::fs::create_dir_all(ws.join(".toolgate")).unwrap();
+    std::fs::write(
+        ws.join(".toolgate/policy.toml"),
+        "[permissions]\ndeny = [\"Bash(curl:*)\"]\nallow = [\"Read\"]\n\n[[tests]]\ntool = \"Bash\"\ninput = { command = \"curl x\" }\nexpect = \"deny\"\n",
+    )
+    .unwrap();
+    let ws_arg = ws.display().to_string();
+    let commands: Vec<Vec<&str>> = vec![
+        vec![
+            "check",
+            "Bash",
+            r#"{"command": "curl x"}"#,
+            "--dir",
+            &ws_arg,
+        ],
+        vec![
+            "check",
+            "Bash",
+            r#"{"command": "curl x"}"#,
+            "--dir",
+            &ws_arg,
+            "--explain",
+        ],
+        vec!["policy", "lint", "--dir", &ws_arg],
+        vec!["policy", "test", "--dir", &ws_arg],
+        vec!["policy", "list", "--dir", &ws_arg],
+        vec!["tools", "--dir", &ws_arg],
+        vec!["trust", "--status", "--dir", &ws_arg],
+        vec!["demo"],
+    ];
+    for args in commands {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = toolgate()
+            .args(&args)
+            .env("HOME", d.path())
+            .env("XDG_CONFIG_HOME", d.path().join(".config"))
+            .stdin(std::process::Stdio::null())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+    }
+}
+
+/// `check --exit-code`: 0 allow, 1 ask, 2 deny, 3 when the call cannot be decided.
+#[test]
+fn check_exit_code_says_the_decision() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join(".toolgate")).unwrap();
+    std::fs::write(
+        d.path().join(".toolgate/policy.toml"),
+        "[permissions]\ndeny = [\"Bash(curl:*)\"]\nallow = [\"Bash(ls:*)\"]\n",
+    )
+    .unwrap();
+    let code = |input: &str| {
+        toolgate()
+            .args(["check", "Bash", input, "--exit-code", "--dir"])
+            .arg(d.path())
+            .env("HOME", d.path())
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(code(r#"{"command": "ls"}"#), Some(0));
+    assert_eq!(code(r#"{"command": "make"}"#), Some(1));
+    assert_eq!(code(r#"{"command": "curl x"}"#), Some(2));
+    assert_eq!(code(r#"{"command": "#), Some(3));
+    assert_eq!(code(r#"{"cmd": "ls"}"#), Some(3));
+}
+
+/// A transcript that uses one `tool_use` id twice is refused as the Messages API refuses it,
+/// before anything runs; `--tools` naming a tool toolgate does not have is an error.
+#[test]
+fn run_refuses_duplicate_ids_and_unknown_tools() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("turns.json");
+    std::fs::write(
+        &file,
+        r#"[[{"type": "tool_use", "id": "toolu_1", "name": "Write", "input": {"file_path": "a.txt", "content": "x"}}],
+            [{"type": "tool_use", "id": "toolu_2", "name": "Glob", "input": {"pattern": "*"}},
+             {"type": "tool_use", "id": "toolu_1", "name": "Glob", "input": {"pattern": "*"}}]]"#,
+    )
+    .unwrap();
+    let out = toolgate()
+        .arg("run")
+        .arg(&file)
+        .arg("--dir")
+        .arg(d.path())
+        .env("HOME", d.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("messages.3.content.1: `tool_use` ids must be unique"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "nothing runs");
+    assert!(!d.path().join("a.txt").exists(), "nothing runs");
+    std::fs::write(
+        d.path().join("ok.json"),
+        r#"[[{"type": "tool_use", "id": "toolu_1", "name": "Glob", "input": {"pattern": "*"}}]]"#,
+    )
+    .unwrap();
+    for args in [
+        &["tools", "--tools", "Read,Bsh"][..],
+        &["run", "ok.json", "--tools", "Glob,Bsh"],
+    ] {
+        let out = toolgate()
+            .args(args)
+            .arg("--dir")
+            .arg(d.path())
+            .env("HOME", d.path())
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(err.contains("`Bsh`"), "{err}");
+    }
+}
