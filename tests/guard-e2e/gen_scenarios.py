@@ -16,6 +16,11 @@ scenario-agent.json      the Agent tool alone (its subagent's requests reach the
                          subagent inside scenario.json would replay the whole script).
 scenario-claude-deny-wipe.json  scenario.json with `mcp__stub__wipe` in the project's
                          .claude/settings.json deny list instead of .toolgate/policy.toml.
+scenario-alone.json      scenario-capture.json without the guard (Claude Code alone).
+scenario-alone-allow.json  the same plus a user allow rule for every benign tool.
+scenario-sonnet.json     scenario.json with --model claude-sonnet-4-5-20250929, which also offers
+                         the deferred TaskCreate/TaskGet/TaskList/TaskUpdate.
+scenario-agent-alone.json  scenario-agent.json without the guard.
 """
 
 import argparse

@@ -204,15 +204,24 @@ fn runs_guard(entry: &Node) -> bool {
     }
 }
 
-/// `value` written at nesting `depth` in the file's style (`unit` per level).
-fn pretty_at(value: &Value, unit: &str, depth: usize) -> String {
+/// The file's line ending: CRLF when its first line ends so, LF otherwise.
+fn newline(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(i) if text[..i].ends_with('\r') => "\r\n",
+        _ => "\n",
+    }
+}
+
+/// `value` written at nesting `depth` in the file's style (`unit` per level, `nl` between
+/// lines).
+fn pretty_at(value: &Value, unit: &str, nl: &str, depth: usize) -> String {
     let mut buf = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
     let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
     serde::Serialize::serialize(value, &mut ser).unwrap_or_default();
     let text = String::from_utf8_lossy(&buf).into_owned();
     let pad = unit.repeat(depth);
-    text.replace('\n', &format!("\n{pad}"))
+    text.replace('\n', &format!("{nl}{pad}"))
 }
 
 /// Insert `item` (already indented text) as the last element of the container spanning
@@ -225,13 +234,14 @@ fn append(
     unit: &str,
     depth: usize,
 ) -> String {
+    let nl = newline(text);
     let close = span.end - 1;
     let pad = unit.repeat(depth + 1);
     let closing_pad = unit.repeat(depth);
     match last_end {
-        Some(end) => format!("{},\n{pad}{item}{}", &text[..end], &text[end..]),
+        Some(end) => format!("{},{nl}{pad}{item}{}", &text[..end], &text[end..]),
         None => format!(
-            "{}\n{pad}{item}\n{closing_pad}{}",
+            "{}{nl}{pad}{item}{nl}{closing_pad}{}",
             &text[..close],
             &text[close..]
         ),
@@ -245,10 +255,11 @@ pub fn with_guard(text: &str, command: &str) -> Result<Option<String>, String> {
         serde_json::json!({"matcher": "*", "hooks": [{"type": "command", "command": command}]});
     if text.trim().is_empty() {
         let v = serde_json::json!({"hooks": {"PreToolUse": [entry]}});
-        return Ok(Some(format!("{}\n", pretty_at(&v, "  ", 0))));
+        return Ok(Some(format!("{}\n", pretty_at(&v, "  ", "\n", 0))));
     }
     let root = parse(text)?;
     let unit = indent_unit(text);
+    let nl = newline(text);
     let last_end = |members: &[(String, usize, Node)]| members.last().map(|(_, _, n)| n.span().end);
     let Node::Object { span, members } = &root else {
         return Err("the settings are not a JSON object".into());
@@ -256,7 +267,7 @@ pub fn with_guard(text: &str, command: &str) -> Result<Option<String>, String> {
     let Some(hooks) = root.get("hooks") else {
         let member = format!(
             "\"hooks\": {}",
-            pretty_at(&serde_json::json!({"PreToolUse": [entry]}), &unit, 1)
+            pretty_at(&serde_json::json!({"PreToolUse": [entry]}), &unit, nl, 1)
         );
         return Ok(Some(append(
             text,
@@ -277,7 +288,7 @@ pub fn with_guard(text: &str, command: &str) -> Result<Option<String>, String> {
     let Some(pre) = hooks.get("PreToolUse") else {
         let member = format!(
             "\"PreToolUse\": {}",
-            pretty_at(&serde_json::json!([entry]), &unit, 2)
+            pretty_at(&serde_json::json!([entry]), &unit, nl, 2)
         );
         return Ok(Some(append(
             text,
@@ -298,7 +309,7 @@ pub fn with_guard(text: &str, command: &str) -> Result<Option<String>, String> {
     if items.iter().any(runs_guard) {
         return Ok(None);
     }
-    let item = pretty_at(&entry, &unit, 3);
+    let item = pretty_at(&entry, &unit, nl, 3);
     Ok(Some(append(
         text,
         pre_span,
@@ -399,12 +410,40 @@ pub fn without_guard(text: &str) -> Result<Option<String>, String> {
     Ok(changed.then_some(text))
 }
 
+/// Whether settings text is an object with nothing in it (what taking the guard out of a
+/// file the install created leaves).
+pub fn is_empty_object(text: &str) -> bool {
+    matches!(serde_json::from_str::<Value>(text), Ok(Value::Object(m)) if m.is_empty())
+}
+
+/// The file a settings path names: a symbolic link (a dotfiles repository's) is followed,
+/// link by link, to the file it leads to, so that file is edited and the link kept.
+pub fn link_target(path: &Path) -> anyhow::Result<std::path::PathBuf> {
+    let mut at = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&at)?;
+                at = match at.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(at),
+        }
+    }
+    anyhow::bail!("{}: too many levels of symbolic links", path.display())
+}
+
 /// Read `path`, apply `edit`, and write the result in one step (a temporary file beside it,
-/// then a rename). Returns whether the file changed.
+/// then a rename). A symbolic link is edited through: the file it leads to is replaced, the
+/// link stays. An edit that leaves an empty object (`{}`) removes the file instead. Returns
+/// whether the file changed.
 pub fn edit_file(
     path: &Path,
     edit: impl FnOnce(&str) -> Result<Option<String>, String>,
 ) -> anyhow::Result<bool> {
+    let path = &link_target(path)?;
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -419,6 +458,10 @@ pub fn edit_file(
             path.display()
         )
     })?;
+    if is_empty_object(&new) {
+        std::fs::remove_file(path)?;
+        return Ok(true);
+    }
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;

@@ -243,9 +243,12 @@ enum Command {
 
 #[derive(Subcommand)]
 enum GuardAction {
-    /// Add `toolgate guard` (this program, by its full path) as a PreToolUse hook for every
-    /// tool to a Claude Code settings file, keeping the file's other content and formatting;
-    /// with --uninstall, take it out again.
+    /// Add `toolgate guard` as a PreToolUse hook for every tool to a Claude Code settings
+    /// file, keeping the file's other content, formatting and line endings (a symbolic link is
+    /// edited through); with --uninstall, take it out again. The hook runs `toolgate` found on
+    /// PATH, so a project's shared settings work on every teammate's machine; --absolute-path
+    /// writes this program's full path instead (user and local settings only). A project
+    /// trusted with `toolgate trust` stays trusted: the trust is renewed in the same step.
     Install {
         /// The user's settings, ~/.claude/settings.json (the default).
         #[arg(long, group = "target")]
@@ -271,6 +274,10 @@ enum GuardAction {
         /// Install it with --sandbox.
         #[arg(long, conflicts_with = "uninstall")]
         sandbox: bool,
+        /// Run this program by its full path rather than `toolgate` from PATH (not in the
+        /// project's shared settings, which teammates use on their own machines).
+        #[arg(long, conflicts_with_all = ["uninstall", "project"])]
+        absolute_path: bool,
     },
 }
 
@@ -524,45 +531,58 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     allow,
                     fail_closed,
                     sandbox,
+                    absolute_path,
                 }),
             ..
         }) => {
-            let file = if project || local {
-                let args = PolicyArgs::of_dir(dir);
+            let args = PolicyArgs::of_dir(dir);
+            let (file, ws) = if project || local {
                 let ws = args.workspace()?;
-                ws.join(if local {
+                let name = if local {
                     ".claude/settings.local.json"
                 } else {
                     ".claude/settings.json"
-                })
+                };
+                (ws.join(name), Some(ws))
             } else {
                 let home = std::env::var_os("HOME")
                     .map(PathBuf::from)
                     .context("HOME is not set, so there are no user settings")?;
-                home.join(".claude/settings.json")
+                (home.join(".claude/settings.json"), None)
             };
-            if uninstall {
+            // A project trusted as it is now stays trusted after this edit of its settings.
+            let was_trusted = match &ws {
+                Some(ws) => project_trusted(&args, ws)?,
+                None => false,
+            };
+            let (changed, said) = if uninstall {
                 let changed =
                     toolgate::install::edit_file(&file, toolgate::install::without_guard)?;
-                outln!(
-                    "{}: {}",
-                    file.display(),
-                    if changed {
-                        "guard removed"
-                    } else {
-                        "no toolgate guard to remove"
-                    }
-                );
-            } else {
-                let exe = std::env::current_exe().context("finding this program")?;
-                let exe = exe.to_string_lossy();
-                let mut command = if exe
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
-                {
-                    exe.into_owned()
+                let said = if !changed {
+                    "no toolgate guard to remove".to_owned()
+                } else if file.exists() {
+                    "guard removed".to_owned()
                 } else {
-                    format!("'{}'", exe.replace('\'', "'\\''"))
+                    "guard removed (the file held nothing else, so it was removed)".to_owned()
+                };
+                (changed, said)
+            } else {
+                let mut command = if absolute_path {
+                    let exe = std::env::current_exe().context("finding this program")?;
+                    let exe = exe.to_string_lossy();
+                    if exe
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+                    {
+                        exe.into_owned()
+                    } else {
+                        format!("'{}'", exe.replace('\'', "'\\''"))
+                    }
+                } else {
+                    if let Some(note) = path_note() {
+                        eprintln!("toolgate: {note}");
+                    }
+                    "toolgate".to_owned()
                 };
                 command.push_str(" guard");
                 if allow {
@@ -577,15 +597,30 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 let changed = toolgate::install::edit_file(&file, |t| {
                     toolgate::install::with_guard(t, &command)
                 })?;
-                outln!(
-                    "{}: {}",
-                    file.display(),
-                    if changed {
-                        format!("added the PreToolUse hook `{command}`")
-                    } else {
-                        "a toolgate guard is already installed".to_owned()
-                    }
-                );
+                let said = if changed {
+                    format!("added the PreToolUse hook `{command}`")
+                } else {
+                    "a toolgate guard is already installed".to_owned()
+                };
+                (changed, said)
+            };
+            outln!("{}: {said}", file.display());
+            if let Some(ws) = &ws
+                && changed
+            {
+                if was_trusted {
+                    retrust(&args, ws)?;
+                    outln!(
+                        "{}: toolgate trust renewed (what changed: {} in {})",
+                        ws.display(),
+                        if uninstall {
+                            "the guard hook taken out"
+                        } else {
+                            "the guard hook added"
+                        },
+                        file.display()
+                    );
+                }
             }
             Ok(())
         }
@@ -926,6 +961,28 @@ fn project_trusted(args: &PolicyArgs, ws: &std::path::Path) -> anyhow::Result<bo
     let home = home_dir(ws);
     let store = TrustStore::load(&args.sources(ws, &home).trust_store_path())?;
     Ok(store.is_trusted(&project_hash(ws)?))
+}
+
+/// Why the `toolgate` a hook command runs may not be this program: none on PATH, or another
+/// one first.
+fn path_note() -> Option<String> {
+    let me = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::canonicalize(p).ok());
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path)
+        .map(|d| d.join("toolgate"))
+        .find(|p| p.is_file());
+    match found {
+        None => Some(
+            "no `toolgate` on PATH: the hook runs `toolgate guard`, so put this program on PATH (or install with --absolute-path into user or local settings)".to_owned(),
+        ),
+        Some(p) if std::fs::canonicalize(&p).ok() != me => Some(format!(
+            "the `toolgate` found first on PATH is {}, not this program",
+            p.display()
+        )),
+        Some(_) => None,
+    }
 }
 
 /// Record the project's trust again after the user's own change to its policy (a saved or

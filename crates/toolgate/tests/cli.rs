@@ -830,7 +830,7 @@ fn guard_install_adds_the_hook_keeping_the_file_and_uninstall_takes_it_out() {
                 .env("HOME", d.path()),
         )
     };
-    let said = install(&["--local", "--fail-closed"]);
+    let said = install(&["--local", "--fail-closed", "--absolute-path"]);
     assert!(said.contains("added the PreToolUse hook"), "{said}");
     let text = std::fs::read_to_string(&local).unwrap();
     assert!(
@@ -1471,4 +1471,103 @@ fn run_refuses_duplicate_ids_and_unknown_tools() {
         assert!(!out.status.success(), "{args:?}");
         assert!(err.contains("`Bsh`"), "{err}");
     }
+}
+
+/// Installs a team and a dotfiles repository can live with: the project's shared settings
+/// run `toolgate` from PATH, a linked settings file is edited through its link, CRLF stays
+/// CRLF, an uninstall leaves no empty `{}`, and a trusted project stays trusted.
+#[test]
+fn guard_install_survives_teams_links_crlf_and_trust() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    let dotfiles = d.path().join("dotfiles");
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let run = |args: &[&str]| {
+        toolgate()
+            .args(args)
+            .arg("--dir")
+            .arg(&ws)
+            .env("HOME", d.path())
+            .env("XDG_CONFIG_HOME", d.path().join(".config"))
+            .output()
+            .unwrap()
+    };
+    let command_in = |file: &std::path::Path| -> String {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    // The shared settings: a CRLF file behind a link into a dotfiles repository.
+    let shared = ws.join(".claude/settings.json");
+    let original = "{\r\n  \"permissions\": {\r\n    \"deny\": [\"Bash(curl:*)\"]\r\n  }\r\n}\r\n";
+    std::fs::write(dotfiles.join("settings.json"), original).unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("settings.json"), &shared).unwrap();
+    // Trusted before the install.
+    let trust = run(&["trust"]);
+    assert!(
+        trust.status.success(),
+        "{}",
+        String::from_utf8_lossy(&trust.stderr)
+    );
+    let out = run(&["guard", "install", "--project"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("trust renewed"), "{said}");
+    assert!(
+        std::fs::symlink_metadata(&shared)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link is kept"
+    );
+    let text = std::fs::read_to_string(dotfiles.join("settings.json")).unwrap();
+    assert_eq!(command_in(&shared), "toolgate guard", "{text}");
+    assert!(
+        !text.replace("\r\n", "").contains('\n'),
+        "every line ends in CRLF: {text:?}"
+    );
+    assert!(text.starts_with("{\r\n  \"permissions\""), "{text:?}");
+    let status = run(&["trust", "--status"]);
+    assert!(
+        status.status.success(),
+        "still trusted: {}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+    // Out again: the file is as it was, through the link, and still trusted.
+    let out = run(&["guard", "install", "--project", "--uninstall"]);
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read_to_string(dotfiles.join("settings.json")).unwrap(),
+        original
+    );
+    assert!(run(&["trust", "--status"]).status.success());
+    // An absolute path is for the user's own files, and only when asked.
+    let out = run(&["guard", "install", "--project", "--absolute-path"]);
+    assert!(
+        !out.status.success(),
+        "--absolute-path with --project is refused"
+    );
+    let local = ws.join(".claude/settings.local.json");
+    assert!(
+        run(&["guard", "install", "--local", "--absolute-path"])
+            .status
+            .success()
+    );
+    let absolute = command_in(&local);
+    assert!(
+        absolute.starts_with('/') && absolute.ends_with("toolgate guard"),
+        "{absolute}"
+    );
+    // The local file did not exist: taking the guard out leaves no `{}` behind.
+    let out = run(&["guard", "install", "--local", "--uninstall"]);
+    assert!(out.status.success());
+    assert!(!local.exists(), "{:?}", std::fs::read_to_string(&local));
 }
