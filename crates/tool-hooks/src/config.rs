@@ -278,6 +278,57 @@ impl HookLoader {
     }
 }
 
+/// One hook command as a policy file declares it, for showing (`toolgate policy list`,
+/// `toolgate trust`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookListing {
+    /// The event it runs on (`PreToolUse`, ...).
+    pub event: String,
+    /// The tools it matches (`*` for every tool).
+    pub matcher: String,
+    /// The shell command it runs.
+    pub command: String,
+    /// Its `if` condition, when it has one.
+    pub condition: Option<String>,
+    /// The file that declares it.
+    pub file: std::path::PathBuf,
+    /// Whether it runs: false for a hook of a project whose policy is not trusted.
+    pub applied: bool,
+}
+
+/// Every hook command the files of `files` declare, in file order (highest layer first),
+/// each with the file it comes from and whether it runs.
+pub fn list_hooks(files: &PolicyFiles) -> Result<Vec<HookListing>, Error> {
+    let trusted = files.project_trusted();
+    let mut out = Vec::new();
+    for f in files.files() {
+        let mut l = HookLoader::new();
+        if f.is_claude_settings() {
+            let v: Value = serde_json::from_str(&f.text).map_err(|e| Error::Config {
+                file: f.path.clone(),
+                message: format!("line {} column {}: {e}", e.line(), e.column()),
+            })?;
+            l.claude_settings(&v, &f.path)?;
+        } else {
+            l.toml(&f.text, &f.path)?;
+        }
+        let applied = trusted || !f.layer.needs_trust();
+        for g in l.groups {
+            for spec in g.specs {
+                out.push(HookListing {
+                    event: g.event.as_str().to_owned(),
+                    matcher: g.matcher.clone(),
+                    command: spec.command,
+                    condition: spec.condition,
+                    file: f.path.clone(),
+                    applied,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The hooks of every file of `files`, and what loading noticed.
 pub fn load_hooks(files: &PolicyFiles) -> Result<(Hooks, Vec<String>), Error> {
     let mut l = HookLoader::new();

@@ -65,7 +65,7 @@ pub use command::{
     CommandSpec, DEFAULT_TIMEOUT, Exit, MAX_OUTPUT_BYTES, RawRun, read_post_run, read_pre_run,
     run_command,
 };
-pub use config::{HookLoader, load_hooks};
+pub use config::{HookListing, HookLoader, list_hooks, load_hooks};
 pub use hooks::{
     HookEvent, HookSession, Hooks, PostHookOutcome, PostToolUseHook, PostToolUseInput,
     PreToolUseHook, PreToolUseInput,

@@ -397,6 +397,12 @@ pub enum ToolModel {
         /// Whether the tool writes it.
         writes: bool,
     },
+    /// A tool that runs a shell command line in the field given (Monitor): the line is
+    /// decided as a Bash call of it, as Claude Code checks it against the Bash rules.
+    Shell {
+        /// The input field that holds the command line.
+        field: &'static str,
+    },
     /// WebFetch: decided on its URL's domain, answered only when a rule decides.
     Url,
     /// Any other tool: only the policy's rules that name it (a deny or ask rule, an MCP server
@@ -420,6 +426,7 @@ pub fn tool_model(tool: &str) -> ToolModel {
             field: "path",
             writes: false,
         },
+        "Monitor" => ToolModel::Shell { field: "command" },
         "WebFetch" => ToolModel::Url,
         _ => ToolModel::Named,
     }
@@ -464,10 +471,21 @@ fn decide(
                 .map_err(|_| format!("the input's `permission_mode` `{m}` is not a mode"))?,
         ),
     };
-    let model = tool_model(tool);
+    let mut model = tool_model(tool);
+    // A shell tool is decided as Bash running its line; without a line, by its name.
+    let (tool, tool_input) = match model {
+        ToolModel::Shell { field } => match tool_input.get(field).and_then(Value::as_str) {
+            Some(line) => ("Bash", serde_json::json!({ "command": line })),
+            None => {
+                model = ToolModel::Named;
+                (tool, tool_input)
+            }
+        },
+        _ => (tool, tool_input),
+    };
     // Only the tool called: its schema is the only one compiled (the guard runs once per call).
     let mut registry = tool_core::ToolRegistry::new();
-    if model == ToolModel::Own {
+    if matches!(model, ToolModel::Own | ToolModel::Shell { .. }) {
         for t in builtin_tools::all() {
             if t.name() == tool {
                 registry.register(t).map_err(|e| e.to_string())?;
@@ -484,7 +502,7 @@ fn decide(
         if let Some(mode) = mode {
             ctx.permission_mode = mode;
         }
-        if model == ToolModel::Own {
+        if matches!(model, ToolModel::Own | ToolModel::Shell { .. }) {
             return tool_permissions::decide(&policy, &registry, tool, &tool_input, &ctx)
                 .map_err(|e| e.to_string());
         }
@@ -505,7 +523,9 @@ fn decide(
                 Some(url) => (PermissionSubject::Url(url.to_owned()), true),
                 None => return Err(format!("the {tool} input has no `url` string")),
             },
-            ToolModel::Named | ToolModel::Own => (PermissionSubject::Nothing, false),
+            ToolModel::Named | ToolModel::Own | ToolModel::Shell { .. } => {
+                (PermissionSubject::Nothing, false)
+            }
         };
         let request = PermissionRequest {
             tool_name: tool,
@@ -520,7 +540,7 @@ fn decide(
     // A tool decided by name only: what a rule decided is answered, nothing else (the
     // engine's default ask, or a mode's refusal of it, is Claude Code's own to make).
     let speaks = |d: &Decision| match model {
-        ToolModel::Own | ToolModel::Path { .. } => true,
+        ToolModel::Own | ToolModel::Path { .. } | ToolModel::Shell { .. } => true,
         ToolModel::Url | ToolModel::Named => matches!(d.reason, DecisionReason::Rule { .. }),
     };
     let claude_trusts = crate::sandbox_cmd::claude_code_trusts(home, &project);

@@ -328,6 +328,22 @@ fn known_tools(
     Ok(())
 }
 
+/// One hook as `policy list` and `trust` show it: event, matcher, command, condition, file.
+fn hook_line(h: &tool_hooks::HookListing) -> String {
+    let condition = h
+        .condition
+        .as_ref()
+        .map(|c| format!(" if {c}"))
+        .unwrap_or_default();
+    format!(
+        "{} {}: {}{condition}  ({})",
+        h.event,
+        h.matcher,
+        h.command,
+        h.file.display()
+    )
+}
+
 /// Where "always" approvals of the project in `ws` are saved.
 fn saved_approvals_file(ws: &std::path::Path) -> PathBuf {
     ws.join(".toolgate/policy.local.toml")
@@ -692,6 +708,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 for i in loaded.ignored_rules() {
                     outln!("  allow {} ({})", i.entry.text, i.entry.source());
                 }
+                // The project's hooks run shell commands once trusted: show each.
+                for h in tool_hooks::list_hooks(&files)?
+                    .iter()
+                    .filter(|h| h.file.starts_with(&ws))
+                {
+                    outln!("  hook  {}", hook_line(h));
+                }
                 let hash = files.project_hash();
                 store.record(&ws, hash)?;
                 outln!("recorded {hash} in {}", store_path.display());
@@ -762,7 +785,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Policy(PolicyCommand::List { policy })) => {
             let ws = policy.workspace()?;
             let home = home_dir(&ws);
-            let loaded = policy.sources(&ws, &home).load()?;
+            let files = policy.sources(&ws, &home).read()?;
+            let loaded = files.policy()?;
             let ignored = loaded
                 .ignored_rules()
                 .iter()
@@ -784,6 +808,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     entry.text,
                     entry.source()
                 ));
+            }
+            for h in tool_hooks::list_hooks(&files)? {
+                let not_run = if h.applied {
+                    ""
+                } else {
+                    "  [not run: the project's policy is not trusted]"
+                };
+                outln!("hook  {}{not_run}", hook_line(&h));
             }
             Ok(())
         }

@@ -1256,6 +1256,19 @@ fn guard_is_silent_on_tools_it_does_not_model_unless_a_rule_names_them() {
             "ask",
         ),
     ];
+    // Monitor runs a shell line: decided as Bash (Claude Code checks it against Bash rules).
+    let family = family.into_iter().chain([
+        (
+            "Monitor",
+            serde_json::json!({"description": "d", "timeout_ms": 1000, "command": "cat .env"}),
+            "deny",
+        ),
+        (
+            "Monitor",
+            serde_json::json!({"description": "d", "timeout_ms": 1000, "command": "echo tick"}),
+            "",
+        ),
+    ]);
     for (tool, input, want) in family {
         let (out, _, _) = guard(&[], &hook_call(&ws, "default", tool, input.clone()), &home);
         assert_eq!(guard_verdict(&out), want, "{tool} {input}: {out}");
@@ -1570,4 +1583,56 @@ fn guard_install_survives_teams_links_crlf_and_trust() {
     let out = run(&["guard", "install", "--local", "--uninstall"]);
     assert!(out.status.success());
     assert!(!local.exists(), "{:?}", std::fs::read_to_string(&local));
+}
+
+/// `toolgate trust` shows the project's hooks (their commands) beside its allow rules before
+/// recording the hash, and `policy list` shows hooks, marking those that do not run.
+#[test]
+fn trust_and_policy_list_show_the_hooks() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["Bash(make:*)"]},
+            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./scripts/check-bash.sh"}]}],
+                      "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "cargo fmt"}]}]}}"#,
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = toolgate()
+            .args(args)
+            .arg("--dir")
+            .arg(&ws)
+            .env("HOME", d.path())
+            .env("XDG_CONFIG_HOME", d.path().join(".config"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let listed = run(&["policy", "list"]);
+    for want in [
+        "hook  PreToolUse Bash: ./scripts/check-bash.sh",
+        "hook  PostToolUse Edit|Write: cargo fmt",
+        "[not run: the project's policy is not trusted]",
+    ] {
+        assert!(listed.contains(want), "{want}: {listed}");
+    }
+    let trusted = run(&["trust"]);
+    let hook_at = trusted.find("./scripts/check-bash.sh").expect(&trusted);
+    let recorded_at = trusted.find("recorded").expect(&trusted);
+    assert!(hook_at < recorded_at, "{trusted}");
+    assert!(trusted.contains("allow Bash(make:*)"), "{trusted}");
+    assert!(trusted.contains("cargo fmt"), "{trusted}");
+    let listed = run(&["policy", "list"]);
+    assert!(
+        listed.contains("hook  PreToolUse Bash: ./scripts/check-bash.sh"),
+        "{listed}"
+    );
+    assert!(!listed.contains("[not run"), "{listed}");
 }
