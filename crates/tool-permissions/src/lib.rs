@@ -114,7 +114,7 @@ use std::path::PathBuf;
 
 pub use check::{TestReport, decide, run_tests};
 pub use file::{PolicyTest, line_column};
-pub use lint::LintWarning;
+pub use lint::{LintWarning, Severity};
 pub use policy::{IgnoredRule, Layer, Policy, PolicyBuilder, RuleEntry};
 pub use protected::{Protection, protected};
 pub use rule::PermissionRule;

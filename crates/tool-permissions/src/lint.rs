@@ -23,6 +23,19 @@ pub struct LintWarning {
     pub rule: Option<String>,
     /// What is wrong.
     pub message: String,
+    /// How bad: an error makes `toolgate policy lint` fail; loading goes on either way.
+    pub severity: Severity,
+}
+
+/// How bad a lint finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Severity {
+    /// Worth knowing; the policy means what it says.
+    #[default]
+    Warning,
+    /// The policy does not mean what its author wrote (a misspelt key): loaded, ignoring
+    /// that part, but `policy lint` fails.
+    Error,
 }
 
 impl fmt::Display for LintWarning {
@@ -47,6 +60,7 @@ fn warning(e: &RuleEntry, message: String) -> LintWarning {
         column: e.column,
         rule: Some(e.text.clone()),
         message,
+        severity: Severity::Warning,
     }
 }
 
@@ -125,6 +139,10 @@ impl Policy {
                 *b != n
                     && rank(broad.list) >= rank(narrow.list)
                     && covers(broad, narrow)
+                    // A deny rule is never called redundant because another file repeats
+                    // it: that file may change or go, and the deny with it.
+                    && !(narrow.list == RuleList::Deny
+                        && (broad.layer != narrow.layer || broad.file != narrow.file))
                     // Two identical rules: report only the later one.
                     && !(rank(broad.list) == rank(narrow.list) && covers(narrow, broad) && *b > n)
             });

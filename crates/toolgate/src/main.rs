@@ -96,6 +96,30 @@ macro_rules! outln {
     };
 }
 
+/// Say on stderr which allow rules are not applied (an untrusted project's, those toolgate
+/// cannot match), how to trust the project, and what loading the hooks noticed: what `run`,
+/// `check` and `policy test` decide without.
+fn report_ignored(
+    files: &tool_permissions::PolicyFiles,
+    loaded: &tool_permissions::Policy,
+    notes: &[String],
+) {
+    for i in loaded.ignored_rules() {
+        eprintln!(
+            "toolgate: allow rule `{}` ({}) not applied: {}",
+            i.entry.text,
+            i.entry.source(),
+            i.why
+        );
+    }
+    if let Some(hint) = trust_hint(files, loaded, hooks_untrusted(notes)) {
+        eprintln!("toolgate: {hint}");
+    }
+    for n in notes {
+        eprintln!("toolgate: {n}");
+    }
+}
+
 /// Print one line of results. A reader that went away (`toolgate run ... | head`) ends the
 /// program quietly, with success, instead of a panic.
 fn emit(line: &str) {
@@ -460,7 +484,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     serde_json::from_str(&input).context("the input is not JSON")?;
                 let ws = policy.workspace()?;
                 let home = home_dir(&ws);
-                let loaded = policy.sources(&ws, &home).load()?;
+                let files = policy.sources(&ws, &home).read()?;
+                let loaded = files.policy()?;
+                report_ignored(&files, &loaded, &[]);
                 let ctx = decision_context(&ws, &home, &loaded, mode.as_deref())?;
                 let registry = builtin_tools::registry()?;
                 let d = tool_permissions::decide(&loaded, &registry, &tool, &input, &ctx)?;
@@ -748,7 +774,22 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     exit_failure();
                 }
             };
-            let mut warnings: Vec<String> = loaded.lint().iter().map(ToString::to_string).collect();
+            let lint = loaded.lint();
+            let errors = lint
+                .iter()
+                .filter(|w| w.severity == tool_permissions::Severity::Error)
+                .count();
+            let mut warnings: Vec<String> = lint
+                .iter()
+                .filter(|w| w.severity == tool_permissions::Severity::Warning)
+                .map(ToString::to_string)
+                .collect();
+            for e in lint
+                .iter()
+                .filter(|w| w.severity == tool_permissions::Severity::Error)
+            {
+                outln!("error: {e}");
+            }
             let notes_untrusted = hooks_untrusted(&notes);
             warnings.extend(notes);
             for w in &warnings {
@@ -758,18 +799,28 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 outln!("hint: {hint}");
             }
             let (pre, post, failure) = hooks.counts();
+            let error_count = if errors > 0 {
+                format!(", {errors} errors")
+            } else {
+                String::new()
+            };
             outln!(
-                "{} rules, {} hooks, {} warnings",
+                "{} rules, {} hooks, {} warnings{error_count}",
                 loaded.rules().len() + loaded.ignored_rules().len(),
                 pre + post + failure,
                 warnings.len()
             );
+            if errors > 0 {
+                exit_failure();
+            }
             Ok(())
         }
         Some(Command::Policy(PolicyCommand::Test { policy })) => {
             let ws = policy.workspace()?;
             let home = home_dir(&ws);
-            let loaded = policy.sources(&ws, &home).load()?;
+            let files = policy.sources(&ws, &home).read()?;
+            let loaded = files.policy()?;
+            report_ignored(&files, &loaded, &[]);
             let ctx = decision_context(&ws, &home, &loaded, None)?;
             let registry = builtin_tools::registry()?;
             let report = tool_permissions::run_tests(&loaded, &registry, &ctx);
@@ -865,20 +916,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let files = policy.sources(&ws, &home).read()?;
             let loaded = files.policy()?;
             let (hooks, notes) = tool_hooks::load_hooks(&files)?;
-            for i in loaded.ignored_rules() {
-                eprintln!(
-                    "toolgate: allow rule `{}` ({}) not applied: {}",
-                    i.entry.text,
-                    i.entry.source(),
-                    i.why
-                );
-            }
-            if let Some(hint) = trust_hint(&files, &loaded, hooks_untrusted(&notes)) {
-                eprintln!("toolgate: {hint}");
-            }
-            for n in notes {
-                eprintln!("toolgate: {n}");
-            }
+            report_ignored(&files, &loaded, &notes);
             let data = std::env::var_os("XDG_DATA_HOME")
                 .map(PathBuf::from)
                 .unwrap_or_else(|| home.join(".local/share"));

@@ -1636,3 +1636,122 @@ fn trust_and_policy_list_show_the_hooks() {
     );
     assert!(!listed.contains("[not run"), "{listed}");
 }
+
+/// Reasons that say what decided: a redirection write an Edit allow rule covers names that
+/// rule (in `check` and in the audit log); an untrusted project's ignored allow rules are
+/// named by `check` and `policy test`; lint never calls a deny redundant because another
+/// layer repeats it; a misspelt `permissions` key is a lint error and a load warning.
+#[test]
+fn reasons_name_what_decided_and_lint_is_honest() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    let home = d.path().join("home");
+    std::fs::create_dir_all(ws.join(".toolgate")).unwrap();
+    std::fs::create_dir_all(ws.join("out")).unwrap();
+    std::fs::create_dir_all(home.join(".config/toolgate")).unwrap();
+    std::fs::write(
+        ws.join(".toolgate/policy.toml"),
+        "[permissions]\nallow = [\"Edit(./out/**)\"]\ndeny = [\"Bash(curl:*)\"]\n\n[[tests]]\ntool = \"Bash\"\ninput = { command = \"echo hi > out/a.txt\" }\nexpect = \"allow\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        home.join(".config/toolgate/policy.toml"),
+        "[permissions]\ndeny = [\"Bash(curl:*)\"]\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        toolgate()
+            .args(args)
+            .arg("--dir")
+            .arg(&ws)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .output()
+            .unwrap()
+    };
+    let text = |o: &std::process::Output| {
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // Untrusted: the allow rule is named as not applied, with the way to trust.
+    let redirect = r#"{"command": "echo hi > out/a.txt"}"#;
+    let (out, err) = text(&run(&["check", "Bash", redirect]));
+    assert!(out.starts_with("ask"), "{out}");
+    assert!(
+        err.contains("allow rule `Edit(./out/**)`") && err.contains("not applied"),
+        "{err}"
+    );
+    assert!(err.contains("toolgate trust"), "{err}");
+    let (_, err) = text(&run(&["policy", "test"]));
+    assert!(err.contains("allow rule `Edit(./out/**)`"), "{err}");
+    // Trusted: allowed, and the reason is the Edit rule, not "read-only command".
+    let (out, _) = text(&run(&[
+        "check",
+        "Bash",
+        redirect,
+        "--trust-project",
+        "--json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["verdict"], "allow", "{out}");
+    assert_eq!(v["reason"]["rule"], "Edit(./out/**)", "{out}");
+    // The audit log of the same call says the same.
+    let file = d.path().join("t.json");
+    std::fs::write(
+        &file,
+        r#"[[{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "echo hi > out/a.txt"}}]]"#,
+    )
+    .unwrap();
+    let log = d.path().join("audit.jsonl");
+    let o = toolgate()
+        .arg("run")
+        .arg(&file)
+        .args(["--trust-project", "--json", "--audit"])
+        .arg(&log)
+        .arg("--dir")
+        .arg(&ws)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let audit = std::fs::read_to_string(&log).unwrap();
+    let decision = audit
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|l| l["kind"] == "decision")
+        .unwrap_or_else(|| panic!("{audit}"));
+    assert_eq!(decision["rule"], "Edit(./out/**)", "{decision}");
+    // The project's deny repeats the user's: neither is called redundant.
+    let (out, _) = text(&run(&["policy", "lint", "--trust-project"]));
+    assert!(!out.contains("never decides anything"), "{out}");
+    // A misspelt key in Claude Code settings: a lint error (exit 1) naming it.
+    std::fs::create_dir_all(ws.join(".claude")).unwrap();
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        "{\n  \"permissions\": {\n    \"denny\": [\"Read(./.env)\"]\n  }\n}\n",
+    )
+    .unwrap();
+    let o = run(&["policy", "lint"]);
+    let (out, _) = text(&o);
+    assert!(!o.status.success(), "{out}");
+    assert!(
+        out.contains("settings.json:3:5: unknown key `permissions.denny` (did you mean `deny`?)"),
+        "{out}"
+    );
+    // Loading goes on, with the same finding among its warnings.
+    let files = toolgate::check::sources(&ws, &home, &[], false)
+        .read()
+        .unwrap();
+    let policy = files.policy().unwrap();
+    assert!(
+        policy
+            .load_warnings()
+            .iter()
+            .any(|w| w.message.contains("permissions.denny")),
+        "{:?}",
+        policy.load_warnings()
+    );
+}

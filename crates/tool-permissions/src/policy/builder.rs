@@ -111,6 +111,7 @@ impl PolicyBuilder {
                         PathFamily::Edit => "Edit",
                     };
                     self.warnings.push(crate::lint::LintWarning {
+                severity: crate::lint::Severity::Warning,
                         file: file.map(Path::to_path_buf),
                         line: at.map(|a| a.0),
                         column: at.map(|a| a.1),
@@ -161,6 +162,7 @@ impl PolicyBuilder {
                     ),
                 };
                 self.warnings.push(crate::lint::LintWarning {
+                    severity: crate::lint::Severity::Warning,
                     file: file.map(Path::to_path_buf),
                     line: at.map(|a| a.0),
                     column: at.map(|a| a.1),
@@ -221,6 +223,7 @@ impl PolicyBuilder {
     /// A managed-only setting found in another layer: it has no effect there.
     pub(crate) fn warn_setting(&mut self, file: Option<&Path>, key: &str) {
         self.warnings.push(crate::lint::LintWarning {
+            severity: crate::lint::Severity::Warning,
             file: file.map(Path::to_path_buf),
             line: None,
             column: None,
@@ -277,6 +280,7 @@ impl PolicyBuilder {
         let mut warnings = self.warnings.clone();
         for d in dropped {
             warnings.push(crate::lint::LintWarning {
+                severity: crate::lint::Severity::Warning,
                 file: None,
                 line: None,
                 column: None,
@@ -288,6 +292,7 @@ impl PolicyBuilder {
         }
         for (key, why) in &self.sandbox.unhonoured {
             warnings.push(crate::lint::LintWarning {
+                severity: crate::lint::Severity::Warning,
                 file: None,
                 line: None,
                 column: None,

@@ -94,6 +94,49 @@ impl PolicyBuilder {
         let perms = perms
             .as_object()
             .ok_or_else(|| shape("`permissions` must be an object"))?;
+        // Claude Code passes keys it does not know through; a misspelt one (`denny`) would
+        // silently drop its rules, so it is reported (and fails `policy lint`).
+        for key in perms.keys() {
+            if CLAUDE_PERMISSION_KEYS.contains(&key.as_str()) {
+                continue;
+            }
+            let near = CLAUDE_PERMISSION_KEYS
+                .iter()
+                .min_by_key(|k| edit_distance(k, key))
+                .filter(|k| edit_distance(k, key) <= 2)
+                .map(|k| format!(" (did you mean `{k}`?)"))
+                .unwrap_or_default();
+            let at = text.zip(file).and_then(|(t, _)| {
+                let found = t.find(&serde_json::to_string(key).ok()?)?;
+                Some(crate::file::line_column(t, found))
+            });
+            let warning = crate::lint::LintWarning {
+                file: file.map(Path::to_path_buf),
+                line: at.map(|a| a.0),
+                column: at.map(|a| a.1),
+                rule: None,
+                message: format!(
+                    "unknown key `permissions.{key}`{near}: Claude Code and toolgate ignore it"
+                ),
+                severity: crate::lint::Severity::Error,
+            };
+            tracing::warn!("{warning}");
+            self.warnings.push(warning);
+        }
+        for key in IGNORED_PERMISSION_KEYS {
+            if perms.contains_key(*key) {
+                self.warnings.push(crate::lint::LintWarning {
+                    file: file.map(Path::to_path_buf),
+                    line: None,
+                    column: None,
+                    rule: None,
+                    message: format!(
+                        "`permissions.{key}` is a Claude Code setting toolgate does not apply"
+                    ),
+                    severity: crate::lint::Severity::Warning,
+                });
+            }
+        }
         for (key, list) in [
             ("allow", RuleList::Allow),
             ("ask", RuleList::Ask),
@@ -161,4 +204,50 @@ impl PolicyBuilder {
         }
         Ok(self)
     }
+}
+
+/// The keys of a Claude Code settings `permissions` block (2.1.332).
+const CLAUDE_PERMISSION_KEYS: &[&str] = &[
+    "allow",
+    "ask",
+    "deny",
+    "defaultMode",
+    "disableBypassPermissionsMode",
+    "additionalDirectories",
+    "blockReadsOutsideWorkingDirectories",
+    "blockFileToolReadsOutsideWorkingDirectories",
+    "blockWritesOutsideWorkingDirectories",
+    "blockReadsExemptPaths",
+    "workingDirectoriesAsGiven",
+    "workingDirectoriesExclude",
+    "disableAutoMode",
+    "denyInsteadOfPrompting",
+];
+
+/// Those of [`CLAUDE_PERMISSION_KEYS`] this engine does not read.
+const IGNORED_PERMISSION_KEYS: &[&str] = &[
+    "blockReadsOutsideWorkingDirectories",
+    "blockFileToolReadsOutsideWorkingDirectories",
+    "blockWritesOutsideWorkingDirectories",
+    "blockReadsExemptPaths",
+    "workingDirectoriesAsGiven",
+    "workingDirectoriesExclude",
+    "disableAutoMode",
+    "denyInsteadOfPrompting",
+];
+
+/// The Levenshtein distance of two short strings (for "did you mean").
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }

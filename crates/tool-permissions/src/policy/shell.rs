@@ -261,12 +261,31 @@ impl Policy {
                 &redirect_ok,
             )
         {
-            return Some(match used.first() {
-                Some(e) => Decision::allow(e.reason()),
-                None => Decision::allow(DecisionReason::Check {
+            // The reason is what let the line through: a Bash allow rule, else the Edit allow
+            // rule (or acceptEdits) that covers a write it makes, else the Read allow rule
+            // that covers a read outside the working directories; a line that needed none of
+            // them is read-only.
+            let write_rule = || {
+                touched
+                    .writes()
+                    .find_map(|w| self.path_allowed(PathFamily::Edit, &w.path, ctx))
+            };
+            let read_rule = || {
+                touched
+                    .reads()
+                    .filter(|p| !crate::path_rule::inside_working_dirs(ctx, p))
+                    .find_map(|p| self.path_allowed(PathFamily::Read, p, ctx))
+            };
+            let reason = match used.first().copied().or_else(write_rule).or_else(read_rule) {
+                Some(e) => e.reason(),
+                None if touched.writes().next().is_some() => DecisionReason::Mode {
+                    mode: ctx.permission_mode,
+                },
+                None => DecisionReason::Check {
                     name: "read-only command".into(),
-                }),
-            });
+                },
+            };
+            return Some(Decision::allow(reason));
         }
         None
     }
