@@ -76,6 +76,11 @@ pub fn targets() -> Vec<Target> {
             run: |n, seed| run_values(n, seed, tool_call(), check_tool_call),
             replay: |l| replay_value(l, check_tool_call),
         },
+        Target {
+            name: "guard",
+            run: |n, seed| run_bytes(n, seed, guard_input(), check_guard),
+            replay: |l| replay_bytes(l, check_guard),
+        },
     ]
 }
 
@@ -130,6 +135,29 @@ fn run_values(
     runner(cases, seed)
         .run(&strategy, |v| timed(&v, check).map_err(TestCaseError::fail))
         .map_err(|e| failure(e, Value::to_string))
+}
+
+fn run_bytes(
+    cases: u32,
+    seed: u64,
+    strategy: BoxedStrategy<Vec<u8>>,
+    check: fn(&[u8]) -> Result<(), String>,
+) -> Result<(), Failure> {
+    runner(cases, seed)
+        .run(&strategy, |b| {
+            timed(b.as_slice(), check).map_err(TestCaseError::fail)
+        })
+        .map_err(|e| failure(e, |b: &Vec<u8>| encode_bytes(b)))
+}
+
+/// Bytes kept as one line: a JSON list of byte values.
+fn encode_bytes(b: &[u8]) -> String {
+    Value::Array(b.iter().map(|&x| Value::from(x)).collect()).to_string()
+}
+
+fn replay_bytes(line: &str, check: fn(&[u8]) -> Result<(), String>) -> Result<(), String> {
+    let v: Vec<u8> = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    catch(|| timed(v.as_slice(), check))
 }
 
 fn failure<T>(e: TestError<T>, encode: impl Fn(&T) -> String) -> Failure {
@@ -586,4 +614,185 @@ fn check_tool_call(v: &Value) -> Result<(), String> {
         [one] if one.tool_use_id == "toolu_fuzz" => Ok(()),
         other => Err(format!("{} results", other.len())),
     }
+}
+
+// ---- the guard: any bytes on stdin, a valid answer out ----
+
+/// The project and home the guard fuzz target decides in: deny and ask rules of both kinds
+/// the guard applies (a Bash line, a path, a tool by name).
+fn guard_world() -> &'static (PathBuf, PathBuf) {
+    static WORLD: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+    WORLD.get_or_init(|| {
+        let base = std::env::temp_dir().join(format!("toolgate-fuzz-guard-{}", std::process::id()));
+        let project = base.join("proj");
+        let home = base.join("home");
+        for d in [project.join(".claude"), project.join("src"), home.clone()] {
+            std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        }
+        std::fs::write(
+            project.join(".claude/settings.json"),
+            r#"{"permissions": {"deny": ["Bash(curl:*)", "Read(./.env)", "mcp__srv__wipe"], "ask": ["Skill"]}}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(project.join(".env"), "K=1\n").unwrap_or_else(|e| panic!("{e}"));
+        (project, home)
+    })
+}
+
+/// Hook inputs: well-formed ones of every tool family and mode, then broken every way a
+/// pipe can break them (cut short, bytes that are not UTF-8, lone surrogate escapes, fields
+/// of the wrong type, huge strings).
+fn guard_input() -> BoxedStrategy<Vec<u8>> {
+    let (project, _) = guard_world();
+    let cwd = prop_oneof![
+        Just(project.display().to_string()),
+        Just(project.join("src").display().to_string()),
+        Just("relative/dir".to_owned()),
+        Just("/".to_owned()),
+        any::<String>(),
+    ];
+    let tool = prop::sample::select(vec![
+        "Bash",
+        "Read",
+        "Edit",
+        "Write",
+        "Grep",
+        "Glob",
+        "MultiEdit",
+        "NotebookEdit",
+        "LS",
+        "Monitor",
+        "WebFetch",
+        "WebSearch",
+        "Task",
+        "Agent",
+        "Skill",
+        "TodoWrite",
+        "mcp__srv__wipe",
+        "mcp__srv__echo",
+        "ToolSearch",
+        "",
+    ])
+    .prop_map(str::to_owned);
+    let text = prop_oneof![
+        3 => bash_line(),
+        1 => Just(".env".to_owned()),
+        1 => Just(format!("{}/.env", project.display())),
+        1 => any::<String>(),
+        1 => Just("cat .env \u{fffd}".to_owned()),
+    ];
+    let input = (text.clone(), text, prop::sample::select(vec!["command", "file_path", "path", "notebook_path", "url", "pattern", "subagent_type", "skill"]))
+        .prop_map(|(a, b, key)| json!({ key: a, "content": b, "prompt": "p", "url": "https://evil.example/x", "edits": [] }));
+    let mode = prop::sample::select(vec![
+        "default",
+        "acceptEdits",
+        "plan",
+        "dontAsk",
+        "bypassPermissions",
+        "auto",
+        "",
+        "sudo",
+    ]);
+    let event = prop::sample::select(vec!["PreToolUse", "PermissionRequest", "PostToolUse", ""]);
+    let well_formed =
+        (cwd, tool, input, mode, event).prop_map(|(cwd, tool, input, mode, event)| {
+            json!({"session_id": "s", "cwd": cwd, "hook_event_name": event, "permission_mode": mode,
+            "tool_name": tool, "tool_input": input, "tool_use_id": "toolu_1"})
+            .to_string()
+            .into_bytes()
+        });
+    let broken = (
+        well_formed.clone(),
+        0usize..10_000,
+        prop::collection::vec(any::<u8>(), 0..8),
+        0u8..6,
+    )
+        .prop_map(|(mut b, at, junk, how)| {
+            let at = at % (b.len() + 1);
+            match how {
+                0 => b.truncate(at),
+                1 => {
+                    b.splice(at..at, junk);
+                }
+                2 => {
+                    // A lone surrogate escape where a string is.
+                    let text = String::from_utf8_lossy(&b).into_owned();
+                    let t = text.replacen("\"p\"", "\"p\\ud800\"", 1).replacen(
+                        "curl",
+                        "\\udc00curl",
+                        1,
+                    );
+                    b = t.into_bytes();
+                }
+                3 => {
+                    // A field of the wrong type.
+                    let text = String::from_utf8_lossy(&b).into_owned();
+                    b = text
+                        .replacen("\"tool_input\":", "\"tool_input\":7,\"x\":", 1)
+                        .into_bytes();
+                }
+                4 => b.extend(std::iter::repeat_n(b'a', at * 100)),
+                _ => b = junk,
+            }
+            b
+        });
+    prop_oneof![2 => well_formed, 3 => broken, 1 => prop::collection::vec(any::<u8>(), 0..64)]
+        .boxed()
+}
+
+/// The guard's whole stdin-to-stdout path on `bytes`: an answer is one JSON object in the hook
+/// protocol, never allow (the guard runs without `--allow`), with a bounded reason; input it
+/// cannot read is answered (ask, or deny when failing closed or in bypass mode).
+fn check_guard(bytes: &[u8]) -> Result<(), String> {
+    let (_, home) = guard_world();
+    for fail_closed in [false, true] {
+        let opts = toolgate::guard::GuardOptions {
+            allow: false,
+            fail_closed,
+            sandbox: None,
+        };
+        let a = toolgate::guard::answer_bytes(bytes, home, None, opts);
+        let readable = std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|t| toolgate::guard::parse_input(t).ok())
+            .filter(|v| {
+                v.get("tool_name").is_some_and(Value::is_string)
+                    && v.get("cwd").is_some_and(Value::is_string)
+                    && v.get("tool_input").is_some()
+            });
+        // A PermissionRequest hook with no answer leaves Claude Code's permission dialog up:
+        // the ask. Any other silence must come of input the guard could read.
+        let permission_request = std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|t| toolgate::guard::parse_input(t).ok())
+            .is_some_and(|v| v["hook_event_name"] == "PermissionRequest");
+        let Some(out) = &a.stdout else {
+            if readable.is_none() && !(permission_request && !fail_closed) {
+                return Err("no answer to input the guard cannot read".into());
+            }
+            continue;
+        };
+        let v: Value =
+            serde_json::from_str(out).map_err(|e| format!("answer not JSON ({e}): {out}"))?;
+        let h = &v["hookSpecificOutput"];
+        let (verdict, reason) = match h["hookEventName"].as_str() {
+            Some("PreToolUse") => (&h["permissionDecision"], &h["permissionDecisionReason"]),
+            Some("PermissionRequest") => (&h["decision"]["behavior"], &h["decision"]["message"]),
+            _ => return Err(format!("an answer of no hook event: {out}")),
+        };
+        match verdict.as_str() {
+            Some("ask" | "deny") => {}
+            other => return Err(format!("answered {other:?} without --allow: {out}")),
+        }
+        if fail_closed && readable.is_none() && verdict != "deny" {
+            return Err(format!(
+                "unreadable input answered {verdict} with --fail-closed"
+            ));
+        }
+        let chars = reason.as_str().map_or(0, |r| r.chars().count());
+        if chars > toolgate::guard::MAX_REASON_CHARS + 100 {
+            return Err(format!("a reason of {chars} characters"));
+        }
+    }
+    Ok(())
 }

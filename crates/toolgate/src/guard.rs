@@ -100,11 +100,11 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
     })
 }
 
-/// The hook input as JSON. JavaScript strings may hold a lone surrogate, which
+/// The hook input as JSON (what the guard can read of it). JavaScript strings may hold a lone surrogate, which
 /// `JSON.stringify` writes as an escape (`"\ud800"`) that is not Unicode; such an escape is
 /// read as U+FFFD, the character Claude Code's runtime writes in its place when it hands the
 /// string to a program or the file system, so the call is decided as it will run.
-fn parse_input(input: &str) -> Result<Value, String> {
+pub fn parse_input(input: &str) -> Result<Value, String> {
     match serde_json::from_str::<Value>(input) {
         Ok(v) => Ok(v),
         Err(first) => {
@@ -466,6 +466,9 @@ fn decide(
     let project = crate::find_project(&cwd, home);
     let mode = match v.get("permission_mode").and_then(Value::as_str) {
         None => None,
+        // Claude Code's `auto` mode has a classifier answer the prompts a hook's ask still
+        // raises, and `manual` is its alias of default: both are decided as default.
+        Some("auto" | "manual") => Some(PermissionMode::Default),
         Some(m) => Some(
             m.parse::<PermissionMode>()
                 .map_err(|_| format!("the input's `permission_mode` `{m}` is not a mode"))?,
