@@ -1200,6 +1200,7 @@ fn guard_is_silent_on_tools_it_does_not_model_unless_a_rule_names_them() {
         "dontAsk",
         "plan",
         "bypassPermissions",
+        "auto",
     ] {
         for (tool, input) in &unmodelled {
             let (out, err, ok) = guard(&[], &hook_call(&ws, mode, tool, input.clone()), &home);
@@ -1225,6 +1226,10 @@ fn guard_is_silent_on_tools_it_does_not_model_unless_a_rule_names_them() {
             "deny",
         ),
     ];
+    // Claude Code's auto mode is decided as default: a deny still denies.
+    let env_read = serde_json::json!({"file_path": ws.join(".env")});
+    let (out, _, _) = guard(&[], &hook_call(&ws, "auto", "Read", env_read), &home);
+    assert_eq!(guard_verdict(&out), "deny", "{out}");
     for (tool, input, default, bypass) in named {
         let (out, _, _) = guard(&[], &hook_call(&ws, "default", tool, input.clone()), &home);
         assert_eq!(guard_verdict(&out), default, "{tool}: {out}");
