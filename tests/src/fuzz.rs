@@ -767,7 +767,7 @@ fn check_guard(bytes: &[u8]) -> Result<(), String> {
             .and_then(|t| toolgate::guard::parse_input(t).ok())
             .is_some_and(|v| v["hook_event_name"] == "PermissionRequest");
         let Some(out) = &a.stdout else {
-            if readable.is_none() && !(permission_request && !fail_closed) {
+            if readable.is_none() && (fail_closed || !permission_request) {
                 return Err("no answer to input the guard cannot read".into());
             }
             continue;

@@ -5,6 +5,7 @@ mod conformance;
 mod differential;
 mod effects;
 mod explore;
+mod guard_e2e;
 mod mutate;
 mod progress;
 mod security;
@@ -84,6 +85,11 @@ enum Task {
         #[arg(long, hide = true, value_name = "FILE")]
         effects_inner: Option<PathBuf>,
     },
+    /// The real Claude Code with `toolgate guard` installed (matcher `*`), through a session
+    /// that calls every tool it offers, MCP tools of a stub server included, compared with the
+    /// same session without the guard: no prompt and no denial for a benign call, a refusal
+    /// for every harmful one. Installs Claude Code for the oracle under target/oracle (npm).
+    GuardE2e,
     /// Run the fuzz targets (rules, policy files, settings, Bash lines, hook output, whole tool
     /// calls) with fresh seeds for MINUTES, keeping every failing input, shrunk, in
     /// `tests/fuzz/<target>.txt` (which the tests replay).
@@ -121,7 +127,8 @@ enum Task {
     /// Exactly what .ci/run runs: installs what the tests need beyond the Rust toolchain when
     /// it is missing (bubblewrap, pytest), then format and lint checks (tool-core also without
     /// its default features), the docs with warnings denied, the tests (the examples'
-    /// included), the conformance suite, the security cases and the mutation gate.
+    /// included), the conformance suite, the security cases, the mutation gate and the guard's
+    /// end-to-end run with the real Claude Code.
     Ci {
         /// The long variants of the reliability tests: 2,000 crash injections, 10,000 fuzz
         /// cases per target, 100,000 calls in the load test.
@@ -162,6 +169,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             target,
             cases,
         } => fuzz(minutes, target.as_deref(), cases),
+        Task::GuardE2e => guard_e2e::run(),
         Task::Bench { which, size_mib } => match which.as_str() {
             "read" => bench::read(size_mib).await,
             "grep" => bench::grep().await,
@@ -416,6 +424,11 @@ fn ci(long: bool) -> anyhow::Result<()> {
             &[],
         ),
         (MUTATION_GATE, &[]),
+        // The real Claude Code with the guard installed (installs it for the oracle once).
+        (
+            &["run", "--quiet", "--package", "xtask", "--", "guard-e2e"],
+            &[],
+        ),
     ];
     if !require_sandbox.is_empty() {
         // Effects, not decisions: every case run for real with the analysis switched off.

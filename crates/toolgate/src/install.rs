@@ -184,6 +184,11 @@ fn indent_unit(text: &str) -> String {
         .to_owned()
 }
 
+/// What the installed hook command does when `toolgate guard` cannot run at all (not on
+/// PATH, killed): block the call (exit status 2, which Claude Code treats as a refusal) and
+/// say why, rather than fail in a way Claude Code lets the call through.
+pub const IF_GUARD_CANNOT_RUN: &str = " || { echo 'toolgate guard could not run (is toolgate installed and on PATH?); the call is blocked' >&2; exit 2; }";
+
 /// Is this hook command a toolgate guard (`toolgate guard`, `/path/to/toolgate guard ...`)?
 pub fn is_guard_command(command: &str) -> bool {
     let mut words = command.split_whitespace();

@@ -636,6 +636,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 if sandbox {
                     command.push_str(" --sandbox");
                 }
+                // A machine without the program (a teammate who has not installed it) must
+                // not run every call unguarded: Claude Code runs a call whose hook fails to
+                // start, so that failure blocks the call instead (exit 2), saying why.
+                command.push_str(toolgate::install::IF_GUARD_CANNOT_RUN);
                 let changed = toolgate::install::edit_file(&file, |t| {
                     toolgate::install::with_guard(t, &command)
                 })?;
@@ -649,20 +653,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             outln!("{}: {said}", file.display());
             if let Some(ws) = &ws
                 && changed
+                && was_trusted
             {
-                if was_trusted {
-                    retrust(&args, ws)?;
-                    outln!(
-                        "{}: toolgate trust renewed (what changed: {} in {})",
-                        ws.display(),
-                        if uninstall {
-                            "the guard hook taken out"
-                        } else {
-                            "the guard hook added"
-                        },
-                        file.display()
-                    );
-                }
+                retrust(&args, ws)?;
+                outln!(
+                    "{}: toolgate trust renewed (what changed: {} in {})",
+                    ws.display(),
+                    if uninstall {
+                        "the guard hook taken out"
+                    } else {
+                        "the guard hook added"
+                    },
+                    file.display()
+                );
             }
             Ok(())
         }
