@@ -120,7 +120,7 @@ fn case_policy(case: &Value, trusted: bool) -> Result<tool_permissions::Policy, 
 fn case_ctx(project_root: &str, cwd: &str, mode: tool_core::PermissionMode) -> ToolContext {
     let mut ctx = ToolContext::new(project_root, "/home/u", "/tmp/harness/results");
     ctx.cwd = PathBuf::from(cwd);
-    ctx.permission_mode = mode;
+    ctx = ctx.with_permission_mode(mode);
     ctx
 }
 

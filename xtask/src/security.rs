@@ -365,7 +365,7 @@ pub(crate) fn decide_full(case: &Value, input: &Value, extra: &Extra) -> Result<
     ctx.cwd = tool_core::normalize(&PathBuf::from(stage.map(&stage.cwd)));
     if let Some(m) = policy["mode"].as_str() {
         match m.parse::<PermissionMode>() {
-            Ok(mode) => ctx.permission_mode = mode,
+            Ok(mode) => ctx = ctx.with_permission_mode(mode),
             Err(e) => return Err(format!("mode: {e}")),
         }
     }

@@ -27,6 +27,10 @@ pub struct ToolContext {
     pub working_dirs: Vec<PathBuf>,
     /// The permission mode.
     pub permission_mode: PermissionMode,
+    /// Whether the host chose [`permission_mode`](Self::permission_mode) (see
+    /// [`with_permission_mode`](Self::with_permission_mode)): then a policy's default mode
+    /// does not replace it. A mode other than default counts as chosen either way.
+    pub permission_mode_chosen: bool,
     /// The session's id.
     pub session_id: String,
     /// Fires when the call (or its turn) is cancelled.
@@ -101,6 +105,7 @@ impl ToolContext {
             project_root: root,
             home: home.into(),
             permission_mode: PermissionMode::Default,
+            permission_mode_chosen: false,
             session_id: String::new(),
             cancel: CancellationToken::new(),
             file_state: Arc::new(FileStateCache::default()),
@@ -121,6 +126,42 @@ impl ToolContext {
     /// Where `path` led when the permission decision was made, if the decision was about it.
     pub fn decided_target(&self, path: &Path) -> Option<&Path> {
         self.decided_targets.get(path).map(PathBuf::as_path)
+    }
+
+    /// The context in `mode`, chosen by the host: a policy's default mode does not replace it
+    /// (not even with default).
+    pub fn with_permission_mode(mut self, mode: PermissionMode) -> Self {
+        self.permission_mode = mode;
+        self.permission_mode_chosen = true;
+        self
+    }
+
+    /// The context with what `policy` says of a session where the host left it open: the
+    /// policy's default mode (a settings file's `defaultMode`) when the host chose none (the
+    /// mode is default and not [chosen](Self::permission_mode_chosen)), and the policy's
+    /// additional directories among the working directories. Borrowed unchanged when the
+    /// policy adds nothing.
+    pub fn with_policy_defaults(
+        &self,
+        policy: &dyn crate::PermissionPolicy,
+    ) -> std::borrow::Cow<'_, ToolContext> {
+        let mode = policy.session_mode().filter(|_| {
+            !self.permission_mode_chosen && self.permission_mode == PermissionMode::Default
+        });
+        let dirs: Vec<PathBuf> = policy
+            .session_directories()
+            .into_iter()
+            .filter(|d| !self.working_dirs.contains(d))
+            .collect();
+        if mode.is_none() && dirs.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut ctx = self.clone();
+        if let Some(m) = mode {
+            ctx.permission_mode = m;
+        }
+        ctx.working_dirs.extend(dirs);
+        std::borrow::Cow::Owned(ctx)
     }
 
     /// The same context with a child cancellation token, for one call.

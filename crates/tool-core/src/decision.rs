@@ -404,6 +404,18 @@ pub trait PermissionPolicy: Send + Sync {
     /// True when a whole-tool deny removes `tool_name` from the tools offered to the model.
     fn removes_tool(&self, tool_name: &str) -> bool;
 
+    /// The permission mode the policy starts a session in (a settings file's `defaultMode`),
+    /// for a host that chose none ([`ToolContext::with_policy_defaults`](crate::ToolContext::with_policy_defaults)).
+    fn session_mode(&self) -> Option<PermissionMode> {
+        None
+    }
+
+    /// Directories the policy adds to the session's working directories (a settings file's
+    /// `additionalDirectories`).
+    fn session_directories(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     /// Combine the policy's decision with a PreToolUse hook's answer. A hook's allow only
     /// waives a prompt: it never lifts a deny, an ask rule or a safety check. A hook's deny
     /// beats everything.

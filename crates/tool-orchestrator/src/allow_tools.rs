@@ -58,6 +58,14 @@ fn not_granted(d: &Decision) -> bool {
 }
 
 impl PermissionPolicy for AllowTools {
+    fn session_mode(&self) -> Option<tool_core::PermissionMode> {
+        self.inner.session_mode()
+    }
+
+    fn session_directories(&self) -> Vec<std::path::PathBuf> {
+        self.inner.session_directories()
+    }
+
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
         let decision = self.inner.decide(request);
         if !self.tools.contains(request.tool_name) {
@@ -73,8 +81,10 @@ impl PermissionPolicy for AllowTools {
                 mode: PermissionMode::DontAsk,
             })
         {
-            let mut ctx = request.ctx.clone();
-            ctx.permission_mode = PermissionMode::Default;
+            let ctx = request
+                .ctx
+                .clone()
+                .with_permission_mode(PermissionMode::Default);
             let again = PermissionRequest {
                 ctx: &ctx,
                 ..*request

@@ -133,6 +133,8 @@ impl SessionBuilder {
         mut self,
         policy: Arc<P>,
     ) -> Self {
+        // The policy's own default mode and directories, where the host left them open.
+        self.ctx = self.ctx.with_policy_defaults(policy.as_ref()).into_owned();
         self.ctx.path_policy = policy.clone();
         self.ctx.sandbox_policy = policy.clone();
         self.policy = policy;

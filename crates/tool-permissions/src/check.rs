@@ -29,8 +29,10 @@ pub fn decide(
     input: &Value,
     ctx: &ToolContext,
 ) -> Result<Decision, Error> {
+    let ctx = &*ctx.with_policy_defaults(policy);
     let found = match registry.lookup(tool, &|_| true) {
         Lookup::Found(t) => t,
+        Lookup::NotFound(_) if tool == "WebFetch" => return decide_web_fetch(policy, input, ctx),
         Lookup::NotFound(text) => return Err(Error::UnknownTool(text)),
     };
     let input = found
@@ -40,6 +42,30 @@ pub fn decide(
     let input = found.tool.normalize_input(input);
     let subject = found.tool.permission_subject(&input, ctx);
     let request = PermissionRequest::for_tool(found.tool.as_ref(), &input, &subject, ctx);
+    Ok(policy.decide(&request))
+}
+
+/// WebFetch where the host runs none of its own: decided on its URL (the `WebFetch(domain:…)`
+/// rules), as Claude Code decides it before fetching.
+fn decide_web_fetch(
+    policy: &dyn PermissionPolicy,
+    input: &Value,
+    ctx: &ToolContext,
+) -> Result<Decision, Error> {
+    let url = input.get("url").and_then(Value::as_str).ok_or_else(|| {
+        Error::InvalidInput(
+            "InputValidationError: WebFetch failed due to the following issue:\nThe required parameter `url` is missing".into(),
+        )
+    })?;
+    let subject = tool_core::PermissionSubject::Url(url.to_owned());
+    let request = PermissionRequest {
+        tool_name: "WebFetch",
+        input,
+        subject: &subject,
+        read_only: true,
+        requires_user_interaction: false,
+        ctx,
+    };
     Ok(policy.decide(&request))
 }
 
@@ -63,7 +89,7 @@ pub fn run_tests(policy: &Policy, registry: &ToolRegistry, ctx: &ToolContext) ->
     for t in policy.tests() {
         let mut ctx = ctx.clone();
         if let Some(m) = t.mode {
-            ctx.permission_mode = m;
+            ctx = ctx.with_permission_mode(m);
         }
         let label = t.label();
         match decide(policy, registry, &t.tool, &t.input, &ctx) {

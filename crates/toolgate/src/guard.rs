@@ -503,7 +503,7 @@ fn decide(
         ctx.working_dirs
             .extend(policy.additional_directories().iter().cloned());
         if let Some(mode) = mode {
-            ctx.permission_mode = mode;
+            ctx = ctx.with_permission_mode(mode);
         }
         if matches!(model, ToolModel::Own | ToolModel::Shell { .. }) {
             return tool_permissions::decide(&policy, &registry, tool, &tool_input, &ctx)

@@ -380,9 +380,10 @@ fn decision_context(
     policy: &tool_permissions::Policy,
     mode: Option<&str>,
 ) -> anyhow::Result<ToolContext> {
-    let mut ctx = ToolContext::new(ws, home, ws.join(".toolgate-check-results"));
     let requested = mode.map(str::parse::<PermissionMode>).transpose()?;
-    ctx.permission_mode = policy.effective_mode(requested)?;
+    // The mode is settled here (the flag, else the settings' default mode): chosen.
+    let mut ctx = ToolContext::new(ws, home, ws.join(".toolgate-check-results"))
+        .with_permission_mode(policy.effective_mode(requested)?);
     ctx.working_dirs
         .extend(policy.additional_directories().iter().cloned());
     Ok(ctx)

@@ -133,7 +133,7 @@ impl Remembering {
         }
         let policy = b.build();
         let mut ctx = self.ctx.clone();
-        ctx.permission_mode = tool_core::PermissionMode::Default;
+        ctx = ctx.with_permission_mode(tool_core::PermissionMode::Default);
         tool_permissions::decide(
             &policy,
             &self.registry,

@@ -77,7 +77,7 @@ pub async fn run(run: &SandboxRun) -> anyhow::Result<i32> {
     ctx.cwd = run.cwd.clone();
     ctx.working_dirs
         .extend(policy.additional_directories().iter().cloned());
-    ctx.permission_mode = policy.effective_mode(run.mode)?;
+    ctx = ctx.with_permission_mode(policy.effective_mode(run.mode)?);
     ctx.env = Arc::new(std::env::vars().collect());
     let mut registry = tool_core::ToolRegistry::new();
     registry.register(Arc::new(builtin_tools::BashTool))?;

@@ -689,6 +689,7 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
         .cli_permission_mode()
         .or(policy.default_mode())
         .unwrap_or(PermissionMode::Default);
+    ctx.permission_mode_chosen = true;
     ctx.working_dirs
         .extend(policy.additional_directories().iter().cloned());
     let hooks = scenario_hooks(subs, s.trust_workspace.unwrap_or(true))?;

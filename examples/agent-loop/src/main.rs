@@ -52,7 +52,8 @@ fn model_response(file: &str) -> Value {
             {"type": "text", "text": "Let me look."},
             {"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": file}},
             {"type": "tool_use", "id": "toolu_02", "name": "WordCount", "input": {"text": "one two three four"}},
-            {"type": "tool_use", "id": "toolu_03", "name": "Bash", "input": {"command": "rm -rf ~/projects"}}
+            {"type": "tool_use", "id": "toolu_03", "name": "Bash", "input": {"command": "rm -rf ~/projects"}},
+            {"type": "tool_use", "id": "toolu_04", "name": "Write", "input": {"file_path": "summary.txt", "content": "4 words\n"}}
         ]
     })
 }
@@ -89,8 +90,20 @@ async fn main() -> anyhow::Result<()> {
         })
     });
 
+    // The project's Claude Code settings start its sessions in acceptEdits mode: the session
+    // takes that mode from the policy files (the host chose none), so the Write below runs
+    // without a prompt. A host that wants its own mode says so with `with_permission_mode`.
+    std::fs::create_dir_all(dir.path().join(".claude"))?;
+    std::fs::write(
+        dir.path().join(".claude/settings.json"),
+        r#"{"permissions": {"defaultMode": "acceptEdits", "deny": ["Read(./.env)"]}}"#,
+    )?;
+    let mut sources = PolicySources::standard(dir.path(), dir.path(), None, Trust::Trusted);
+    sources.managed.clear(); // this example reads nothing outside its temporary directory
+
     let ctx = ToolContext::new(dir.path(), dir.path(), dir.path().join(".results"));
     let mut session = Session::builder(registry, ctx)
+        .policy_files(&sources.read()?)?
         .hooks(hooks)
         .allow_tools(["WordCount"])
         .layer(audit)

@@ -25,7 +25,7 @@ fn the_turn_answers_every_tool_use_in_order() {
         .iter()
         .map(|b| b["tool_use_id"].as_str().unwrap_or(""))
         .collect();
-    assert_eq!(ids, ["toolu_01", "toolu_02", "toolu_03"]);
+    assert_eq!(ids, ["toolu_01", "toolu_02", "toolu_03", "toolu_04"]);
     assert_eq!(blocks[0]["content"], "1\tbuy milk\n2\t");
     assert_eq!(blocks[0].get("is_error"), None);
     assert_eq!(blocks[1]["content"], "4 words");
@@ -34,8 +34,15 @@ fn the_turn_answers_every_tool_use_in_order() {
         "PreToolUse:Bash hook error: this agent never deletes recursively"
     );
     assert_eq!(blocks[2]["is_error"], true);
+    // The policy files' defaultMode (acceptEdits) applies: the write needs no prompt.
+    let written = blocks[3]["content"].as_str().unwrap_or_default();
+    assert!(
+        written.starts_with("File created successfully"),
+        "{written}"
+    );
+    assert_eq!(blocks[3].get("is_error"), None);
     assert_eq!(
         log.trim(),
-        "toolu_01 Read, toolu_02 WordCount, toolu_03 Bash"
+        "toolu_01 Read, toolu_02 WordCount, toolu_03 Bash, toolu_04 Write"
     );
 }

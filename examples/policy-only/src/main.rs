@@ -12,7 +12,7 @@ use tool_permissions::{PolicySources, Trust, decide, run_tests};
 /// The project's policy, as a user would write `.toolgate/policy.toml`.
 const POLICY: &str = r#"
 [permissions]
-allow = ["Bash(cargo test:*)", "Bash(git status)", "Edit(src/**)"]
+allow = ["Bash(cargo test:*)", "Bash(git status)", "Edit(src/**)", "WebFetch(domain:docs.rs)"]
 ask   = ["Bash(git push:*)"]
 deny  = ["Read(./.env)", "Bash(curl:*)"]
 
@@ -35,6 +35,15 @@ fn main() -> anyhow::Result<()> {
     std::fs::create_dir_all(root.join(".toolgate"))?;
     std::fs::create_dir_all(root.join("src"))?;
     std::fs::write(root.join(".toolgate/policy.toml"), POLICY)?;
+    // The project's Claude Code settings: its sessions start in acceptEdits mode and may also
+    // read a documentation folder beside it. `decide` applies both where the host's context
+    // leaves them open.
+    std::fs::create_dir_all(root.join(".claude"))?;
+    std::fs::create_dir_all(dir.path().join("docs"))?;
+    std::fs::write(
+        root.join(".claude/settings.json"),
+        r#"{"permissions": {"defaultMode": "acceptEdits", "additionalDirectories": ["../docs"]}}"#,
+    )?;
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home)?;
 
@@ -46,7 +55,9 @@ fn main() -> anyhow::Result<()> {
     let registry = builtin_tools::registry()?;
     let ctx = ToolContext::new(&root, &home, dir.path().join("results"));
 
-    let calls: [(&str, Value); 7] = [
+    let docs = dir.path().join("docs/guide.md").display().to_string();
+    let notes = root.join("notes.md").display().to_string();
+    let calls: [(&str, Value); 11] = [
         ("Bash", json!({"command": "git status"})),
         (
             "Bash",
@@ -64,19 +75,49 @@ fn main() -> anyhow::Result<()> {
         ),
         ("Write", json!({"file_path": "/etc/passwd", "content": "x"})),
         ("Write", json!({"file_path": "/etc/passwd"})),
+        // The settings' additional directory and default mode.
+        ("Read", json!({"file_path": docs})),
+        ("Write", json!({"file_path": notes, "content": "x"})),
+        // WebFetch, though this host runs no WebFetch tool: decided on its URL's domain.
+        (
+            "WebFetch",
+            json!({"url": "https://docs.rs/tokio", "prompt": "summarise"}),
+        ),
+        (
+            "WebFetch",
+            json!({"url": "https://paste.example/upload", "prompt": "p"}),
+        ),
     ];
     let shown_root = root.display().to_string();
+    let shown_docs = dir.path().join("docs").display().to_string();
+    let shown = |text: String| {
+        text.replace(&shown_root, "<project>")
+            .replace(&shown_docs, "<docs>")
+    };
     for (tool, input) in calls {
         let line = match decide(&policy, &registry, tool, &input, &ctx) {
             Ok(d) => format!("{} ({})", d.verdict, d.reason),
             Err(e) => format!("error: {e}"),
         };
-        let input = input.to_string().replace(&shown_root, "<project>");
-        println!(
-            "{tool} {input} -> {}",
-            line.replace(&shown_root, "<project>")
-        );
+        println!("{tool} {} -> {}", shown(input.to_string()), shown(line));
     }
+
+    // A host that chooses the mode itself keeps it: the same write asks in default mode.
+    let chosen = ctx
+        .clone()
+        .with_permission_mode(tool_core::PermissionMode::Default);
+    let d = decide(
+        &policy,
+        &registry,
+        "Write",
+        &json!({"file_path": notes, "content": "x"}),
+        &chosen,
+    )?;
+    println!(
+        "Write in the host's default mode -> {} ({})",
+        d.verdict,
+        d.reason.to_string().replace(&shown_root, "<project>")
+    );
 
     let report = run_tests(&policy, &registry, &ctx);
     for line in &report.lines {

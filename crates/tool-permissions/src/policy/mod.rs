@@ -438,6 +438,16 @@ impl PermissionPolicy for Policy {
         decision
     }
 
+    fn session_mode(&self) -> Option<PermissionMode> {
+        // A bypass default that a managed policy disabled starts in default mode.
+        self.default_mode
+            .and_then(|_| self.effective_mode(None).ok())
+    }
+
+    fn session_directories(&self) -> Vec<PathBuf> {
+        self.additional_directories.clone()
+    }
+
     fn removes_tool(&self, tool_name: &str) -> bool {
         // Only a whole-tool deny hides the tool; a widened content deny refuses its calls.
         self.index.whole.iter().map(|&i| &self.entries[i]).any(|e| {
