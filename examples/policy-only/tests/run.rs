@@ -25,9 +25,8 @@ fn each_call_gets_its_rule_and_the_policy_tests_pass() {
         format!(
             r#"Read {{"file_path":"<project>/.env"}} -> deny (deny rule `Read(./.env)` from {file}:5))"#
         ),
-        format!(
-            r#"Edit {{"file_path":"<project>/src/lib.rs","old_string":"a","new_string":"b"}} -> allow (permission mode `acceptEdits`)"#
-        ),
+        r#"Edit {"file_path":"<project>/src/lib.rs","old_string":"a","new_string":"b"} -> allow (permission mode `acceptEdits`)"#
+            .to_owned(),
         r#"Write {"file_path":"/etc/passwd","content":"x"} -> ask (no rule or mode allows it)"#
             .to_owned(),
         r#"Write {"file_path":"/etc/passwd"} -> error: Write failed due to the following issue:"#
