@@ -21,5 +21,6 @@ mod read_memory;
 mod sandbox;
 mod search_tools;
 mod session_layers;
+mod shapes;
 mod shell_paths;
 mod turns;

@@ -71,14 +71,8 @@ impl Tool for BashTool {
         tool_core::input_schema_for::<BashInput>()
     }
 
-    fn permission_subject(&self, input: &Value, _ctx: &ToolContext) -> PermissionSubject {
-        PermissionSubject::ShellCommand(
-            input
-                .get("command")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-        )
+    fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
+        tool_permissions::call_subject("Bash", input, ctx).0
     }
 
     fn is_concurrency_safe(&self, input: &Value) -> bool {

@@ -56,26 +56,7 @@ impl Tool for GlobTool {
     /// `<dir>/secrets/*.pem`, an absolute pattern as it is): a pattern that names files in a
     /// denied tree, or outside the working directories, is decided as a read of them.
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
-        let mut subject = crate::search::search_subject(input, ctx);
-        if let (PermissionSubject::ReadPaths(paths), Some(pattern)) =
-            (&mut subject, input.get("pattern").and_then(Value::as_str))
-            && !pattern.is_empty()
-        {
-            // Each alternative of `{a,b}` names its own paths (the rules then see `secrets/**`
-            // in `{secrets,src}/**`); wildcards and classes are matched against the rules.
-            for alt in tool_shell::expand::brace_alternatives(pattern) {
-                let named = match paths.first() {
-                    Some(root) if !Path::new(&alt).is_absolute() => {
-                        tool_core::normalize(&root.join(&alt))
-                    }
-                    _ => ctx.resolve_path(&alt),
-                };
-                if !paths.contains(&named) {
-                    paths.push(named);
-                }
-            }
-        }
-        subject
+        tool_permissions::call_subject("Glob", input, ctx).0
     }
 
     fn is_concurrency_safe(&self, _input: &Value) -> bool {

@@ -130,7 +130,7 @@ impl Tool for GrepTool {
     }
 
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
-        crate::search::search_subject(input, ctx)
+        tool_permissions::call_subject("Grep", input, ctx).0
     }
 
     fn is_concurrency_safe(&self, _input: &Value) -> bool {

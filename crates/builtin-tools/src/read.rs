@@ -146,7 +146,7 @@ impl Tool for ReadTool {
     }
 
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
-        text_file::file_path_subject(input, ctx, PermissionSubject::ReadPaths)
+        tool_permissions::call_subject("Read", input, ctx).0
     }
 
     fn is_concurrency_safe(&self, _input: &Value) -> bool {

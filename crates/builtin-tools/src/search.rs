@@ -157,18 +157,6 @@ pub(crate) struct Found {
     pub mtime: Option<SystemTime>,
 }
 
-/// The permission subject of a search: the `path` it searches (default: the cwd), read.
-pub(crate) fn search_subject(
-    input: &serde_json::Value,
-    ctx: &tool_core::ToolContext,
-) -> tool_core::PermissionSubject {
-    let path = input
-        .get("path")
-        .and_then(serde_json::Value::as_str)
-        .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
-    tool_core::PermissionSubject::ReadPaths(vec![path])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

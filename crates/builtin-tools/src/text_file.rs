@@ -433,19 +433,6 @@ pub(crate) fn normalize_text_field(mut input: serde_json::Value, field: &str) ->
     input
 }
 
-/// The permission subject of a file tool: the input's `file_path`, resolved, wrapped by
-/// `kind` (read or write paths).
-pub(crate) fn file_path_subject(
-    input: &serde_json::Value,
-    ctx: &tool_core::ToolContext,
-    kind: fn(Vec<PathBuf>) -> tool_core::PermissionSubject,
-) -> tool_core::PermissionSubject {
-    match input.get("file_path").and_then(serde_json::Value::as_str) {
-        Some(p) => kind(ctx.decided_paths(p)),
-        None => tool_core::PermissionSubject::Nothing,
-    }
-}
-
 /// Run a file tool's blocking body on the blocking pool, so file I/O never stalls the runtime.
 pub(crate) async fn run_blocking<T: Send + 'static>(
     tool: &str,

@@ -106,7 +106,7 @@ impl Tool for WriteTool {
     }
 
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
-        text_file::file_path_subject(input, ctx, PermissionSubject::WritePaths)
+        tool_permissions::call_subject("Write", input, ctx).0
     }
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
+use crate::cancel::CancellationToken;
 
 use crate::decision::{Approver, DecisionReason, NoPathRules, PathPolicy, PermissionMode};
 use crate::file_state::FileStateCache;

@@ -48,6 +48,7 @@
 //!     "Echo failed due to the following issue:\nThe parameter `text` type is expected as `string` but provided as `number`");
 //! ```
 
+mod cancel;
 mod context;
 mod decision;
 mod error;
@@ -95,4 +96,4 @@ pub use wire::{
 
 // Re-exported so hosts implementing tools need not add these dependencies themselves.
 pub use async_trait::async_trait;
-pub use tokio_util::sync::CancellationToken;
+pub use cancel::{CancellationToken, Cancelled};

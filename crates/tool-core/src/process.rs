@@ -32,9 +32,9 @@ use std::path::Path;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
+use crate::cancel::CancellationToken;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
-use tokio_util::sync::CancellationToken;
 
 /// A child process leading a process group of its own.
 ///

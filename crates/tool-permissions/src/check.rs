@@ -32,7 +32,10 @@ pub fn decide(
     let ctx = &*ctx.with_policy_defaults(policy);
     let found = match registry.lookup(tool, &|_| true) {
         Lookup::Found(t) => t,
-        Lookup::NotFound(_) if tool == "WebFetch" => return decide_web_fetch(policy, input, ctx),
+        // WebFetch where the host runs none of its own: decided on its URL's domain.
+        Lookup::NotFound(_) if tool == "WebFetch" => {
+            return crate::decide_call(policy, tool, input, ctx);
+        }
         Lookup::NotFound(text) => return Err(Error::UnknownTool(text)),
     };
     let input = found
@@ -42,30 +45,6 @@ pub fn decide(
     let input = found.tool.normalize_input(input);
     let subject = found.tool.permission_subject(&input, ctx);
     let request = PermissionRequest::for_tool(found.tool.as_ref(), &input, &subject, ctx);
-    Ok(policy.decide(&request))
-}
-
-/// WebFetch where the host runs none of its own: decided on its URL (the `WebFetch(domain:…)`
-/// rules), as Claude Code decides it before fetching.
-fn decide_web_fetch(
-    policy: &dyn PermissionPolicy,
-    input: &Value,
-    ctx: &ToolContext,
-) -> Result<Decision, Error> {
-    let url = input.get("url").and_then(Value::as_str).ok_or_else(|| {
-        Error::InvalidInput(
-            "InputValidationError: WebFetch failed due to the following issue:\nThe required parameter `url` is missing".into(),
-        )
-    })?;
-    let subject = tool_core::PermissionSubject::Url(url.to_owned());
-    let request = PermissionRequest {
-        tool_name: "WebFetch",
-        input,
-        subject: &subject,
-        read_only: true,
-        requires_user_interaction: false,
-        ctx,
-    };
     Ok(policy.decide(&request))
 }
 
@@ -85,6 +64,22 @@ pub struct TestReport {
 /// Run `policy`'s `[[tests]]` (from its policy files) against it with [`decide`], each in
 /// `ctx` with the test's own permission mode if it names one.
 pub fn run_tests(policy: &Policy, registry: &ToolRegistry, ctx: &ToolContext) -> TestReport {
+    run_tests_with(policy, ctx, &|tool, input, ctx| {
+        decide(policy, registry, tool, input, ctx)
+    })
+}
+
+/// [`run_tests`] for a host without a tool registry: each test decided with
+/// [`decide_call`](crate::decide_call).
+pub fn run_call_tests(policy: &Policy, ctx: &ToolContext) -> TestReport {
+    run_tests_with(policy, ctx, &|tool, input, ctx| {
+        crate::decide_call(policy, tool, input, ctx)
+    })
+}
+
+type Decider<'a> = dyn Fn(&str, &Value, &ToolContext) -> Result<Decision, Error> + 'a;
+
+fn run_tests_with(policy: &Policy, ctx: &ToolContext, decide: &Decider<'_>) -> TestReport {
     let mut report = TestReport::default();
     for t in policy.tests() {
         let mut ctx = ctx.clone();
@@ -92,7 +87,7 @@ pub fn run_tests(policy: &Policy, registry: &ToolRegistry, ctx: &ToolContext) ->
             ctx = ctx.with_permission_mode(m);
         }
         let label = t.label();
-        match decide(policy, registry, &t.tool, &t.input, &ctx) {
+        match decide(&t.tool, &t.input, &ctx) {
             Ok(d) if d.verdict == t.expect => {
                 report.passed += 1;
                 report

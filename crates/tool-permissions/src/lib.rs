@@ -91,10 +91,12 @@
 //! assert!(err.to_string().starts_with("policy.toml:3:"), "{err}");
 //! ```
 
+mod calls;
 mod check;
 mod deny_text;
 mod domain;
 mod file;
+mod gitignore;
 mod identity;
 mod lint;
 mod path_policy;
@@ -112,7 +114,8 @@ mod trust;
 
 use std::path::PathBuf;
 
-pub use check::{TestReport, decide, run_tests};
+pub use calls::{CallModel, call_model, call_subject, decide_call};
+pub use check::{TestReport, decide, run_call_tests, run_tests};
 pub use file::{PolicyTest, line_column};
 pub use lint::{LintWarning, Severity};
 pub use policy::{IgnoredRule, Layer, Policy, PolicyBuilder, RuleEntry};

@@ -13,8 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ignore::Match;
-use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use crate::gitignore::{Gitignore, GitignoreBuilder, Match};
 use tool_core::ToolContext;
 
 /// Where a pattern is anchored.
@@ -65,10 +64,8 @@ impl PathGroup {
     /// paths are compared without regard to case (deny rules on Windows volumes).
     pub(crate) fn build(anchor: Anchor, items: &[(usize, &PathPattern)], fold_case: bool) -> Self {
         let builder = || {
-            let mut b = GitignoreBuilder::new("/");
-            if fold_case {
-                b.case_insensitive(true).ok();
-            }
+            let mut b = GitignoreBuilder::new();
+            b.case_insensitive(fold_case);
             b
         };
         let mut firsts: std::collections::HashMap<String, GitignoreBuilder> =
@@ -84,13 +81,10 @@ impl PathGroup {
                     } else {
                         first.to_owned()
                     };
-                    let _ = firsts
-                        .entry(key)
-                        .or_insert_with(builder)
-                        .add_line(None, &p.line);
+                    let _ = firsts.entry(key).or_insert_with(builder).add_line(&p.line);
                 }
                 None => {
-                    let _ = rest.add_line(None, &p.line);
+                    let _ = rest.add_line(&p.line);
                 }
             }
             by_line.entry(p.line.clone()).or_insert(*i);
@@ -294,8 +288,8 @@ impl PathPattern {
 
 /// One gitignore line compiled, anchored at `/`.
 fn compile(line: &str) -> Result<Gitignore, String> {
-    let mut b = GitignoreBuilder::new("/");
-    b.add_line(None, line)
+    let mut b = GitignoreBuilder::new();
+    b.add_line(line)
         .map_err(|e| format!("invalid path pattern: {e}"))?;
     b.build().map_err(|e| format!("invalid path pattern: {e}"))
 }

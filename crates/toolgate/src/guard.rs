@@ -12,11 +12,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use tool_core::{
-    Decision, DecisionReason, PermissionMode, PermissionPolicy, PermissionRequest,
-    PermissionSubject, RuleList, ToolContext, Verdict,
-};
-use tool_permissions::{PolicySources, Trust};
+use tool_core::{Decision, DecisionReason, PermissionMode, RuleList, ToolContext, Verdict};
+use tool_permissions::{CallModel, PolicySources, Trust};
 
 /// How the guard answers.
 #[derive(Debug, Clone, Default)]
@@ -383,55 +380,6 @@ struct Decided {
     explicit_allow: bool,
 }
 
-/// How the guard models a tool Claude Code offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolModel {
-    /// One of toolgate's own tools (Read, Edit, Write, Grep, Glob, Bash): its input is checked
-    /// and decided as toolgate would run it.
-    Own,
-    /// A file tool toolgate does not run but whose input names a path it reads (`Read`
-    /// family) or writes (`Edit` family), in the field given: decided like its family.
-    Path {
-        /// The input field that holds the path.
-        field: &'static str,
-        /// Whether the tool writes it.
-        writes: bool,
-    },
-    /// A tool that runs a shell command line in the field given (Monitor): the line is
-    /// decided as a Bash call of it, as Claude Code checks it against the Bash rules.
-    Shell {
-        /// The input field that holds the command line.
-        field: &'static str,
-    },
-    /// WebFetch: decided on its URL's domain, answered only when a rule decides.
-    Url,
-    /// Any other tool: only the policy's rules that name it (a deny or ask rule, an MCP server
-    /// or tool pattern) are applied; otherwise the guard answers nothing.
-    Named,
-}
-
-/// How the guard models the tool called `tool` (see the README's table).
-pub fn tool_model(tool: &str) -> ToolModel {
-    match tool {
-        "Read" | "Edit" | "Write" | "Grep" | "Glob" | "Bash" => ToolModel::Own,
-        "MultiEdit" => ToolModel::Path {
-            field: "file_path",
-            writes: true,
-        },
-        "NotebookEdit" => ToolModel::Path {
-            field: "notebook_path",
-            writes: true,
-        },
-        "LS" => ToolModel::Path {
-            field: "path",
-            writes: false,
-        },
-        "Monitor" => ToolModel::Shell { field: "command" },
-        "WebFetch" => ToolModel::Url,
-        _ => ToolModel::Named,
-    }
-}
-
 /// The decision for the call the hook input describes; `None` when the guard has nothing to
 /// say (a tool it does not model and no rule names).
 ///
@@ -474,77 +422,23 @@ fn decide(
                 .map_err(|_| format!("the input's `permission_mode` `{m}` is not a mode"))?,
         ),
     };
-    let mut model = tool_model(tool);
-    // A shell tool is decided as Bash running its line; without a line, by its name.
-    let (tool, tool_input) = match model {
-        ToolModel::Shell { field } => match tool_input.get(field).and_then(Value::as_str) {
-            Some(line) => ("Bash", serde_json::json!({ "command": line })),
-            None => {
-                model = ToolModel::Named;
-                (tool, tool_input)
-            }
-        },
-        _ => (tool, tool_input),
-    };
-    // Only the tool called: its schema is the only one compiled (the guard runs once per call).
-    let mut registry = tool_core::ToolRegistry::new();
-    if matches!(model, ToolModel::Own | ToolModel::Shell { .. }) {
-        for t in builtin_tools::all() {
-            if t.name() == tool {
-                registry.register(t).map_err(|e| e.to_string())?;
-            }
-        }
-    }
+    let model = tool_permissions::call_model(tool);
     let decide_with = |trust: Trust| -> Result<Decision, String> {
         let sources = PolicySources::standard(&project, home, xdg, trust);
         let policy = sources.load().map_err(|e| e.to_string())?;
         let mut ctx = ToolContext::new(&project, home, project.join(".toolgate-guard-results"));
         ctx.cwd = cwd.clone();
-        ctx.working_dirs
-            .extend(policy.additional_directories().iter().cloned());
         if let Some(mode) = mode {
             ctx = ctx.with_permission_mode(mode);
         }
-        if matches!(model, ToolModel::Own | ToolModel::Shell { .. }) {
-            return tool_permissions::decide(&policy, &registry, tool, &tool_input, &ctx)
-                .map_err(|e| e.to_string());
-        }
-        let (subject, read_only) = match model {
-            ToolModel::Path { field, writes } => {
-                let path = tool_input
-                    .get(field)
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| format!("the {tool} input has no `{field}` string"))?;
-                let paths = ctx.decided_paths(path);
-                if writes {
-                    (PermissionSubject::WritePaths(paths), false)
-                } else {
-                    (PermissionSubject::ReadPaths(paths), true)
-                }
-            }
-            ToolModel::Url => match tool_input.get("url").and_then(Value::as_str) {
-                Some(url) => (PermissionSubject::Url(url.to_owned()), true),
-                None => return Err(format!("the {tool} input has no `url` string")),
-            },
-            ToolModel::Named | ToolModel::Own | ToolModel::Shell { .. } => {
-                (PermissionSubject::Nothing, false)
-            }
-        };
-        let request = PermissionRequest {
-            tool_name: tool,
-            input: &tool_input,
-            subject: &subject,
-            read_only,
-            requires_user_interaction: false,
-            ctx: &ctx,
-        };
-        Ok(policy.decide(&request))
+        tool_permissions::decide_call(&policy, tool, &tool_input, &ctx).map_err(|e| e.to_string())
     };
-    // A tool decided by name only: what a rule decided is answered, nothing else (the
-    // engine's default ask, or a mode's refusal of it, is Claude Code's own to make).
+    // A tool decided by name, or WebFetch on its domain: what a rule decided is answered,
+    // nothing else (the engine's default ask, or a mode's refusal of it, is Claude Code's own
+    // to make). The tools whose input names paths or a command line are decided in full.
     let speaks = |d: &Decision| match model {
-        ToolModel::Own | ToolModel::Path { .. } | ToolModel::Shell { .. } => true,
-        ToolModel::Url | ToolModel::Named => matches!(d.reason, DecisionReason::Rule { .. }),
+        CallModel::File { .. } | CallModel::Search { .. } | CallModel::Shell { .. } => true,
+        CallModel::Url | CallModel::Named => matches!(d.reason, DecisionReason::Rule { .. }),
     };
     let claude_trusts = crate::sandbox_cmd::claude_code_trusts(home, &project);
     if !answer_allow {

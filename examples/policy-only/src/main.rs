@@ -1,13 +1,14 @@
 //! A host that runs its own tools and only wants toolgate's decisions (a gateway in front of
 //! an agent, a CI check of proposed calls): it loads a project's policy files, decides each call
-//! in one call with the tool's own permission subject, and runs the policy's `[[tests]]`. No
-//! pipeline, no hooks, no `jsonschema`.
+//! in one call on the subject Claude Code's tool would have (`decide_call`, no tool registry),
+//! and runs the policy's `[[tests]]`. No pipeline, no hooks, no `jsonschema`, no async runtime,
+//! no directory walker or search engine: `tool-core` and `tool-permissions` only.
 //!
 //! It prints one line a call (`tool input -> verdict: reason`), then the test report.
 
 use serde_json::{Value, json};
 use tool_core::ToolContext;
-use tool_permissions::{PolicySources, Trust, decide, run_tests};
+use tool_permissions::{PolicySources, Trust, decide_call, run_call_tests};
 
 /// The project's policy, as a user would write `.toolgate/policy.toml`.
 const POLICY: &str = r#"
@@ -52,7 +53,6 @@ fn main() -> anyhow::Result<()> {
     let mut sources = PolicySources::standard(&root, &home, None, Trust::Trusted);
     sources.managed.clear(); // this example reads nothing outside its temporary directory
     let policy = sources.load()?;
-    let registry = builtin_tools::registry()?;
     let ctx = ToolContext::new(&root, &home, dir.path().join("results"));
 
     let docs = dir.path().join("docs/guide.md").display().to_string();
@@ -95,7 +95,7 @@ fn main() -> anyhow::Result<()> {
             .replace(&shown_docs, "<docs>")
     };
     for (tool, input) in calls {
-        let line = match decide(&policy, &registry, tool, &input, &ctx) {
+        let line = match decide_call(&policy, tool, &input, &ctx) {
             Ok(d) => format!("{} ({})", d.verdict, d.reason),
             Err(e) => format!("error: {e}"),
         };
@@ -106,9 +106,8 @@ fn main() -> anyhow::Result<()> {
     let chosen = ctx
         .clone()
         .with_permission_mode(tool_core::PermissionMode::Default);
-    let d = decide(
+    let d = decide_call(
         &policy,
-        &registry,
         "Write",
         &json!({"file_path": notes, "content": "x"}),
         &chosen,
@@ -119,7 +118,7 @@ fn main() -> anyhow::Result<()> {
         d.reason.to_string().replace(&shown_root, "<project>")
     );
 
-    let report = run_tests(&policy, &registry, &ctx);
+    let report = run_call_tests(&policy, &ctx);
     for line in &report.lines {
         println!("{}", line.replace(&shown_root, "<project>"));
     }

@@ -498,18 +498,18 @@ fn canonical(p: &Path) -> PathBuf {
 }
 
 /// Gitignore lines anchored at `/` (absolute paths and patterns), compiled once.
-fn absolute_matcher(lines: &[String]) -> Option<ignore::gitignore::Gitignore> {
+fn absolute_matcher(lines: &[String]) -> Option<crate::gitignore::Gitignore> {
     if lines.is_empty() {
         return None;
     }
-    let mut b = ignore::gitignore::GitignoreBuilder::new("/");
+    let mut b = crate::gitignore::GitignoreBuilder::new();
     for l in lines {
-        let _ = b.add_line(None, l);
+        let _ = b.add_line(l);
     }
     b.build().ok()
 }
 
-fn absolute_match(m: Option<&ignore::gitignore::Gitignore>, path: &Path, is_dir: bool) -> bool {
+fn absolute_match(m: Option<&crate::gitignore::Gitignore>, path: &Path, is_dir: bool) -> bool {
     let Some(m) = m else { return false };
     let Ok(rel) = path.strip_prefix("/") else {
         return false;
@@ -1196,9 +1196,9 @@ impl SandboxPolicy for Policy {
 pub(crate) struct Classifier {
     policy: Arc<Policy>,
     ctx: ToolContext,
-    allow_read: Option<ignore::gitignore::Gitignore>,
-    deny_read: Option<ignore::gitignore::Gitignore>,
-    deny_write: Option<ignore::gitignore::Gitignore>,
+    allow_read: Option<crate::gitignore::Gitignore>,
+    deny_read: Option<crate::gitignore::Gitignore>,
+    deny_write: Option<crate::gitignore::Gitignore>,
     has_read_denies: bool,
     has_edit_denies: bool,
     /// Denied files with more than one name: identity → (a denied name, the rule, links).

@@ -1,0 +1,229 @@
+//! What a call of each Claude Code tool is decided on: its permission subject, from the tool's
+//! name and input alone, with no tool to run it.
+//!
+//! The built-in tools (`builtin-tools`) take their subjects from here, and so do hosts that
+//! run their own tools and only want decisions ([`decide_call`]): the same call is decided on
+//! the same paths, line or URL whoever asks, without the crates that run tools (an async
+//! runtime, the directory walker, the search engine).
+
+use std::path::Path;
+
+use serde_json::Value;
+use tool_core::{
+    Decision, InputError, PermissionPolicy, PermissionRequest, PermissionSubject, ToolContext,
+};
+
+use crate::Error;
+
+/// How a call of a tool is decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallModel {
+    /// A tool that reads or writes the file named in `field` (Read, Edit, Write, and Claude
+    /// Code's MultiEdit, NotebookEdit and LS): decided on that path, like its family.
+    File {
+        /// The input field holding the path.
+        field: &'static str,
+        /// Whether the tool writes it (the Edit family) rather than reads it.
+        writes: bool,
+    },
+    /// A search under `path` (or the working directory): Grep; Glob also on its pattern's
+    /// literal directories.
+    Search {
+        /// Whether the pattern names paths too (Glob).
+        pattern_names_paths: bool,
+    },
+    /// A shell command line in `field`: Bash, and Claude Code's Monitor (which Claude Code
+    /// checks against the Bash rules).
+    Shell {
+        /// The input field holding the line.
+        field: &'static str,
+    },
+    /// A fetch of the URL in `url`: WebFetch, decided on the `WebFetch(domain:…)` rules.
+    Url,
+    /// Any other tool: decided by the rules that name it (a whole-tool rule, an MCP server or
+    /// tool pattern, `Agent(type)`, `Skill(name)`), nothing else.
+    Named,
+}
+
+/// The model of the tool called `tool`.
+pub fn call_model(tool: &str) -> CallModel {
+    match tool {
+        "Read" => CallModel::File {
+            field: "file_path",
+            writes: false,
+        },
+        "Edit" | "Write" | "MultiEdit" => CallModel::File {
+            field: "file_path",
+            writes: true,
+        },
+        "NotebookEdit" => CallModel::File {
+            field: "notebook_path",
+            writes: true,
+        },
+        "LS" => CallModel::File {
+            field: "path",
+            writes: false,
+        },
+        "Grep" => CallModel::Search {
+            pattern_names_paths: false,
+        },
+        "Glob" => CallModel::Search {
+            pattern_names_paths: true,
+        },
+        "Bash" => CallModel::Shell { field: "command" },
+        "Monitor" => CallModel::Shell { field: "command" },
+        "WebFetch" => CallModel::Url,
+        _ => CallModel::Named,
+    }
+}
+
+/// The input fields a call of a modelled tool cannot be decided without (each a string).
+fn required(tool: &str) -> &'static [&'static str] {
+    match tool {
+        "Read" => &["file_path"],
+        "LS" => &["path"],
+        "Edit" => &["file_path", "old_string", "new_string"],
+        "Write" => &["file_path", "content"],
+        "MultiEdit" => &["file_path"],
+        "NotebookEdit" => &["notebook_path", "new_source"],
+        "Grep" | "Glob" => &["pattern"],
+        "Bash" => &["command"],
+        "WebFetch" => &["url", "prompt"],
+        _ => &[],
+    }
+}
+
+/// The subject a call of `tool` with `input` is decided on, and whether it only reads.
+/// A field the model left out gives no subject (the call is then decided by name).
+pub fn call_subject(tool: &str, input: &Value, ctx: &ToolContext) -> (PermissionSubject, bool) {
+    let text = |field: &str| input.get(field).and_then(Value::as_str);
+    match call_model(tool) {
+        CallModel::File { field, writes } => match text(field) {
+            Some(p) if writes => (PermissionSubject::WritePaths(ctx.decided_paths(p)), false),
+            Some(p) => (PermissionSubject::ReadPaths(ctx.decided_paths(p)), true),
+            None => (PermissionSubject::Nothing, !writes),
+        },
+        CallModel::Search {
+            pattern_names_paths,
+        } => {
+            let root = text("path").map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
+            let mut paths = vec![root.clone()];
+            if pattern_names_paths && let Some(pattern) = text("pattern").filter(|p| !p.is_empty())
+            {
+                // Each alternative of `{a,b}` names its own paths (the rules then see
+                // `secrets/**` in `{secrets,src}/**`); wildcards are matched against the rules.
+                for alt in tool_shell::expand::brace_alternatives(pattern) {
+                    let named = if Path::new(&alt).is_absolute() {
+                        ctx.resolve_path(&alt)
+                    } else {
+                        tool_core::normalize(&root.join(&alt))
+                    };
+                    if !paths.contains(&named) {
+                        paths.push(named);
+                    }
+                }
+            }
+            (PermissionSubject::ReadPaths(paths), true)
+        }
+        CallModel::Shell { field } => {
+            let line = text(field).unwrap_or_default();
+            (
+                PermissionSubject::ShellCommand(line.to_owned()),
+                tool_shell::is_read_only(line),
+            )
+        }
+        CallModel::Url => match text("url") {
+            Some(url) => (PermissionSubject::Url(url.to_owned()), true),
+            None => (PermissionSubject::Nothing, true),
+        },
+        CallModel::Named => (PermissionSubject::Nothing, false),
+    }
+}
+
+/// Decide one call of any Claude Code tool from its name and input, with no tool to run it: the
+/// subject from [`call_subject`] (a Monitor line is decided as the Bash call of it), after the
+/// fields it needs are checked. A host that runs its own tools asks this; one with a
+/// registry of tools asks [`decide`](crate::decide), which checks the whole input schema.
+/// The policy's default mode and directories apply where `ctx` leaves them open
+/// ([`ToolContext::with_policy_defaults`]).
+///
+/// # Errors
+///
+/// [`Error::InvalidInput`] when the input is not an object or lacks a field the call is decided
+/// on (or has it with another type), with the text Claude Code shows the model.
+pub fn decide_call(
+    policy: &dyn PermissionPolicy,
+    tool: &str,
+    input: &Value,
+    ctx: &ToolContext,
+) -> Result<Decision, Error> {
+    let ctx = &*ctx.with_policy_defaults(policy);
+    let Value::Object(fields) = input else {
+        return Err(Error::InvalidInput(
+            InputError::Unparsable {
+                raw: input.to_string(),
+            }
+            .render(tool),
+        ));
+    };
+    let (mut missing, mut mismatched) = (Vec::new(), Vec::new());
+    for field in required(tool) {
+        match fields.get(*field) {
+            None => missing.push((*field).to_owned()),
+            Some(Value::String(_)) => {}
+            Some(other) => {
+                mismatched.push(((*field).to_owned(), "string".to_owned(), json_type(other)))
+            }
+        }
+    }
+    if !missing.is_empty() || !mismatched.is_empty() {
+        return Err(Error::InvalidInput(
+            InputError::Invalid {
+                missing,
+                unexpected: Vec::new(),
+                mismatched,
+                other: Vec::new(),
+            }
+            .render(tool),
+        ));
+    }
+    // Monitor's line is decided as Bash running it, as Claude Code checks it; without a line,
+    // by its name.
+    let as_bash;
+    let (tool, input) = match (call_model(tool), tool) {
+        (CallModel::Shell { field }, t) if t != "Bash" => match fields.get(field) {
+            Some(line @ Value::String(_)) => {
+                as_bash = serde_json::json!({ "command": line });
+                ("Bash", &as_bash)
+            }
+            _ => (tool, input),
+        },
+        _ => (tool, input),
+    };
+    let (subject, read_only) = match (call_model(tool), tool) {
+        (CallModel::Shell { .. }, t) if t != "Bash" => (PermissionSubject::Nothing, false),
+        _ => call_subject(tool, input, ctx),
+    };
+    let request = PermissionRequest {
+        tool_name: tool,
+        input,
+        subject: &subject,
+        read_only,
+        requires_user_interaction: false,
+        ctx,
+    };
+    Ok(policy.decide(&request))
+}
+
+/// A JSON value's type as Claude Code's validation messages name it.
+fn json_type(v: &Value) -> String {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+    .to_owned()
+}
