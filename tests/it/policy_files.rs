@@ -455,7 +455,7 @@ fn content_rules_for_tools_whose_content_is_not_matched_fail_closed() {
     let lint: Vec<String> = p.lint().iter().map(ToString::to_string).collect();
     assert!(
         lint.iter()
-            .any(|w| w.contains("`Agent(Explore)`: toolgate does not match the content of Agent rules: this rule covers every Agent call")),
+            .any(|w| w.contains("`Agent(Explore)`: toolgate matches this rule against the call's subagent_type only: it covers every Agent call without one")),
         "{lint:#?}"
     );
 }
