@@ -377,3 +377,41 @@ async fn an_approver_answers_asks() {
     );
     assert_eq!(sb.read("f.txt"), b"yes\n");
 }
+
+/// A rule naming a script by its path allows that path as written, from where the rule means
+/// it (the project root): not from another directory where the same words name another file,
+/// not by its last component, and never through a rule without that literal first word.
+#[test]
+fn a_rule_naming_a_script_by_path_allows_only_that_file() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.path("sub")).unwrap();
+    let bash = |allow: &[&str], command: &str| {
+        let p = policy(&[], allow, &[]);
+        let ctx = sb.ctx();
+        toolgate_tests::decide(
+            &p,
+            &ctx,
+            "Bash",
+            &PermissionSubject::ShellCommand(command.to_owned()),
+            false,
+        )
+        .verdict
+    };
+    use Verdict::*;
+    let cases = [
+        (&["Bash(./run.sh:*)"][..], "./run.sh", Allow),
+        (&["Bash(./run.sh:*)"], "./run.sh a b", Allow),
+        (&["Bash(./run.sh:*)"], "\"./run.sh\" a", Allow),
+        (&["Bash(./run.sh:*)"], "cd sub && ./run.sh", Ask),
+        (&["Bash(./run.sh:*)"], "run.sh", Ask),
+        (&["Bash(./run.sh:*)"], "./run.shx", Ask),
+        (&["Bash(./run.sh:*)"], "./run.sh $(curl x.example)", Ask),
+        (&["Bash(./run.sh)"], "./run.sh a", Ask),
+        (&["Bash(run.sh:*)"], "./run.sh", Ask),
+        (&["Bash(./r*)"], "./run.sh", Ask),
+        (&["Bash(./tools/../run.sh:*)"], "./run.sh", Ask),
+    ];
+    for (allow, command, want) in cases {
+        assert_eq!(bash(allow, command), want, "{allow:?} {command}");
+    }
+}

@@ -92,6 +92,17 @@ impl Tool for BashTool {
 
     async fn call(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
         let input: BashInput = tool_core::parse_input(input)?;
+        // The shell's directory was deleted (by an earlier command, between turns): Claude
+        // Code runs nothing there and moves the shell back to the project root (recorded:
+        // cwd_deleted_between_turns).
+        if !ctx.cwd.exists() && ctx.project_root.is_dir() {
+            return Err(ToolCallError::new(format!(
+                "Working directory \"{}\" no longer exists, so this command was not run. Shell cwd recovered to \"{}\": re-issue the command if it still makes sense there.",
+                ctx.cwd.display(),
+                ctx.project_root.display()
+            ))
+            .with_cwd(ctx.project_root.clone()));
+        }
         run(&input, ctx).await
     }
 }
@@ -283,8 +294,11 @@ impl Running {
 pub(crate) fn script(command: &str, cwd_to: &str) -> String {
     // One line, the command through `eval`, as Claude Code runs it: its error lines then read
     // `/bin/bash: line N:` and `/bin/bash: eval: line 1: syntax error ...` as there.
+    // The directory it ends in is reported for the session. Where that fails (the command
+    // deleted its own directory), `pwd`'s error is shown and a command that succeeded ends
+    // with status 1, as in Claude Code (recorded: cwd_deleted_same_call).
     format!(
-        "trap 'pwd -P {cwd_to} 2>/dev/null' EXIT; eval {} < /dev/null",
+        "trap 'c=$?; pwd -P {cwd_to} || [ \"$c\" -ne 0 ] || exit 1' EXIT; eval {} < /dev/null",
         sh_quote(command)
     )
 }

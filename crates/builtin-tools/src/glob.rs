@@ -103,11 +103,16 @@ fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         .as_deref()
         .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
     let mut pattern = input.pattern.clone();
+    let mut named = input.path.is_some();
     if let Some((base, rest)) = split_absolute(&input.pattern) {
         root = base;
         pattern = rest;
+        named = true;
     }
     match std::fs::metadata(&root) {
+        // The session's own directory gone (deleted by a command): nothing is found there, as
+        // in Claude Code (recorded: cwd_deleted_then_glob); only Bash refuses to run there.
+        Err(_) if !named => {}
         Err(_) => {
             return Err(ToolCallError::new(format!(
                 "Directory does not exist: {}. Note: your current working directory is {}.",

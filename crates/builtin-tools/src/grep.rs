@@ -211,7 +211,9 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         .path
         .as_deref()
         .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
-    if !root.exists() {
+    // The session's own directory gone (deleted by a command): nothing is found there, as in
+    // Claude Code (recorded: cwd_deleted_then_glob); a path the model named must exist.
+    if !root.exists() && input.path.is_some() {
         return Err(ToolCallError::new(format!(
             "Path does not exist: {}. Note: your current working directory is {}.",
             crate::search::shown_path(input.path.as_deref(), &root),

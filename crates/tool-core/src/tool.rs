@@ -67,6 +67,9 @@ pub struct ToolCallError {
     pub message: String,
     /// True when the call ended because it was cancelled.
     pub is_interrupt: bool,
+    /// The working directory the session moves to although the call failed (a shell whose
+    /// directory was deleted recovers to the project root).
+    pub cwd: Option<std::path::PathBuf>,
 }
 
 impl ToolCallError {
@@ -75,6 +78,7 @@ impl ToolCallError {
         Self {
             message: message.into(),
             is_interrupt: false,
+            cwd: None,
         }
     }
 
@@ -83,7 +87,14 @@ impl ToolCallError {
         Self {
             message: crate::texts::INTERRUPTED_FOR_TOOL_USE.to_owned(),
             is_interrupt: true,
+            cwd: None,
         }
+    }
+
+    /// The same error, moving the session to `cwd`.
+    pub fn with_cwd(mut self, cwd: std::path::PathBuf) -> Self {
+        self.cwd = Some(cwd);
+        self
     }
 }
 

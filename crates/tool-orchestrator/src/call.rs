@@ -49,6 +49,10 @@ impl Service<ToolInvocation> for CallTool {
                 Ok(Err(err)) => {
                     let mut out =
                         ToolOutcome::ran(inv.tool_use_id, err.message.clone().into(), true);
+                    if let Some(cwd) = err.cwd.clone() {
+                        out.context_modifiers
+                            .push(tool_core::ContextModifier::new(move |c| c.cwd = cwd));
+                    }
                     out.call_error = Some(err);
                     out
                 }

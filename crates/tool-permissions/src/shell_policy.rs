@@ -284,19 +284,40 @@ pub(crate) fn unit_forms(u: &Unit) -> Vec<String> {
 }
 
 /// How one unit stands towards allow rules: the words a rule must match, when a rule may allow
-/// it at all (known words, a program not named by a path outside the system directories, only
-/// inert assignments).
-fn unit_allow_form(u: &Unit) -> Option<String> {
+/// it at all (known words, only inert assignments), and whether only a rule naming the
+/// program's path as written may (a program named by a path outside the system directories:
+/// `Bash(./run.sh:*)` allows the project's `./run.sh`, never a `run.sh` elsewhere, and no
+/// rule without that literal first word allows it).
+fn unit_allow_form(u: &Unit, ctx: &ToolContext) -> Option<(String, bool)> {
     if !u.certain || u.is_bare() {
         return None;
     }
     if u.assignments.iter().any(|a| !inert_assignment(&a.name)) {
         return None;
     }
-    if !trusted_program_name(u.argv.first()?) {
+    let program = u.argv.first()?;
+    let by_path = !trusted_program_name(program);
+    // A relative path means what the rule meant only where the rule was written: the path
+    // from the unit's directory is the path from the project root.
+    if by_path
+        && !Path::new(program).is_absolute()
+        && !(u.cwd_certain
+            && tool_core::normalize(&u.cwd.join(program))
+                == tool_core::normalize(&ctx.project_root.join(program)))
+    {
         return None;
     }
-    Some(u.rule_words().join(" "))
+    let mut words = u.rule_words();
+    if by_path && let Some(first) = words.first_mut() {
+        // The rule must match the path as written, not its last component.
+        first.clone_from(program);
+    }
+    Some((words.join(" "), by_path))
+}
+
+/// Whether an allow rule's pattern starts with `program` exactly as written.
+fn names_program(e: &RuleEntry, program: &str) -> bool {
+    matches!(&e.matcher, crate::policy::RuleMatcher::Shell(p) if p.first_word() == Some(program))
 }
 
 /// May the unit's effects stand under a rule that covers the program? Effects that run other
@@ -338,12 +359,15 @@ pub(crate) fn unit_allowed<'a>(
     if !redirects_ok {
         return None;
     }
-    let form = unit_allow_form(u);
+    let allow_form = unit_allow_form(u, ctx);
     if effects_covered(u)
-        && let Some(e) = form.as_deref().and_then(allow_rule)
+        && let Some((form, by_path)) = &allow_form
+        && let Some(e) = allow_rule(form)
+        && (!by_path || names_program(e, u.argv.first().map_or("", String::as_str)))
     {
         return Some(Some(e));
     }
+    let form = allow_form.filter(|(_, by_path)| !by_path).map(|(f, _)| f);
     // A wrapper that adds nothing of its own stands or falls with what it runs.
     if form.is_some() && INERT_WRAPPERS.contains(&u.program()) && effects_covered(u) {
         let runs_child = a
