@@ -289,6 +289,10 @@ pub struct Analysis {
     /// definitions, characters parsers disagree on. Any problem means the line cannot be
     /// allowed without a person.
     pub problems: Vec<String>,
+    /// Of [`problems`](Self::problems), those that only say the line changes the shell's own
+    /// state for what follows (`set`, `shopt`, `alias`, a function definition): what a
+    /// whole-tool `Bash` allow with no deny or ask rule lets run, as Claude Code does.
+    pub state_problems: usize,
     /// Something runs in the background (`&`).
     pub background: bool,
     /// Some unit is in a loop body (`for`, `while`, `until`): it may run any number of times.
@@ -680,6 +684,7 @@ impl Walker {
                     "the line defines a function `{}`, which changes what later names run",
                     f.fname.value
                 ));
+                self.a.state_problems += 1;
                 // The body may run: walk it in a copy of the state with unknown arguments.
                 let mut sub = state.clone();
                 self.compound(&f.body.0, &mut sub, origin, depth, outer);
@@ -1365,6 +1370,9 @@ impl Walker {
                 let msg = format!("`{name}` changes how the rest of the line is read");
                 if !self.a.problems.contains(&msg) {
                     self.a.problems.push(msg);
+                    if matches!(name, "set" | "shopt" | "alias") {
+                        self.a.state_problems += 1;
+                    }
                 }
             }
             _ => {}

@@ -23,6 +23,16 @@ impl Policy {
             .map(|i| &self.entries[i])
     }
 
+    /// Whether any deny or ask rule could apply to what a Bash line does: a Bash rule, a rule
+    /// of the Read or Edit family (they reach the paths Bash touches), or a wildcard tool name.
+    fn rules_reach_bash(&self) -> bool {
+        self.entries.iter().any(|e| {
+            e.list != RuleList::Allow
+                && (e.rule.names_tool_by_pattern("Bash")
+                    || crate::policy::PathFamily::of(&e.rule.tool).is_some())
+        })
+    }
+
     /// An allow Bash rule matching a unit's plain form exactly as written (no global options
     /// skipped, nothing stripped but inert wrappers).
     pub(super) fn shell_allow(&self, form: &str) -> Option<&RuleEntry> {
@@ -144,10 +154,15 @@ impl Policy {
                 },
             ));
         }
-        // (6)
+        // (6) A line that only changes the shell's own state (`set -e`, `alias`, a function)
+        // runs under a whole-tool `Bash` allow where no deny or ask rule could be hidden from:
+        // as in Claude Code. With any such rule, it asks (CONTRACT: fail closed).
+        let only_state = analysis.problems.len() == analysis.state_problems
+            && self.find(RuleList::Allow, "Bash").is_some()
+            && !self.rules_reach_bash();
         if command.len() > MAX_COMMAND_BYTES
             || analysis.units.len() > MAX_UNITS
-            || !analysis.problems.is_empty()
+            || (!analysis.problems.is_empty() && !only_state)
         {
             return Some(Decision::ask(
                 Self::ask_message(request),
