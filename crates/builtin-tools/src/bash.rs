@@ -409,6 +409,9 @@ fn background_limit(ctx: &ToolContext) -> Duration {
 }
 
 async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+    let started_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
     let mut running = spawn(input, ctx)?;
     let output_path = running.files.output.display().to_string();
     if input.run_in_background.unwrap_or(false) {
@@ -499,6 +502,14 @@ async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCal
                     c.cwd = target
                 }));
         }
+    }
+    // What the command showed of a file counts as a read of it; what it rewrote of the files
+    // read is said (Claude Code 2.1.332; recorded: br_*).
+    if code == 0 {
+        crate::bash_reads::record_reads(&input.command, ctx);
+    }
+    if let Some(note) = crate::bash_reads::modified_note(&input.command, started_ms, ctx) {
+        text = join_nonempty(&text, &note);
     }
     out.content = text.into();
     Ok(out)

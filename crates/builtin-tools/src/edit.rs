@@ -273,11 +273,15 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
         return Err(ValidationFailure::new(6, NOT_READ));
     };
     let changed = changed_since_seen(&current, &seen);
+    // The model's view is current only if the file still holds what it saw (a file replaced
+    // by an older one is not flagged as changed, and not current either; recorded:
+    // br_mod_mv_older_source).
+    let unchanged_text = current.text == seen.content;
     if input.old_string.is_empty() {
         return Ok(Plan::Update {
             current,
             changed,
-            full_view: seen.full_view && !changed,
+            full_view: seen.full_view && !changed && unchanged_text,
         });
     }
     let actual = find_actual(&current.text, &input.old_string);
@@ -303,7 +307,7 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
     Ok(Plan::Update {
         current,
         changed,
-        full_view: seen.full_view && !changed,
+        full_view: seen.full_view && !changed && unchanged_text,
     })
 }
 

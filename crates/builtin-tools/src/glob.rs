@@ -98,6 +98,10 @@ fn split_absolute(pattern: &str) -> Option<(PathBuf, String)> {
 }
 
 fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+    // The pattern as the model wrote it is the one ripgrep names in its error.
+    if let Some(e) = crate::search::nested_alternates(&input.pattern) {
+        return Err(crate::search::rg_rejected(&e));
+    }
     let mut root = input
         .path
         .as_deref()

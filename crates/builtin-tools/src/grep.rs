@@ -252,6 +252,12 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         if message.contains("the literal \"\\n\" is not allowed in a regex") {
             message.push_str("\n\nConsider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched.");
         }
+        // ... and this one to a pattern only PCRE2 supports (recorded: rg_pcre_hint).
+        if message.contains("look-around, including look-ahead and look-behind, is not supported")
+            || message.contains("backreferences are not supported")
+        {
+            message.push_str("\n\nConsider enabling PCRE2 with the --pcre2 flag, which can handle backreferences\nand look-around.");
+        }
         rg_rejected(&message)
     })?;
     let line_numbers = input.line_numbers.unwrap_or(true);
@@ -592,7 +598,11 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
                     .unwrap_or_default();
                 format!("No matches found\n\n{summary}{note}")
             } else if shown.is_empty() {
-                no_entries(&offset_text(input))
+                // Count mode keeps its summary of everything found (recorded: rg_count_offset).
+                format!(
+                    "No entries at this offset\n\n{summary} with pagination = offset: {}",
+                    offset_text(input)
+                )
             } else {
                 let note = pagination(limit, offset, &offset_text(input))
                     .map(|p| format!(" with pagination = {p}"))

@@ -36,6 +36,7 @@
 //! ```
 
 mod bash;
+mod bash_reads;
 mod edit;
 mod glob;
 mod grep;

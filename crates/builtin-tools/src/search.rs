@@ -39,6 +39,31 @@ pub(crate) fn file_types(file_type: Option<&str>) -> Result<Types, ToolCallError
     types.build().map_err(|e| rg_rejected(&e.to_string()))
 }
 
+/// ripgrep's error for a glob with an alternate group inside another (`{a,{b,c}}`): the glob
+/// engine of the ripgrep Claude Code runs refuses them, where this one would accept them.
+pub(crate) fn nested_alternates(glob: &str) -> Option<String> {
+    let (mut depth, mut escaped, mut in_class) = (0usize, false, false);
+    for c in glob.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '[' if !in_class => in_class = true,
+            ']' if in_class => in_class = false,
+            '{' if !in_class => {
+                depth += 1;
+                if depth > 1 {
+                    return Some(format!(
+                        "error parsing glob '{glob}': nested alternate groups are not allowed"
+                    ));
+                }
+            }
+            '}' if !in_class => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The error text Claude Code gives when ripgrep refuses its arguments.
 pub(crate) fn rg_rejected(message: &str) -> ToolCallError {
     ToolCallError::new(format!(
@@ -66,10 +91,18 @@ where
     };
     let mut overrides = OverrideBuilder::new(base);
     for g in &spec.globs {
+        if let Some(e) = nested_alternates(g) {
+            return Err(rg_rejected(&e));
+        }
         overrides.add(g).map_err(|e| rg_rejected(&e.to_string()))?;
     }
     let overrides = overrides.build().map_err(|e| rg_rejected(&e.to_string()))?;
     let mut builder = WalkBuilder::new(spec.root);
+    if spec.respect_ignores {
+        // ripgrep's own ignore file beside `.ignore` and `.gitignore` (recorded:
+        // rg_ignore_files).
+        builder.add_custom_ignore_filename(".rgignore");
+    }
     builder
         .standard_filters(spec.respect_ignores)
         .hidden(false)
