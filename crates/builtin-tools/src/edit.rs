@@ -233,10 +233,14 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
                 crate::write::not_text_refusal(&path),
             ));
         }
+        // Node's error, as a failed call (recorded: sf_write_parent_is_file, sf_read_symlink_loop).
         Err(LoadError::Io(e)) => {
             return Err(ValidationFailure::new(
                 12,
-                format!("Cannot read {}: {e}", path.display()),
+                format!(
+                    "Error calling tool (Edit): {}",
+                    text_file::node_error(&e, "stat", &path)
+                ),
             ));
         }
     };

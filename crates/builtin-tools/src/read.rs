@@ -133,7 +133,10 @@ impl Tool for ReadTool {
                 ),
             ));
         }
-        if path.starts_with("/dev") || path.starts_with("/proc") {
+        // `/dev/null` reads as an empty file (recorded: sf_read_dev_null*); other devices and
+        // process files are refused.
+        if (path.starts_with("/dev") || path.starts_with("/proc")) && path != Path::new("/dev/null")
+        {
             return Err(ValidationFailure::new(
                 9,
                 format!(
@@ -219,7 +222,15 @@ fn read(input: &ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(ToolCallError::new(missing_file_message(&path, &ctx.cwd)));
         }
-        Err(e) => return Err(ToolCallError::new(format!("{e}"))),
+        // A path whose links do not resolve (a loop): Claude Code refuses to read where it
+        // cannot tell where the path leads (recorded: sf_read_symlink_loop).
+        Err(e) if e.raw_os_error() == Some(40) => {
+            return Err(ToolCallError::new(format!(
+                "Refusing to read {}: where it leads on disk could not be determined (a link on the way could not be examined, or the links do not resolve).",
+                path.display()
+            )));
+        }
+        Err(e) => return Err(ToolCallError::new(text_file::node_error(&e, "open", &path))),
     };
     if meta.is_dir() {
         return Err(ToolCallError::new(format!(
@@ -234,6 +245,19 @@ fn read(input: &ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     if ext == "pdf" {
         // The whole document goes to the model, as Claude Code sends it (recorded); pages are
         // not rendered here.
+        if meta.len() == 0 {
+            return Err(ToolCallError::new(format!(
+                "PDF file is empty: {}",
+                path.display()
+            )));
+        }
+        // Pages are rendered with poppler's `pdftoppm` in Claude Code; where it is missing,
+        // its text says so (recorded: sf_pdf_pages).
+        if input.pages.is_some() && !on_path("pdftoppm") {
+            return Err(ToolCallError::new(
+                "pdftoppm is not installed. Install poppler-utils (e.g. `brew install poppler` or `apt-get install poppler-utils`) to enable PDF page rendering.",
+            ));
+        }
         if input.pages.is_some() || meta.len() > MAX_PDF_BYTES {
             return Err(ToolCallError::new(format!(
                 "Reading PDF pages or PDFs over 32MB is not supported by this tool: {}. Extract the text with a shell command (for example `pdftotext`) and read that instead.",
@@ -642,6 +666,25 @@ fn read_notebook(
     ))
 }
 
+/// What a file that should be an image holds instead, as Claude Code names it: a PDF, a ZIP,
+/// else its first bytes in hex (recorded: sf_image_fake).
+fn what_bytes_are(bytes: &[u8]) -> String {
+    if bytes.starts_with(b"%PDF") {
+        return "PDF document".into();
+    }
+    if bytes.starts_with(b"PK\x03\x04") {
+        return "ZIP archive (Office documents such as .pptx/.docx/.xlsx are ZIPs)".into();
+    }
+    let hex: Vec<String> = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    format!("unrecognized bytes (hex: {})", hex.join(" "))
+}
+
+/// Whether a program of that name is on PATH.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
 fn read_image(path: &Path, size: u64) -> Result<ToolOutput, ToolCallError> {
     if size == 0 {
         return Err(ToolCallError::new(format!(
@@ -652,7 +695,8 @@ fn read_image(path: &Path, size: u64) -> Result<ToolOutput, ToolCallError> {
     let bytes = std::fs::read(path).map_err(|e| ToolCallError::new(e.to_string()))?;
     let Some((media_type, dims)) = crate::image::sniff(&bytes) else {
         return Err(ToolCallError::new(format!(
-            "The file {} does not look like a PNG, JPEG, GIF or WebP image.",
+            "File has an image extension but its content is not a valid PNG/JPEG/GIF/WebP. Detected: {}. This usually means a download saved an error/login page instead of the image. Use `file \"{}\"` to confirm, or read it as text with Bash (e.g. `head -c 500`).",
+            what_bytes_are(&bytes),
             path.display()
         )));
     };

@@ -44,10 +44,14 @@ fn check(input: &WriteInput, ctx: &ToolContext) -> Result<(), ValidationFailure>
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        // Node's error, as a failed call (recorded: sf_write_parent_is_file, sf_read_symlink_loop).
         Err(e) => {
             return Err(ValidationFailure::new(
                 4,
-                format!("Cannot read {}: {e}", path.display()),
+                format!(
+                    "Error calling tool (Write): {}",
+                    text_file::node_error(&e, "stat", &path)
+                ),
             ));
         }
     };
