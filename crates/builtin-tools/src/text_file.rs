@@ -510,6 +510,27 @@ pub(crate) fn missing_file_message(path: &Path, cwd: &Path) -> String {
     msg
 }
 
+/// An I/O error as Node.js words it, which is what Claude Code shows for a failed file system
+/// call: `CODE: description, syscall 'path'` (recorded: `ENOTDIR: not a directory, stat '…'`,
+/// `ELOOP: too many symbolic links encountered, stat '…'`). An error without an errno keeps
+/// its own text.
+pub(crate) fn node_error(e: &std::io::Error, syscall: &str, path: &Path) -> String {
+    let (code, what) = match e.raw_os_error() {
+        Some(libc_code) => match libc_code {
+            2 => ("ENOENT", "no such file or directory"),
+            13 => ("EACCES", "permission denied"),
+            20 => ("ENOTDIR", "not a directory"),
+            21 => ("EISDIR", "illegal operation on a directory"),
+            36 => ("ENAMETOOLONG", "name too long"),
+            40 => ("ELOOP", "too many symbolic links encountered"),
+            1 => ("EPERM", "operation not permitted"),
+            _ => return format!("{e}, {syscall} '{}'", path.display()),
+        },
+        None => return e.to_string(),
+    };
+    format!("{code}: {what}, {syscall} '{}'", path.display())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -629,25 +650,4 @@ mod tests {
         );
         assert_eq!(suggest_for_missing(&cwd.join("other.txt"), &cwd), None);
     }
-}
-
-/// An I/O error as Node.js words it, which is what Claude Code shows for a failed file system
-/// call: `CODE: description, syscall 'path'` (recorded: `ENOTDIR: not a directory, stat '…'`,
-/// `ELOOP: too many symbolic links encountered, stat '…'`). An error without an errno keeps
-/// its own text.
-pub(crate) fn node_error(e: &std::io::Error, syscall: &str, path: &Path) -> String {
-    let (code, what) = match e.raw_os_error() {
-        Some(libc_code) => match libc_code {
-            2 => ("ENOENT", "no such file or directory"),
-            13 => ("EACCES", "permission denied"),
-            20 => ("ENOTDIR", "not a directory"),
-            21 => ("EISDIR", "illegal operation on a directory"),
-            36 => ("ENAMETOOLONG", "name too long"),
-            40 => ("ELOOP", "too many symbolic links encountered"),
-            1 => ("EPERM", "operation not permitted"),
-            _ => return format!("{e}, {syscall} '{}'", path.display()),
-        },
-        None => return e.to_string(),
-    };
-    format!("{code}: {what}, {syscall} '{}'", path.display())
 }
