@@ -233,8 +233,16 @@ fn read(input: &ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         Err(e) => return Err(ToolCallError::new(text_file::node_error(&e, "open", &path))),
     };
     if meta.is_dir() {
+        // An absolute path given with a trailing slash is named with two (recorded:
+        // sf_read_dir_trailing_slashes); a relative one is resolved without.
+        let slashes = if Path::new(&input.file_path).is_absolute() && input.file_path.ends_with('/')
+        {
+            "//"
+        } else {
+            ""
+        };
         return Err(ToolCallError::new(format!(
-            "EISDIR: illegal operation on a directory, read '{}'",
+            "EISDIR: illegal operation on a directory, read '{}{slashes}'",
             path.display()
         )));
     }
@@ -645,10 +653,27 @@ fn read_notebook(
     let text = std::fs::read_to_string(path).map_err(|e| ToolCallError::new(e.to_string()))?;
     let nb: Value = serde_json::from_str(&text).map_err(|e| {
         ToolCallError::new(format!(
-            "The notebook {} is not valid JSON: {e}",
-            path.display()
+            "Notebook file is not valid JSON (it may be truncated, corrupted, or still being written): JSON Parse error: {}",
+            js_json_error(&text, &e)
         ))
     })?;
+    // A notebook is an object whose `cells` are cell objects with a string or string-list
+    // `source` (recorded: sf_notebook_malformed).
+    let cells_ok = nb
+        .get("cells")
+        .and_then(Value::as_array)
+        .is_some_and(|cells| {
+            cells.iter().all(|c| match c.get("source") {
+                Some(Value::String(_)) => true,
+                Some(Value::Array(lines)) => lines.iter().all(Value::is_string),
+                _ => false,
+            })
+        });
+    if !cells_ok {
+        return Err(ToolCallError::new(
+            "Notebook file is not a valid Jupyter notebook (top-level \"cells\" must be an array of cell objects, each with a string or string-array \"source\").",
+        ));
+    }
     let blocks = notebook::render(&nb);
     ctx.file_state.insert(
         path.to_path_buf(),
@@ -664,6 +689,23 @@ fn read_notebook(
         json!({"type": "notebook", "file": {"filePath": path.display().to_string(), "cells": nb.get("cells").cloned().unwrap_or(Value::Null)}}),
         ToolResultContent::Blocks(blocks),
     ))
+}
+
+/// A JSON syntax error as the JavaScript runtime Claude Code runs in words it: the end of the
+/// text, or the word where a value was expected; else the parser's own description.
+fn js_json_error(text: &str, e: &serde_json::Error) -> String {
+    let rest = text.trim_start();
+    if rest.is_empty() || e.is_eof() {
+        return "Unexpected EOF".into();
+    }
+    let word: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+        .collect();
+    if !word.is_empty() && !matches!(word.as_str(), "true" | "false" | "null") {
+        return format!("Unexpected identifier \"{word}\"");
+    }
+    e.to_string()
 }
 
 /// What a file that should be an image holds instead, as Claude Code names it: a PDF, a ZIP,
