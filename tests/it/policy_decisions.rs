@@ -415,3 +415,28 @@ fn a_rule_naming_a_script_by_path_allows_only_that_file() {
         assert_eq!(bash(allow, command), want, "{allow:?} {command}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Any script named by a relative path: its own path rule allows it with any plain
+    /// arguments from the project root, never from another directory, and a rule naming only
+    /// its last component, or a longer name, never allows it.
+    #[test]
+    fn script_path_rules_allow_exactly_the_file_they_name(
+        name in "[a-z]{1,8}\\.sh",
+        args in proptest::collection::vec("[a-z0-9]{1,6}", 0..3),
+    ) {
+        let sb = Sandbox::new();
+        std::fs::create_dir_all(sb.path("sub")).unwrap();
+        let line = std::iter::once(format!("./{name}")).chain(args).collect::<Vec<_>>().join(" ");
+        let verdict = |allow: &str, command: &str| {
+            let p = policy(&[], &[allow], &[]);
+            toolgate_tests::decide(&p, &sb.ctx(), "Bash", &PermissionSubject::ShellCommand(command.to_owned()), false).verdict
+        };
+        let own = format!("Bash(./{name}:*)");
+        proptest::prop_assert_eq!(verdict(&own, &line), Verdict::Allow);
+        proptest::prop_assert_eq!(verdict(&own, &format!("cd sub && {line}")), Verdict::Ask);
+        proptest::prop_assert_eq!(verdict(&format!("Bash({name}:*)"), &line), Verdict::Ask);
+        proptest::prop_assert_eq!(verdict(&format!("Bash(./{name}x:*)"), &line), Verdict::Ask);
+    }
+}

@@ -23,6 +23,8 @@ enum Shown {
     Whole,
     /// Lines `offset..offset + limit` (1-based).
     Lines { offset: i64, limit: i64 },
+    /// The last `count` lines.
+    Last { count: i64 },
     /// The file was searched; its content is not in the model's context.
     Searched,
 }
@@ -30,7 +32,9 @@ enum Shown {
 /// Record in the session's file-state cache what `command` (which ran in `ctx.cwd` and ended
 /// with status 0) showed of a file.
 pub(crate) fn record_reads(command: &str, ctx: &ToolContext) {
-    if command.contains(['|', '<', '>']) {
+    // Most commands name none of the readers: they are not analysed again.
+    const READERS: &[&str] = &["cat", "nl", "bat", "head", "tail", "sed", "grep", "rg"];
+    if command.contains(['|', '<', '>']) || !READERS.iter().any(|r| command.contains(r)) {
         return;
     }
     let analysis =
@@ -52,11 +56,18 @@ pub(crate) fn record_reads(command: &str, ctx: &ToolContext) {
         .unwrap_or(&text)
         .replace("\r\n", "\n");
     let total = text.lines().count() as i64;
+    let shown = match shown {
+        Shown::Last { count } => Shown::Lines {
+            offset: (total - count + 1).max(1),
+            limit: count.min(total),
+        },
+        other => other,
+    };
     let (offset, limit, full_view) = match shown {
         Shown::Whole => (Some(1), None, true),
         Shown::Lines { offset, limit } if offset <= 1 && limit >= total => (Some(1), None, true),
         Shown::Lines { offset, limit } => (Some(offset), Some(limit), false),
-        Shown::Searched => (Some(1), None, false),
+        Shown::Searched | Shown::Last { .. } => (Some(1), None, false),
     };
     ctx.file_state.insert(
         path,
@@ -114,11 +125,7 @@ fn read_of(a: &Analysis) -> Option<(PathBuf, Shown)> {
                     limit: count,
                 }
             } else {
-                let total = line_count(&unit.cwd.join(f))?;
-                Shown::Lines {
-                    offset: (total - count + 1).max(1),
-                    limit: count.min(total),
-                }
+                Shown::Last { count }
             };
             (f, shown)
         }
@@ -157,10 +164,6 @@ fn sed_print_range(script: &str) -> Option<Shown> {
         offset: from,
         limit: to - from + 1,
     })
-}
-
-fn line_count(path: &Path) -> Option<i64> {
-    Some(std::fs::read_to_string(path).ok()?.lines().count() as i64)
 }
 
 /// Commands that rewrite files in place: formatters, fixers, `sed -i`.

@@ -171,9 +171,11 @@ pub fn decide_call(
         match fields.get(*field) {
             None => missing.push((*field).to_owned()),
             Some(Value::String(_)) => {}
-            Some(other) => {
-                mismatched.push(((*field).to_owned(), "string".to_owned(), json_type(other)))
-            }
+            Some(other) => mismatched.push((
+                (*field).to_owned(),
+                "string".to_owned(),
+                tool_core::schema::received_type_word(other).to_owned(),
+            )),
         }
     }
     if !missing.is_empty() || !mismatched.is_empty() {
@@ -213,17 +215,4 @@ pub fn decide_call(
         ctx,
     };
     Ok(policy.decide(&request))
-}
-
-/// A JSON value's type as Claude Code's validation messages name it.
-fn json_type(v: &Value) -> String {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-    .to_owned()
 }

@@ -59,6 +59,7 @@ pub fn answer_bytes(
     if input.len() > MAX_INPUT_BYTES {
         let head = String::from_utf8_lossy(&input[..4096]);
         return unreadable(
+            Event::PreToolUse,
             &format!("the input is larger than {MAX_INPUT_BYTES} bytes"),
             says_bypass(&head),
             &opts,
@@ -67,6 +68,7 @@ pub fn answer_bytes(
     match std::str::from_utf8(input) {
         Ok(text) => answer(text, home, xdg, opts),
         Err(e) => unreadable(
+            Event::PreToolUse,
             &format!(
                 "the input is not UTF-8 (an invalid byte at offset {})",
                 e.valid_up_to()
@@ -85,7 +87,7 @@ pub fn answer_bytes(
 pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) -> GuardAnswer {
     let parsed = match parse_input(input) {
         Ok(v) => v,
-        Err(why) => return unreadable(&why, says_bypass(input), &opts),
+        Err(why) => return unreadable(Event::PreToolUse, &why, says_bypass(input), &opts),
     };
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         answer_parsed(&parsed, home, xdg, &opts)
@@ -93,7 +95,12 @@ pub fn answer(input: &str, home: &Path, xdg: Option<&Path>, opts: GuardOptions) 
     caught.unwrap_or_else(|_| {
         let bypass =
             parsed.get("permission_mode").and_then(Value::as_str) == Some("bypassPermissions");
-        unreadable("toolgate failed while deciding it", bypass, &opts)
+        unreadable(
+            Event::PreToolUse,
+            "toolgate failed while deciding it",
+            bypass,
+            &opts,
+        )
     })
 }
 
@@ -182,12 +189,12 @@ fn says_bypass(text: &str) -> bool {
 /// The answer when the guard cannot even read its input (`why`): ask, or deny when failing
 /// closed.
 pub fn cannot_decide(why: &str, opts: &GuardOptions) -> GuardAnswer {
-    unreadable(why, false, opts)
+    unreadable(Event::PreToolUse, why, false, opts)
 }
 
 /// The answer to input the guard cannot decide: ask, or deny when failing closed or in
 /// bypass mode; the reason also on stderr.
-fn unreadable(why: &str, bypass: bool, opts: &GuardOptions) -> GuardAnswer {
+fn unreadable(event: Event, why: &str, bypass: bool, opts: &GuardOptions) -> GuardAnswer {
     let verdict = if opts.fail_closed || bypass {
         Verdict::Deny
     } else {
@@ -195,7 +202,7 @@ fn unreadable(why: &str, bypass: bool, opts: &GuardOptions) -> GuardAnswer {
     };
     let reason = capped(&format!("toolgate could not decide this call: {why}"));
     GuardAnswer {
-        stdout: hook_output(Event::PreToolUse, verdict, &reason),
+        stdout: hook_output(event, verdict, &reason),
         stderr: Some(reason),
     }
 }
@@ -240,7 +247,7 @@ fn answer_parsed(
                 if event == Event::PreToolUse
                     && !(verdict == Verdict::Ask && bypass)
                     && let Some(exe) = &opts.sandbox
-                    && let Some(updated) = sandboxed_input(Some(parsed), exe) =>
+                    && let Some(updated) = sandboxed_input(parsed, exe) =>
             {
                 let reason = if verdict == Verdict::Allow {
                     capped(&format!(
@@ -279,25 +286,13 @@ fn answer_parsed(
             },
             Verdict::Allow => GuardAnswer::default(),
         },
-        Err(why) => {
-            let mut a = unreadable(&why, bypass, opts);
-            if event == Event::PermissionRequest {
-                let verdict = if opts.fail_closed || bypass {
-                    Verdict::Deny
-                } else {
-                    Verdict::Ask
-                };
-                a.stdout = hook_output(event, verdict, a.stderr.as_deref().unwrap_or_default());
-            }
-            a
-        }
+        Err(why) => unreadable(event, &why, bypass, opts),
     }
 }
 
 /// A Bash call's input with its command run through `toolgate sandbox` (`exe`), the other
 /// fields kept; `None` for any other call, or one already wrapped.
-fn sandboxed_input(hook_input: Option<&Value>, exe: &Path) -> Option<Value> {
-    let v = hook_input?;
+fn sandboxed_input(v: &Value, exe: &Path) -> Option<Value> {
     if v.get("tool_name").and_then(Value::as_str) != Some("Bash") {
         return None;
     }

@@ -421,7 +421,8 @@ fn expected_type_word(schema: Option<&Value>, instance: &Value) -> String {
     }
 }
 
-fn received_type_word(v: &Value) -> &'static str {
+/// A JSON value's type as Claude Code's validation messages name it (`provided as ...`).
+pub fn received_type_word(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

@@ -97,11 +97,15 @@ impl PolicyBuilder {
         // Claude Code passes keys it does not know through; a misspelt one (`denny`) would
         // silently drop its rules, so it is reported (and fails `policy lint`).
         for key in perms.keys() {
-            if CLAUDE_PERMISSION_KEYS.contains(&key.as_str()) {
+            let known = || {
+                APPLIED_PERMISSION_KEYS
+                    .iter()
+                    .chain(IGNORED_PERMISSION_KEYS)
+            };
+            if known().any(|k| k == key) {
                 continue;
             }
-            let near = CLAUDE_PERMISSION_KEYS
-                .iter()
+            let near = known()
                 .min_by_key(|k| edit_distance(k, key))
                 .filter(|k| edit_distance(k, key) <= 2)
                 .map(|k| format!(" (did you mean `{k}`?)"))
@@ -206,25 +210,17 @@ impl PolicyBuilder {
     }
 }
 
-/// The keys of a Claude Code settings `permissions` block (2.1.332).
-const CLAUDE_PERMISSION_KEYS: &[&str] = &[
+/// The keys of a Claude Code settings `permissions` block (2.1.332) this engine reads.
+const APPLIED_PERMISSION_KEYS: &[&str] = &[
     "allow",
     "ask",
     "deny",
     "defaultMode",
     "disableBypassPermissionsMode",
     "additionalDirectories",
-    "blockReadsOutsideWorkingDirectories",
-    "blockFileToolReadsOutsideWorkingDirectories",
-    "blockWritesOutsideWorkingDirectories",
-    "blockReadsExemptPaths",
-    "workingDirectoriesAsGiven",
-    "workingDirectoriesExclude",
-    "disableAutoMode",
-    "denyInsteadOfPrompting",
 ];
 
-/// Those of [`CLAUDE_PERMISSION_KEYS`] this engine does not read.
+/// The other keys of that block (2.1.332): Claude Code's, not read here (a lint warning says so).
 const IGNORED_PERMISSION_KEYS: &[&str] = &[
     "blockReadsOutsideWorkingDirectories",
     "blockFileToolReadsOutsideWorkingDirectories",
