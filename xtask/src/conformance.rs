@@ -176,8 +176,14 @@ pub(crate) async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::R
             };
             let want = v.as_str().unwrap_or_default();
             if !same_file(path, ours, want) {
+                let fields = json_fields_differing(ours, want);
+                let detail = if fields.is_empty() {
+                    format!("\n  ours:     {ours:?}\n  recorded: {want:?}")
+                } else {
+                    format!("\n  {}", fields.join("\n  "))
+                };
                 return Ok(Verdict::Fail(format!(
-                    "workspace_after: {path} differs\n  ours:     {ours:?}\n  recorded: {want:?}"
+                    "workspace_after: {path} differs{detail}"
                 )));
             }
         }
@@ -238,6 +244,62 @@ fn same_file(path: &str, ours: &str, recorded: &str) -> bool {
         }
     }
     false
+}
+
+/// For two JSON (or JSON lines) texts, the fields that differ, as `line N: .a.b: ours X,
+/// recorded Y` (at most 12); empty when either is not JSON.
+fn json_fields_differing(ours: &str, recorded: &str) -> Vec<String> {
+    fn walk(a: Option<&Value>, b: Option<&Value>, path: String, out: &mut Vec<String>) {
+        if out.len() >= 12 || a == b {
+            return;
+        }
+        match (a, b) {
+            (Some(Value::Object(x)), Some(Value::Object(y))) => {
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                for k in keys {
+                    walk(x.get(k), y.get(k), format!("{path}.{k}"), out);
+                }
+            }
+            (Some(Value::Array(x)), Some(Value::Array(y))) if x.len() == y.len() => {
+                for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                    walk(Some(p), Some(q), format!("{path}[{i}]"), out);
+                }
+            }
+            _ => {
+                let show = |v: Option<&Value>| {
+                    v.map_or_else(
+                        || "(absent)".to_owned(),
+                        |v| {
+                            let t = v.to_string();
+                            match t.char_indices().nth(160) {
+                                Some((i, _)) => format!("{}…", &t[..i]),
+                                None => t,
+                            }
+                        },
+                    )
+                };
+                out.push(format!("{path}: ours {}, recorded {}", show(a), show(b)));
+            }
+        }
+    }
+    let lines = |s: &str| -> Option<Vec<Value>> {
+        s.lines()
+            .filter(|l| !l.trim().is_empty())
+            // Measured times are placeholders, which are not JSON numbers.
+            .map(|l| serde_json::from_str(&l.replace("{{DURATION_MS}}", "0")).ok())
+            .collect()
+    };
+    let (Some(a), Some(b)) = (lines(ours), lines(recorded)) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if a.len() != b.len() {
+        out.push(format!("{} JSON lines, recorded {}", a.len(), b.len()));
+    }
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        walk(Some(x), Some(y), format!("line {}: ", i + 1), &mut out);
+    }
+    out
 }
 
 fn short(v: &Value) -> String {

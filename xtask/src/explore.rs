@@ -1,6 +1,6 @@
 //! `cargo xtask explore --seed S --count N`: generate N scenarios (a seed and an index
-//! reproduce a scenario exactly), record each with the real Claude Code through the oracle
-//! (`../shared/oracle`, copied and installed where `--oracle` says), run toolgate on it as
+//! reproduce a scenario exactly), record each with the real Claude Code (`cargo xtask record`'s
+//! recorder, which installs it under `target/oracle`), run toolgate on it as
 //! `cargo xtask conformance` does, and group the differences by a signature (tool, field, shape
 //! of the first difference). One smallest scenario per group goes to `OUT/triage/`.
 
@@ -8,9 +8,8 @@ mod grammar;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use serde_json::Value;
 
 use crate::conformance::{self, Verdict};
@@ -19,8 +18,8 @@ use crate::conformance::{self, Verdict};
 pub(crate) struct Options {
     pub(crate) seed: u64,
     pub(crate) count: u64,
-    /// Where the oracle is installed (a copy of `../shared/oracle` after `npm install`).
-    pub(crate) oracle: PathBuf,
+    /// The Claude Code binary (default: the recorder's install).
+    pub(crate) claude: Option<PathBuf>,
     /// Where scenarios, results and triage go.
     pub(crate) out: PathBuf,
     /// Oracle runs at once.
@@ -87,13 +86,10 @@ struct Difference {
 
 /// Generate, record, compare and group. Returns the number of differences.
 pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
-    let runner = opts.oracle.join("run_scenario.py");
-    if !runner.exists() {
-        bail!(
-            "no oracle at {}: copy ../shared/oracle there and run `npm install --no-audit --no-fund` in it",
-            opts.oracle.display()
-        );
-    }
+    let claude = match &opts.claude {
+        Some(c) => c.clone(),
+        None => crate::record::install()?,
+    };
     let scenarios = opts.out.join("scenarios");
     let results = opts.out.join("results");
     std::fs::create_dir_all(&scenarios)?;
@@ -101,8 +97,10 @@ pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
 
     // 1. Generate.
     let mut names = Vec::new();
+    let mut used = std::collections::BTreeSet::new();
     for index in 0..opts.count {
         let g = grammar::scenario(opts.seed, index);
+        used.extend(g.used.iter().copied());
         let name = format!("x{}_{index:05}_{}", opts.seed, g.kind);
         let mut s = g.scenario;
         if let Value::Object(o) = &mut s {
@@ -141,23 +139,21 @@ pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
     let recording = crate::progress::Progress::new("recording", todo.len());
     std::thread::scope(|scope| {
         for chunk in &chunks {
-            let (runner, scenarios, results, recording) =
-                (&runner, &scenarios, &results, &recording);
+            let (claude, scenarios, results, recording) =
+                (&claude, &scenarios, &results, &recording);
             scope.spawn(move || {
                 for name in chunk {
-                    let status = Command::new("python3")
-                        .arg(runner)
-                        .arg(scenarios.join(format!("{name}.json")))
-                        .arg("--results-dir")
-                        .arg(results)
-                        .stdout(std::process::Stdio::null())
-                        .stderr(std::process::Stdio::null())
-                        .status();
-                    let ok = status.is_ok_and(|s| s.success());
-                    let line = if ok {
-                        format!("recorded {name}")
-                    } else {
-                        format!("oracle run failed: {name}")
+                    let made =
+                        crate::record::record(&scenarios.join(format!("{name}.json")), claude)
+                            .and_then(|r| {
+                                let text = serde_json::to_string_pretty(&r)? + "\n";
+                                std::fs::write(results.join(format!("{name}.json")), text)?;
+                                Ok(())
+                            });
+                    let ok = made.is_ok();
+                    let line = match made {
+                        Ok(()) => format!("recorded {name}"),
+                        Err(e) => format!("recording failed: {name}: {e:#}"),
                     };
                     recording.step(&line, !ok, !ok);
                 }
@@ -242,6 +238,14 @@ pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
     println!(
         "{compared} scenarios, {differences} differences in {} groups ({declared_groups} groups declared; {undeclared} differences not declared)",
         groups.len()
+    );
+    let (covered, total, missing) = grammar::coverage(&used);
+    std::fs::write(opts.out.join("uncovered.txt"), missing.join("\n") + "\n")?;
+    println!(
+        "the {} scenarios covered {covered} of the grammar's {total} productions ({:.1}%); the others are listed in {}",
+        names.len(),
+        100.0 * covered as f64 / total.max(1) as f64,
+        opts.out.join("uncovered.txt").display()
     );
     Ok(undeclared)
 }

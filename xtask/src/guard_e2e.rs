@@ -3,15 +3,15 @@
 //! same session without the guard.
 //!
 //! The sessions are `tests/guard-e2e/session*.json`, oracle scenarios whose user settings let
-//! Claude Code run every benign call by itself. Each is recorded twice through the oracle
-//! (`../shared/oracle`, installed under `target/oracle` on first use): alone, and with the
+//! Claude Code run every benign call by itself. Each is recorded twice with `cargo xtask record`'s
+//! recorder (Claude Code installed under `target/oracle` on first use): alone, and with the
 //! PreToolUse hook that `toolgate guard install --user` writes (`toolgate guard`, found on
 //! PATH, matcher `*`). The guard passes when it adds no prompt and no denial to any benign
 //! call (each gives the same kind of result as without it, and no `permission_denied` event),
 //! and every call whose id says `harmful` is refused with it.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context as _, bail};
@@ -19,61 +19,7 @@ use serde_json::Value;
 
 use crate::workspace_root;
 
-/// The PATH the oracle gives Claude Code.
-const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
-
-/// Where the oracle is copied and installed.
-fn oracle_dir() -> PathBuf {
-    workspace_root().join("target/oracle")
-}
-
-/// The Claude Code binary the oracle runs, once installed.
-fn claude_binary(oracle: &Path) -> PathBuf {
-    oracle.join("node_modules/@anthropic-ai/claude-code-linux-x64/claude")
-}
-
-/// Copy `../shared/oracle` to `target/oracle` and install its CLI from the npm registry when
-/// that has not been done.
-fn install_oracle() -> anyhow::Result<PathBuf> {
-    let shared = workspace_root().join("../shared/oracle");
-    let oracle = oracle_dir();
-    if claude_binary(&oracle).is_file() {
-        return Ok(oracle);
-    }
-    if !shared.join("run_scenario.py").is_file() {
-        bail!(
-            "no oracle at {}: the guard's end-to-end test runs the real Claude Code through it",
-            shared.display()
-        );
-    }
-    std::fs::create_dir_all(&oracle)?;
-    for entry in std::fs::read_dir(&shared)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if ["node_modules", "runs", ".venv"].iter().any(|n| name == *n) {
-            continue;
-        }
-        if entry.file_type()?.is_file() {
-            std::fs::copy(entry.path(), oracle.join(&name))?;
-        }
-    }
-    eprintln!(
-        "installing Claude Code for the oracle in {} (npm install, from the npm registry)",
-        oracle.display()
-    );
-    let status = Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
-        .current_dir(&oracle)
-        .status()
-        .context("running npm (Node.js's package manager is needed to install Claude Code for the guard's end-to-end test)")?;
-    if !status.success() || !claude_binary(&oracle).is_file() {
-        bail!(
-            "npm install in {} failed ({status}): the guard's end-to-end test needs Claude Code from the npm registry",
-            oracle.display()
-        );
-    }
-    Ok(oracle)
-}
+use crate::record::SYSTEM_PATH;
 
 /// What the guard must do to one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,25 +101,18 @@ fn installed_hook(toolgate: &Path) -> anyhow::Result<Value> {
     Ok(v["hooks"].clone())
 }
 
-/// Record `scenario` with the oracle; its record.
-fn record(oracle: &Path, scenario: &Value, name: &str) -> anyhow::Result<Value> {
+/// Record `scenario` with Claude Code (`cargo xtask record`'s recorder); its record.
+fn record(claude: &Path, scenario: &Value, name: &str) -> anyhow::Result<Value> {
     let dir = workspace_root().join("target/guard-e2e");
     std::fs::create_dir_all(&dir)?;
     let file = dir.join(format!("{name}.json"));
-    let out = dir.join(format!("{name}.record.json"));
     std::fs::write(&file, serde_json::to_string_pretty(scenario)?)?;
-    let status = Command::new("python3")
-        .arg(oracle.join("run_scenario.py"))
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .context("running the oracle (python3 run_scenario.py)")?;
-    if !status.success() {
-        bail!("the oracle failed on {} ({status})", file.display());
-    }
-    Ok(serde_json::from_str(&std::fs::read_to_string(&out)?)?)
+    let record = crate::record::record(&file, claude)?;
+    std::fs::write(
+        dir.join(format!("{name}.record.json")),
+        serde_json::to_string_pretty(&record)?,
+    )?;
+    Ok(record)
 }
 
 /// Run the sessions with and without the guard and compare; an error names every call the
@@ -187,7 +126,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         "release"
     };
     let toolgate = root.join("target").join(profile).join("toolgate");
-    let oracle = install_oracle()?;
+    let claude = crate::record::install()?;
     // `toolgate` on PATH, as a teammate's machine has it: the hook command names no path.
     let bin = root.join("target/guard-e2e/bin");
     std::fs::create_dir_all(&bin)?;
@@ -206,8 +145,8 @@ pub(crate) fn run() -> anyhow::Result<()> {
         alone["env"]["PATH"] = Value::from(format!("{}:{SYSTEM_PATH}", bin.display()));
         let mut guarded = alone.clone();
         guarded["user_settings"]["hooks"] = hooks.clone();
-        let without = outcomes(&record(&oracle, &alone, &format!("{name}-alone"))?);
-        let with = outcomes(&record(&oracle, &guarded, &format!("{name}-guard"))?);
+        let without = outcomes(&record(&claude, &alone, &format!("{name}-alone"))?);
+        let with = outcomes(&record(&claude, &guarded, &format!("{name}-guard"))?);
         let calls: Vec<(String, String)> = alone["turns"]
             .as_array()
             .into_iter()
@@ -263,7 +202,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let mut missing: Value = serde_json::from_str(&text)?;
     missing["user_settings"]["hooks"] = hooks;
     missing["env"]["PATH"] = Value::from(SYSTEM_PATH);
-    let blocked = outcomes(&record(&oracle, &missing, "session-no-toolgate")?);
+    let blocked = outcomes(&record(&claude, &missing, "session-no-toolgate")?);
     // A call that failed before the hooks (bad input, Claude Code's own deny) did not run
     // either; every other must have been blocked by the hook command.
     let ran: Vec<&String> = blocked

@@ -8,6 +8,7 @@ mod explore;
 mod guard_e2e;
 mod mutate;
 mod progress;
+mod record;
 mod security;
 
 use std::path::PathBuf;
@@ -114,15 +115,46 @@ enum Task {
         /// How many scenarios.
         #[arg(long, default_value_t = 200)]
         count: u64,
-        /// The installed oracle: a copy of ../shared/oracle after `npm install --no-audit --no-fund`.
-        #[arg(long, default_value = "/tmp/oracle")]
-        oracle: PathBuf,
+        /// The Claude Code binary to record with (default: the one `record` installs under
+        /// target/oracle).
+        #[arg(long)]
+        claude: Option<PathBuf>,
         /// Where scenarios, results and triage go (default target/explore/SEED).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Oracle runs at once.
         #[arg(long, default_value_t = 2)]
         jobs: usize,
+    },
+    /// Record scenarios with the real Claude Code, offline: installs it from the npm registry
+    /// under target/oracle on first use, runs it in a loopback-only network namespace against a
+    /// scripted Messages API, and writes each record to `results/` beside the scenario's
+    /// `scenarios/` folder (or --results-dir), unless it says what the committed record says.
+    Record {
+        /// Scenario files.
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
+        /// Where records go (default: `../results` of a scenario in a `scenarios` folder;
+        /// otherwise the tool results are printed).
+        #[arg(long)]
+        results_dir: Option<PathBuf>,
+        /// Only compare with the committed records; exit 1 when one differs or is missing.
+        #[arg(long)]
+        check: bool,
+        /// The Claude Code binary (default: the one installed under target/oracle).
+        #[arg(long)]
+        claude: Option<PathBuf>,
+        /// Recordings at once.
+        #[arg(long, default_value_t = 2)]
+        jobs: usize,
+    },
+    /// Inside the recorder's network namespace: record one scenario into OUT.
+    #[command(hide = true)]
+    RecordIsolated {
+        #[arg(long)]
+        claude: PathBuf,
+        scenario: PathBuf,
+        out: PathBuf,
     },
     /// Exactly what .ci/run runs: installs what the tests need beyond the Rust toolchain when
     /// it is missing (bubblewrap, pytest), then format and lint checks (tool-core also without
@@ -268,7 +300,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Task::Explore {
             seed,
             count,
-            oracle,
+            claude,
             out,
             jobs,
         } => {
@@ -277,13 +309,38 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let opts = explore::Options {
                 seed,
                 count,
-                oracle,
+                claude,
                 out,
                 jobs,
             };
             explore::explore(&opts).await?;
             Ok(())
         }
+        Task::Record {
+            scenarios,
+            results_dir,
+            check,
+            claude,
+            jobs,
+        } => {
+            let differing = record::run(
+                &scenarios,
+                results_dir.as_deref(),
+                check,
+                claude.as_deref(),
+                jobs,
+            )?;
+            if check && differing > 0 {
+                eprintln!("{differing} records differ from the committed ones");
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Task::RecordIsolated {
+            claude,
+            scenario,
+            out,
+        } => record::record_isolated(&scenario, &claude, &out),
         Task::Ci { long } => ci(long),
     }
 }
@@ -459,6 +516,49 @@ fn ci(long: bool) -> anyhow::Result<()> {
         if !status.success() {
             bail!("cargo {} failed ({status})", args.join(" "));
         }
+    }
+    // The project's recorder against the reference harness: a committed scenario, and the
+    // reference's own scenarios give the results it recorded.
+    let reference = root.join("../shared/oracle");
+    let mut record: Vec<String> = [
+        "run",
+        "--quiet",
+        "--package",
+        "xtask",
+        "--",
+        "record",
+        "--check",
+    ]
+    .map(String::from)
+    .to_vec();
+    record.push("tests/conformance/scenarios/a_read_then_edit.json".into());
+    if reference.join("scenarios").is_dir() {
+        let status = Command::new(&cargo)
+            .args(&record)
+            .current_dir(&root)
+            .status()
+            .context("running cargo xtask record")?;
+        if !status.success() {
+            bail!("cargo {} failed ({status})", record.join(" "));
+        }
+        record.truncate(7);
+        record.push("--results-dir".into());
+        record.push(reference.join("results").display().to_string());
+        record.push(reference.join("scenarios").display().to_string());
+    } else {
+        eprintln!(
+            "no reference harness at {}: checking the recorder on a committed scenario only",
+            reference.display()
+        );
+    }
+    eprintln!("$ cargo {}", record.join(" "));
+    let status = Command::new(&cargo)
+        .args(&record)
+        .current_dir(&root)
+        .status()
+        .context("running cargo xtask record")?;
+    if !status.success() {
+        bail!("cargo {} failed ({status})", record.join(" "));
     }
     Ok(())
 }

@@ -188,6 +188,33 @@ fn exit_is_error(command: &str, code: i32) -> bool {
     }
 }
 
+/// What a PostToolUse hook gets as Bash's `tool_response` (Claude Code 2.1.332, recorded:
+/// hp_bash, hp_bash_more): the output (both streams, merged), an empty error stream, and what
+/// an exit code that is not an error means.
+fn payload(stdout: &str, command: &str, interpretation: Option<&str>) -> serde_json::Value {
+    let mut raw = json!({"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false});
+    if let Some(meaning) = interpretation {
+        raw["returnCodeInterpretation"] = json!(meaning);
+    }
+    raw["noOutputExpected"] = json!(no_output_expected(command));
+    raw
+}
+
+/// What Claude Code says a non-zero exit that is not an error means, for the command that ends
+/// the line.
+fn return_code_interpretation(command: &str, code: i32) -> Option<&'static str> {
+    if code != 1 {
+        return None;
+    }
+    match line_programs(command).pop().as_deref() {
+        Some("grep" | "egrep" | "fgrep" | "rg") => Some("No matches found"),
+        Some("find") => Some("Some directories were inaccessible"),
+        Some("diff") => Some("Files differ"),
+        Some("test" | "[") => Some("Condition is false"),
+        _ => None,
+    }
+}
+
 /// Strip leading blank lines and trailing whitespace.
 fn tidy(output: &str) -> String {
     let start = output
@@ -419,7 +446,8 @@ async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCal
             "Command running in background with ID: {}. Output is being written to: {output_path}. You will be notified when it completes. To check interim output, use Read on that file path.",
             running.id
         );
-        let raw = json!({"backgroundTaskId": running.id, "outputPath": output_path});
+        let mut raw = payload("", &input.command, None);
+        raw["backgroundTaskId"] = json!(running.id);
         supervise(running, background_limit(ctx));
         return Ok(ToolOutput::new(raw, text));
     }
@@ -475,24 +503,31 @@ async fn run(input: &BashInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCal
     }
     let mut text = tidy(&full);
     let mut out = ToolOutput::new(
-        json!({
-            "stdout": text,
-            "stderr": "",
-            "interrupted": false,
-            "isImage": false,
-            "noOutputExpected": no_output_expected(&input.command),
-        }),
+        payload(
+            &text,
+            &input.command,
+            return_code_interpretation(&input.command, code),
+        ),
         String::new(),
     );
+    // Output the session will keep in a file: the hooks get its first 30,000 characters, where
+    // it went (filled in by the result policy, which writes it) and its size (recorded:
+    // hp_bash_more).
+    if text.encode_utf16().count() > MAX_OUTPUT_CHARS {
+        let units: Vec<u16> = text.encode_utf16().take(MAX_OUTPUT_CHARS).collect();
+        out.raw["stdout"] = json!(String::from_utf16_lossy(&units));
+        out.raw[tool_core::result::PERSISTED_PATH_KEY] = json!("");
+        out.raw["persistedOutputSize"] = json!(full.len());
+    }
     if let Some(new_cwd) = new_cwd.filter(|c| c.is_absolute() && *c != ctx.cwd) {
         let old = ctx.cwd.clone();
         let target = if ctx.is_in_working_dirs(&new_cwd) {
             new_cwd
         } else {
-            text = join_nonempty(
-                &text,
-                &format!("Shell cwd was reset to {}", ctx.project_root.display()),
-            );
+            let reset = format!("Shell cwd was reset to {}", ctx.project_root.display());
+            // The hooks see the notice as the error stream (recorded: hp_bash).
+            out.raw["stderr"] = json!(format!("\n{reset}"));
+            text = join_nonempty(&text, &reset);
             ctx.project_root.clone()
         };
         // The session reminds the model of the new directory after the turn's last result.
@@ -554,7 +589,9 @@ async fn timed_out(
         running.id,
         format_duration(background_limit(ctx)).replace(" 0s", "")
     );
-    let raw = json!({"backgroundTaskId": running.id, "outputPath": path, "timedOut": true});
+    let mut raw = payload(&so_far, &input.command, None);
+    raw["backgroundTaskId"] = json!(running.id);
+    raw["timedOutAfterMs"] = json!(timeout.as_millis() as u64);
     supervise(running, background_limit(ctx));
     Ok(ToolOutput::new(raw, join_nonempty(&so_far, &note)))
 }

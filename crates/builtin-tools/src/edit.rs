@@ -15,8 +15,7 @@ pub const MAX_EDIT_FILE_BYTES: u64 = 1024 * 1024 * 1024;
 
 pub(crate) const NOT_READ: &str = "File has not been read yet. Read it first before writing to it.";
 pub(crate) const MODIFIED_SINCE_READ: &str = "File has been modified since read, either by the user or by a linter. Read it again before attempting to write it.";
-pub(crate) const UNEXPECTEDLY_MODIFIED: &str =
-    "File has been unexpectedly modified. Read it again before attempting to write it.";
+pub(crate) const UNEXPECTEDLY_MODIFIED: &str = "File content has changed since it was last read. This commonly happens when a linter or formatter run via Bash rewrites the file. Call Read on this file to refresh, then retry the edit.";
 pub(crate) const DENIED: &str =
     "File is in a directory that is denied by your permission settings.";
 const READ_DENIED_EDIT: &str =
@@ -458,7 +457,7 @@ fn edit(input: &EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     } else if full_view {
         text.push_str(STATE_CURRENT);
     }
-    let raw = json!({
+    let mut raw = json!({
         "filePath": input.file_path,
         "oldString": input.old_string,
         "newString": input.new_string,
@@ -467,6 +466,12 @@ fn edit(input: &EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         "userModified": false,
         "replaceAll": replace_all,
     });
+    if changed {
+        // The hooks learn the edit was applied to a file the model had not seen whole
+        // (recorded: hp_stale_pre_touch).
+        raw["staleRecovered"] = json!(true);
+        raw["contentNotInModelContext"] = json!(true);
+    }
     Ok(ToolOutput::new(raw, text))
 }
 

@@ -98,6 +98,7 @@ fn split_absolute(pattern: &str) -> Option<(PathBuf, String)> {
 }
 
 fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+    let started = std::time::Instant::now();
     // The pattern as the model wrote it is the one ripgrep names in its error.
     if let Some(e) = crate::search::nested_alternates(&input.pattern) {
         return Err(crate::search::rg_rejected(&e));
@@ -183,10 +184,11 @@ fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     } else {
         shown.join("\n")
     };
-    Ok(ToolOutput::new(
-        json!({"filenames": shown, "numFiles": total, "truncated": total > MAX_GLOB_RESULTS}),
-        text,
-    ))
+    // `numFiles` counts what is listed, `totalMatches` everything found (recorded: hp_glob).
+    let data = json!({"filenames": shown, "durationMs": started.elapsed().as_millis() as u64,
+                      "numFiles": shown.len(), "truncated": total > MAX_GLOB_RESULTS,
+                      "totalMatches": total, "countIsComplete": true});
+    Ok(ToolOutput::new(data, text))
 }
 
 #[cfg(test)]

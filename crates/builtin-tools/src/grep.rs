@@ -266,8 +266,8 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         globs.extend(split_globs(g));
     }
     let single_file = root.is_file();
-    // In content mode no file can show more than offset + head_limit lines: stop collecting
-    // (and searching) a file one line past that, so truncation is still seen.
+    // In content mode no file can show more than offset + head_limit lines: keep the text of a
+    // file up to one line past that (so truncation is still seen) and only count the rest.
     let cap = match (mode, nonneg(input.head_limit).unwrap_or(DEFAULT_HEAD_LIMIT)) {
         (OutputMode::Content, limit) if limit > 0 => Some(
             limit
@@ -364,7 +364,7 @@ struct Collect {
     lines: usize,
     count: u64,
     last_line: Option<u64>,
-    /// Stop once this many output lines are collected.
+    /// Keep the text of this many output lines; count the rest.
     cap: Option<usize>,
 }
 
@@ -382,6 +382,12 @@ impl Collect {
 
     fn push(&mut self, number: Option<u64>, sep: char, bytes: &[u8], omitted: &str) {
         use std::fmt::Write as _;
+        if self.full() {
+            // Past what can be shown, lines are only counted (the hooks' `totalLines`).
+            self.lines += 1;
+            self.last_line = number;
+            return;
+        }
         let text = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
         self.start_line();
@@ -427,7 +433,7 @@ impl Sink for Collect {
                         "[Omitted long matching line]",
                     );
                 }
-                Ok(!self.full())
+                Ok(true)
             }
         }
     }
@@ -445,13 +451,17 @@ impl Sink for Collect {
                 "[Omitted long context line]",
             );
         }
-        Ok(!self.full())
+        Ok(true)
     }
 
     fn context_break(&mut self, _searcher: &Searcher) -> Result<bool, std::io::Error> {
         if self.last_line.is_some() {
-            self.start_line();
-            self.text.push_str("--");
+            if self.full() {
+                self.lines += 1;
+            } else {
+                self.start_line();
+                self.text.push_str("--");
+            }
         }
         Ok(true)
     }
@@ -479,6 +489,24 @@ fn page<T>(items: Vec<T>, input: &GrepInput) -> (Vec<T>, Option<usize>, usize) {
     } else {
         (rest, None, offset)
     }
+}
+
+/// The paging a result had, as Claude Code adds it to the hooks' `tool_response`: the limit
+/// when it cut something, the offset when there was one.
+fn with_paging(
+    mut data: serde_json::Value,
+    limit: Option<usize>,
+    offset: usize,
+) -> serde_json::Value {
+    if let Some(o) = data.as_object_mut() {
+        if let Some(l) = limit {
+            o.insert("appliedLimit".into(), json!(l));
+        }
+        if offset > 0 {
+            o.insert("appliedOffset".into(), json!(offset));
+        }
+    }
+    data
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -517,10 +545,9 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
                     shown.join("\n")
                 )
             };
-            ToolOutput::new(
-                json!({"mode": "files_with_matches", "filenames": shown, "numFiles": total}),
-                text,
-            )
+            let listed = shown.len();
+            let data = json!({"mode": "files_with_matches", "filenames": shown, "numFiles": listed, "totalFiles": total});
+            ToolOutput::new(with_paging(data, limit, offset), text)
         }
         OutputMode::Content => {
             found.sort_by(|a, b| a.path.cmp(&b.path));
@@ -568,10 +595,11 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
                     .unwrap_or_default();
                 format!("{}{note}", shown.join("\n"))
             };
-            ToolOutput::new(
-                json!({"mode": "content", "numFiles": total, "numLines": shown.len()}),
-                text,
-            )
+            // Claude Code's payload for this mode names no files (`numFiles` 0) and counts the
+            // lines before paging in `totalLines` (recorded: hp_grep_*).
+            let data = json!({"mode": "content", "numFiles": 0, "filenames": [],
+                              "content": shown.join("\n"), "numLines": shown.len(), "totalLines": all_lines});
+            ToolOutput::new(with_paging(data, limit, offset), text)
         }
         OutputMode::Count => {
             found.sort_by(|a, b| a.path.cmp(&b.path));
@@ -609,10 +637,9 @@ fn render(input: &GrepInput, mode: OutputMode, mut found: Vec<FileHits>, cwd: &P
                     .unwrap_or_default();
                 format!("{}\n\n{summary}{note}", shown.join("\n"))
             };
-            ToolOutput::new(
-                json!({"mode": "count", "numFiles": files, "numMatches": total}),
-                text,
-            )
+            let data = json!({"mode": "count", "numFiles": files, "filenames": [],
+                              "content": shown.join("\n"), "numMatches": total});
+            ToolOutput::new(with_paging(data, limit, offset), text)
         }
     }
 }

@@ -21,6 +21,84 @@ fn notebook_language(nb: &Value) -> String {
         .to_owned()
 }
 
+/// The cells as Claude Code gives them to a PostToolUse hook (`tool_response.file.cells`):
+/// sources joined, ids as `cell_id`, code cells with their language and outputs as text
+/// (recorded: hp_read_media).
+pub(crate) fn cells_payload(nb: &Value) -> Value {
+    let language = notebook_language(nb);
+    let cells = nb
+        .get("cells")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let out: Vec<Value> = cells
+        .iter()
+        .enumerate()
+        .map(|(index, cell)| {
+            let mut c = serde_json::Map::new();
+            let cell_type = cell
+                .get("cell_type")
+                .and_then(Value::as_str)
+                .unwrap_or("code");
+            c.insert("cellType".into(), Value::from(cell_type));
+            c.insert("source".into(), Value::from(joined(cell.get("source"))));
+            if cell_type == "code"
+                && let Some(n) = cell.get("execution_count")
+            {
+                c.insert("execution_count".into(), n.clone());
+            }
+            let id = cell
+                .get("id")
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("cell-{index}"), str::to_owned);
+            c.insert("cell_id".into(), Value::from(id));
+            if cell_type == "code" {
+                c.insert("language".into(), Value::from(language.as_str()));
+                let outputs: Vec<Value> = cell
+                    .get("outputs")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(output_payload)
+                    .collect();
+                if !outputs.is_empty() {
+                    c.insert("outputs".into(), Value::Array(outputs));
+                }
+            }
+            Value::Object(c)
+        })
+        .collect();
+    Value::Array(out)
+}
+
+fn output_payload(output: &Value) -> Value {
+    let kind = output
+        .get("output_type")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let text = match kind {
+        "stream" => joined(output.get("text")),
+        "execute_result" | "display_data" => {
+            joined(output.get("data").and_then(|d| d.get("text/plain")))
+        }
+        "error" => {
+            let ename = output
+                .get("ename")
+                .and_then(Value::as_str)
+                .unwrap_or("Error");
+            let evalue = output.get("evalue").and_then(Value::as_str).unwrap_or("");
+            let tb: Vec<&str> = output
+                .get("traceback")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            format!("{ename}: {evalue}\n{}", tb.join("\n"))
+        }
+        _ => String::new(),
+    };
+    serde_json::json!({"output_type": kind, "text": text})
+}
+
 /// The blocks the model sees for a notebook.
 pub(crate) fn render(nb: &Value) -> Vec<ContentBlock> {
     let language = notebook_language(nb);

@@ -88,6 +88,18 @@ impl Tool for ReadTool {
         tool_core::input_schema_for::<ReadInput>()
     }
 
+    fn normalize_input(&self, input: Value) -> Value {
+        // An empty `pages` is no page range: Claude Code drops it before the hooks see the
+        // input and reads the file (recorded: hp_pre_inputs).
+        let mut input = input;
+        if let Value::Object(o) = &mut input
+            && o.get("pages").and_then(Value::as_str) == Some("")
+        {
+            o.remove("pages");
+        }
+        input
+    }
+
     async fn validate_input(
         &self,
         input: &Value,
@@ -483,7 +495,8 @@ fn read_text(
                 1,
             ));
         }
-        return Ok(text_output(path, "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".into(), "", window.first_number, 0, 0));
+        // The hooks' payload counts the empty file as one empty line (recorded: hp_read_text).
+        return Ok(text_output(path, "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>".into(), "", window.first_number, 1, 1));
     }
     let mut head = [0u8; 2];
     let is_utf16 = File::open(path)
@@ -577,13 +590,23 @@ fn read_text(
         notice.push_str(NOT_UTF8_NOTE);
     }
     record(ctx, path, seen.clone(), timestamp_ms, input, full_view);
+    // The hooks' payload has the file's line count also when a limit stopped the read early
+    // (recorded: hp_read_text).
+    let total = match got.total {
+        Some(t) => t,
+        None if is_utf16 => 0,
+        None => stream_lines(path, u64::MAX, Some(0))
+            .ok()
+            .and_then(|g| g.total)
+            .unwrap_or(0),
+    };
     Ok(text_output(
         path,
         format!("{numbered}{notice}"),
         &seen,
         window.first_number,
         n,
-        got.total.unwrap_or(0),
+        total,
     ))
 }
 
@@ -686,7 +709,7 @@ fn read_notebook(
         },
     );
     Ok(ToolOutput::new(
-        json!({"type": "notebook", "file": {"filePath": path.display().to_string(), "cells": nb.get("cells").cloned().unwrap_or(Value::Null)}}),
+        json!({"type": "notebook", "file": {"filePath": path.display().to_string(), "cells": crate::notebook::cells_payload(&nb)}}),
         ToolResultContent::Blocks(blocks),
     ))
 }
@@ -758,8 +781,9 @@ fn read_image(path: &Path, size: u64) -> Result<ToolOutput, ToolCallError> {
             format_file_size(size)
         )));
     }
-    let raw = json!({"type": "image", "file": {"type": media_type, "originalSize": size,
-                     "dimensions": dims.map(|(w, h)| json!({"width": w, "height": h}))}});
+    // Images are sent as they are, so the display size is the original (recorded: hp_read_media).
+    let raw = json!({"type": "image", "file": {"base64": data.clone(), "type": media_type, "originalSize": size,
+                     "dimensions": dims.map(|(w, h)| json!({"originalWidth": w, "originalHeight": h, "displayWidth": w, "displayHeight": h}))}});
     Ok(ToolOutput::new(
         raw,
         ToolResultContent::Blocks(vec![ContentBlock::image(media_type, data)]),

@@ -62,8 +62,12 @@ pub fn needs_persisting(content: &ToolResultContent, max_result_size_chars: Opti
             .is_some_and(|threshold| content.text_len() > threshold)
 }
 
-fn persist(dir: &Path, id: &str, ext: &str, text: &str) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
+/// The key of a tool's raw output (`tool_response`) that the result policy fills with the file
+/// a persisted result went to, when the tool put it there (Bash does).
+pub const PERSISTED_PATH_KEY: &str = "persistedOutputPath";
+
+/// Where a persisted text result of call `id` goes.
+pub fn persisted_path(dir: &Path, id: &str) -> PathBuf {
     let safe: String = id
         .chars()
         .map(|c| {
@@ -74,7 +78,12 @@ fn persist(dir: &Path, id: &str, ext: &str, text: &str) -> std::io::Result<PathB
             }
         })
         .collect();
-    let path = dir.join(format!("{safe}.{ext}"));
+    dir.join(format!("{safe}.txt"))
+}
+
+fn persist(dir: &Path, id: &str, ext: &str, text: &str) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = persisted_path(dir, id).with_extension(ext);
     match std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

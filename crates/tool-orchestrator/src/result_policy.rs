@@ -45,6 +45,23 @@ async fn size_policy(
     }
     let content = std::mem::take(&mut outcome.content);
     let max = tool.tool.max_result_size_chars();
+    // A tool that said where its persisted output goes learns the file (or, when it stays
+    // inline, loses the key).
+    let persisting = tool_core::result::needs_persisting(&content, max);
+    if let Some(serde_json::Value::Object(raw)) = outcome.raw_output.as_mut()
+        && raw.contains_key(tool_core::result::PERSISTED_PATH_KEY)
+    {
+        if persisting && !matches!(content, ToolResultContent::Blocks(_)) {
+            let path = tool_core::result::persisted_path(dir, id);
+            raw.insert(
+                tool_core::result::PERSISTED_PATH_KEY.into(),
+                serde_json::Value::from(path.display().to_string()),
+            );
+        } else {
+            raw.shift_remove(tool_core::result::PERSISTED_PATH_KEY);
+            raw.shift_remove("persistedOutputSize");
+        }
+    }
     // Only writing a large result to disk is worth the trip to the blocking pool.
     if !tool_core::result::needs_persisting(&content, max) {
         outcome.content = apply_result_policy(content, tool.name(), max, dir, id);

@@ -260,7 +260,8 @@ impl Subs {
 pub fn normalise_task_ids(s: &str) -> String {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(r"(ID: |tasks/)b[a-z0-9]{8}\b").unwrap_or_else(|_| unreachable!())
+        regex::Regex::new(r"(ID: |tasks/|<task-id>)b[a-z0-9]{8}\b")
+            .unwrap_or_else(|_| unreachable!())
     });
     re.replace_all(s, "${1}{{TASK_ID}}").into_owned()
 }
@@ -519,6 +520,10 @@ pub fn snapshot_workspace(ws: &Path, subs: &Subs) -> BTreeMap<String, String> {
     walk(ws, ws, &mut out);
     let prompt = regex::Regex::new(r#""prompt_id":"[0-9a-fA-F-]{36}""#).ok();
     let duration = regex::Regex::new(r#""duration_ms":\d+"#).ok();
+    // Glob's `tool_response` in a PostToolUse hook's input carries its own measured time.
+    let glob_duration = regex::Regex::new(r#""durationMs":\d+"#).ok();
+    // A background command's id is random.
+    let task = regex::Regex::new(r#""backgroundTaskId":"b[a-z0-9]{8}""#).ok();
     for v in out.values_mut() {
         let mut s = subs.unapply(v);
         if let Some(re) = &prompt {
@@ -529,6 +534,16 @@ pub fn snapshot_workspace(ws: &Path, subs: &Subs) -> BTreeMap<String, String> {
         if let Some(re) = &duration {
             s = re
                 .replace_all(&s, r#""duration_ms":{{DURATION_MS}}"#)
+                .into_owned();
+        }
+        if let Some(re) = &task {
+            s = re
+                .replace_all(&s, r#""backgroundTaskId":"{{TASK_ID}}""#)
+                .into_owned();
+        }
+        if let Some(re) = &glob_duration {
+            s = re
+                .replace_all(&s, r#""durationMs":{{DURATION_MS}}"#)
                 .into_owned();
         }
         *v = s;
@@ -559,6 +574,9 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
             out.insert(rel, format!("<symlink -> {target}>"));
         } else if meta.is_dir() {
             walk(root, &p, out);
+        } else if !meta.is_file() {
+            // A FIFO, socket or device: opening it could block or have effects.
+            out.insert(rel, "<special file, not shown>".to_owned());
         } else {
             let data = fs::read(&p).unwrap_or_default();
             let head = &data[..data.len().min(65536)];

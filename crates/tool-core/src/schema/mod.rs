@@ -198,7 +198,7 @@ impl CompiledSchema {
         coerce(&self.schema, &self.semantic, &mut value);
         let issues = self.issues(&value);
         if issues.is_empty() {
-            return Ok(value);
+            return Ok(in_schema_order(&self.schema, value));
         }
         Err(self.describe(issues))
     }
@@ -499,10 +499,18 @@ fn coerce(schema: &Value, semantic: &std::collections::BTreeSet<String>, value: 
         if types.contains(&"integer") || types.contains(&"number") {
             // Numbers and numeric strings are read everywhere; one-element arrays only in the
             // fields marked semantic (recorded: Read's take `[2]`, Grep's and Bash's refuse it).
+            // An integer stays as it was sent (a hook sees it unchanged); other numbers are
+            // written as JavaScript writes them, integral ones without a fraction (recorded:
+            // hp_grep_limits).
+            if let Value::Number(num) = v
+                && (num.is_i64() || num.is_u64())
+            {
+                continue;
+            }
             if (!v.is_array() || semantic.contains(key))
                 && let Some(n) = js_number(v)
             {
-                *v = number_value(n, types.contains(&"integer"));
+                *v = number_value(n, true);
             }
         } else if types.contains(&"boolean") {
             match v.as_str() {
@@ -512,6 +520,26 @@ fn coerce(schema: &Value, semantic: &std::collections::BTreeSet<String>, value: 
             }
         }
     }
+}
+
+/// The input's keys in the order the schema declares its properties (others after them, as
+/// sent): Claude Code's parser rebuilds the input that way, and hooks see it so (recorded:
+/// hp_grep_params).
+fn in_schema_order(schema: &Value, value: Value) -> Value {
+    let (Some(props), Value::Object(mut obj)) = (
+        schema.get("properties").and_then(Value::as_object),
+        value.clone(),
+    ) else {
+        return value;
+    };
+    let mut out = serde_json::Map::new();
+    for key in props.keys() {
+        if let Some(v) = obj.remove(key) {
+            out.insert(key.clone(), v);
+        }
+    }
+    out.extend(obj);
+    Value::Object(out)
 }
 
 /// Remove the `"x-semantic": true` markers of the top-level properties, returning their names.
