@@ -343,6 +343,9 @@ struct Lines {
     invalid_utf8: bool,
     /// Total number of lines, known when the read reached the end of the file.
     total: Option<u64>,
+    /// A `\r` was dropped that Edit's view of the file keeps (one of two before a line end,
+    /// or one ending the file).
+    extra_cr: bool,
 }
 
 /// Stream lines `[skip, skip+limit)` of a UTF-8 file without holding the rest. A BOM and a
@@ -350,6 +353,7 @@ struct Lines {
 fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<Lines> {
     let mut reader = BufReader::with_capacity(256 * 1024, File::open(path)?);
     let mut invalid_utf8 = false;
+    let mut extra_cr = false;
     let mut buf = Vec::with_capacity(256);
     let mut lines = Vec::new();
     // Skip whole lines by counting newlines in the reader's buffer, without copying them.
@@ -362,6 +366,7 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
                 lines,
                 invalid_utf8,
                 total: Some(index + 1),
+                extra_cr,
             });
         }
         let need = skip - index;
@@ -390,6 +395,7 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
                 lines,
                 invalid_utf8,
                 total: Some(index + 1),
+                extra_cr,
             });
         }
         let in_window = index >= skip && limit.is_none_or(|l| (lines.len() as u64) < l);
@@ -398,6 +404,7 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
                 lines,
                 total: None,
                 invalid_utf8,
+                extra_cr,
             });
         }
         if in_window {
@@ -405,8 +412,18 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
             if index == 0 {
                 bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
             }
+            // A line ends at `\n`; one `\r` before it and one more are not part of it, as
+            // Claude Code reads `\r\n` as a line end and then drops a `\r` that ends a line
+            // (recorded: dn_eol_*).
             bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-            bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+            if let Some(b) = bytes.strip_suffix(b"\r") {
+                extra_cr |= !ended_with_newline;
+                bytes = b;
+                if let Some(b) = bytes.strip_suffix(b"\r") {
+                    extra_cr = true;
+                    bytes = b;
+                }
+            }
             let line = String::from_utf8_lossy(bytes);
             invalid_utf8 |= matches!(line, std::borrow::Cow::Owned(_));
             lines.push(line.into_owned());
@@ -416,6 +433,7 @@ fn stream_lines(path: &Path, skip: u64, limit: Option<u64>) -> std::io::Result<L
                 lines,
                 invalid_utf8,
                 total: Some(index + 1),
+                extra_cr,
             });
         }
         index += 1;
@@ -435,9 +453,13 @@ fn window_of_text(text: &str, skip: u64, limit: Option<u64>) -> Lines {
     };
     Lines {
         invalid_utf8: false,
+        extra_cr: text.contains("\r\r\n") || text.ends_with('\r'),
         lines: all[start..end]
             .iter()
-            .map(|l| l.trim_end_matches('\r').to_owned())
+            .map(|l| {
+                let l = l.strip_suffix('\r').unwrap_or(l);
+                l.strip_suffix('\r').unwrap_or(l).to_owned()
+            })
             .collect(),
         total: Some(total),
     }
@@ -479,7 +501,9 @@ fn read_text(
         )));
     }
     let timestamp_ms = text_file::mtime_ms(meta);
-    if size == 0 {
+    // A lone `\r` is dropped as a line end, which leaves nothing (recorded: dn_eol_read).
+    let only_cr = size == 1 && std::fs::read(path).is_ok_and(|b| b == b"\r");
+    if size == 0 || only_cr {
         record(ctx, path, String::new(), timestamp_ms, input, true);
         // An empty file has one (empty) line: an offset past it gets the shorter-than warning
         // (recorded).
@@ -543,53 +567,105 @@ fn read_text(
             total,
         ));
     }
-    let mut notice = String::new();
-    if window.limit.is_none() && !allow_large {
-        let chars: u64 = got.lines.iter().map(|l| l.chars().count() as u64 + 1).sum();
-        let divisor = if matches!(extension(path).as_str(), "json" | "jsonl" | "jsonc") {
-            2
-        } else {
-            4
-        };
-        let tokens = chars.div_ceil(divisor);
-        let cap = max_tokens(ctx);
-        if tokens > cap {
-            let shown = got.lines.len() as u64;
-            #[allow(
-                clippy::cast_precision_loss,
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss
-            )]
-            let page =
-                (((shown as f64) * (cap as f64) / (tokens as f64) * 0.85).floor() as u64).max(1);
-            got.lines
-                .truncate(usize::try_from(page).unwrap_or(usize::MAX));
-            let total = got.total.unwrap_or(shown + window.skip);
-            let start = window.first_number.max(1);
-            let end = start + page as i64 - 1;
-            notice = format!(
-                "\n\n<system-reminder>\n[Truncated: PARTIAL view — {}: showing lines {start}-{end} of {total} total ({tokens} tokens, cap {cap}). Call Read with offset={} limit={page} for the next page, or Grep to find a specific section. To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file. Do NOT answer from this page alone if the answer may be further in the file.]\n</system-reminder>",
-                path.display(),
-                end + 1
-            );
-            got.total = None;
+    let budget = TokenBudget::of(ctx, path);
+    let mut first_number = window.first_number;
+    let mut reminder = String::new();
+    if let Some(over) = budget.over(&got.lines, window.first_number, allow_large) {
+        // From the start with no limit, or with allow_large: a page that fits. Otherwise the
+        // call is refused (Claude Code 2.1.332, recorded: dn_tok_*).
+        if !(over.large || (window.skip == 0 && window.limit.is_none())) {
+            return Err(ToolCallError::new(format!(
+                "File content ({} tokens) exceeds maximum allowed tokens ({}). Use offset and limit parameters to read specific portions of the file, or search for specific content instead of reading the whole file. {}",
+                over.tokens,
+                budget.cap,
+                budget.tail(over.tokens)
+            )));
         }
+        let total = got.total.unwrap_or(got.lines.len() as u64 + window.skip);
+        let page = budget.page(&got.lines, over.tokens);
+        let count = if over.large {
+            format!(
+                "{} tokens, allow_large had room for {} tokens this turn",
+                over.tokens, budget.room
+            )
+        } else {
+            format!("{} tokens, cap {}", over.tokens, budget.cap)
+        };
+        let tail = budget.tail(over.tokens);
+        reminder = match page {
+            Page::Lines(k) => {
+                got.lines.truncate(k);
+                // A page is numbered from 1 (recorded: dn_tok_offset_limit, offset 0).
+                first_number = first_number.max(1);
+                let start = first_number;
+                let end = start + k as i64 - 1;
+                format!(
+                    "\n\n<system-reminder>\n[Truncated: PARTIAL view — {}: showing lines {start}-{end} of {total} total ({count}). Call Read with offset={} limit={k} for the next page, or Grep to find a specific section. {tail} Do NOT answer from this page alone if the answer may be further in the file.]\n</system-reminder>",
+                    path.display(),
+                    end + 1
+                )
+            }
+            Page::Chars(c) => {
+                first_number = first_number.max(1);
+                let text = got.lines.join("\n");
+                let units: Vec<u16> = text.encode_utf16().collect();
+                let shown = String::from_utf16_lossy(&units[..c.min(units.len())]);
+                got.lines = shown.split('\n').map(str::to_owned).collect();
+                format!(
+                    "\n\n<system-reminder>\n[Truncated: PARTIAL view — {}: showing the first {c} of {} characters ({count}); this file has very long lines and cannot be paginated by line. Use Grep to find a specific section, or Read with offset/limit to page through it. {tail} Do NOT answer from this excerpt alone if the answer may be elsewhere in the file.]\n</system-reminder>",
+                    path.display(),
+                    units.len()
+                )
+            }
+        };
+        got.total = None;
     }
+    let mut notice = String::new();
     // A full view: the whole file, read from its start as Claude Code counts it (no offset, or
     // 1; an offset of 0 or below reads from the start but is not one, as recorded).
     let covered = window.skip == 0 && got.total.is_some_and(|t| t == got.lines.len() as u64);
-    let full_view = covered && input.offset.is_none_or(|o| o == 1);
+    // A read with a limit is partial even when it covers the file (recorded: dn_eol_detect).
+    let full_view = covered && input.offset.is_none_or(|o| o == 1) && window.limit.is_none();
     let seen = got.lines.join("\n");
-    let numbered = number_lines(&got.lines, window.first_number);
+    let mut numbered = number_lines(&got.lines, first_number);
+    if !reminder.is_empty() {
+        // A page is shown without its trailing whitespace (recorded: dn_tok_cut_mode).
+        numbered.truncate(numbered.trim_end().len());
+    }
     let n = got.lines.len() as u64;
+    if allow_large {
+        // What this read returns is part of the turn's room no longer free.
+        let tokens = (numbered.encode_utf16().count() as u64).div_ceil(4);
+        ctx.large_read_tokens
+            .fetch_add(tokens, std::sync::atomic::Ordering::Relaxed);
+    }
     // A file that is not UTF-8 is shown with U+FFFD for its bad bytes, and a note (Claude
-    // Code 2.1.332, recorded); Edit and Write then refuse to change it.
+    // Code 2.1.332, recorded); Edit and Write then refuse to change it. One note: big-endian
+    // UTF-16 before NUL bytes before bytes that are not UTF-8.
     if head == [0xFE, 0xFF] {
         notice.push_str(UTF16_BE_NOTE);
+    } else if !is_utf16 && nul_in_head(path) {
+        notice.push_str(NUL_NOTE);
     } else if got.invalid_utf8 || (!is_utf16 && !covered && invalid_elsewhere(path, size)) {
         notice.push_str(NOT_UTF8_NOTE);
     }
-    record(ctx, path, seen.clone(), timestamp_ms, input, full_view);
+    notice.push_str(&reminder);
+    // What Edit later compares the file with: its text with `\r\n` read as `\n` and one
+    // `\r` ending it dropped, which differs from the lines shown only where a `\r` was dropped
+    // that Edit keeps (recorded: dn_eol_edit).
+    let state = if got.extra_cr && full_view {
+        text_file::load(path).map_or_else(
+            |_| seen.clone(),
+            |t| {
+                t.text
+                    .strip_suffix('\r')
+                    .map_or(t.text.clone(), str::to_owned)
+            },
+        )
+    } else {
+        seen.clone()
+    };
+    record(ctx, path, state, timestamp_ms, input, full_view);
     // The hooks' payload has the file's line count also when a limit stopped the read early
     // (recorded: hp_read_text).
     let total = match got.total {
@@ -604,7 +680,7 @@ fn read_text(
         path,
         format!("{numbered}{notice}"),
         &seen,
-        window.first_number,
+        first_number,
         n,
         total,
     ))
@@ -615,6 +691,158 @@ fn read_text(
 fn invalid_elsewhere(path: &Path, size: u64) -> bool {
     size <= 16 * 1024 * 1024
         && std::fs::read(path).is_ok_and(|bytes| std::str::from_utf8(&bytes).is_err())
+}
+
+/// Does the file have a NUL byte in its first [`NUL_WINDOW`] bytes?
+fn nul_in_head(path: &Path) -> bool {
+    let mut head = Vec::with_capacity(text_file::NUL_WINDOW);
+    File::open(path)
+        .and_then(|f| f.take(text_file::NUL_WINDOW as u64).read_to_end(&mut head))
+        .is_ok()
+        && head.contains(&0)
+}
+
+/// What Read adds after the lines of a file with NUL bytes near its start (Claude Code's text,
+/// recorded: dn_nul_*).
+pub(crate) const NUL_NOTE: &str = "\n\n[This file has NUL bytes in its first 8 KB: binary data, UTF-16/UTF-32 without a byte-order mark, or text with embedded NULs. Edit and Write will refuse it: change it with a shell command that keeps its encoding, or ask the user whether to convert it to UTF-8.]";
+
+/// The token budget of one Read: Claude Code counts a page's tokens once its characters pass
+/// a quarter of the cap (four characters a token, two for JSON), and a page over the cap is
+/// cut or refused (Claude Code 2.1.332, recorded: dn_tok_*).
+struct TokenBudget {
+    cap: u64,
+    /// Characters per token for the pre-check.
+    per_token: f64,
+    /// What an `allow_large` read may take this turn.
+    room: u64,
+}
+
+/// A page over the budget.
+struct Over {
+    tokens: u64,
+    /// Counted against allow_large's room (not the cap).
+    large: bool,
+}
+
+/// Where a page that is too large is cut: after K lines, or (lines too long to cut between)
+/// after C UTF-16 units.
+enum Page {
+    Lines(usize),
+    Chars(usize),
+}
+
+/// The context the recorded Claude Code had for a turn, less what it keeps back: an
+/// `allow_large` read may use 70% of what the conversation leaves of it.
+const CONTEXT_ROOM: u64 = 166_999;
+
+impl TokenBudget {
+    fn of(ctx: &ToolContext, path: &Path) -> Self {
+        let per_token = if matches!(extension(path).as_str(), "json" | "jsonl" | "jsonc") {
+            2.0
+        } else {
+            4.0
+        };
+        // The conversation's size as the model's last answer reported it (the host may say;
+        // the reference recordings' API reports 1,000).
+        let used = ctx.context_tokens_used.unwrap_or(1000)
+            + ctx
+                .large_read_tokens
+                .load(std::sync::atomic::Ordering::Relaxed);
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let room = (0.7 * CONTEXT_ROOM.saturating_sub(used) as f64).floor() as u64;
+        TokenBudget {
+            cap: max_tokens(ctx),
+            per_token,
+            room,
+        }
+    }
+
+    /// Whether the page is over its budget, and by how many tokens.
+    fn over(&self, lines: &[String], first_number: i64, allow_large: bool) -> Option<Over> {
+        let text = lines.join("\n");
+        #[allow(clippy::cast_precision_loss)]
+        let rough = (text.encode_utf16().count() as f64 / self.per_token).round();
+        #[allow(clippy::cast_precision_loss)]
+        if rough <= (self.cap / 4) as f64 {
+            return None;
+        }
+        // allow_large is honoured only when it gives more room than the cap.
+        let large = allow_large && self.room >= self.cap;
+        let (tokens, limit) = if large {
+            (count_tokens(&number_lines(lines, first_number)), self.room)
+        } else {
+            (count_tokens(&text), self.cap)
+        };
+        (tokens > limit).then_some(Over { tokens, large })
+    }
+
+    /// The last sentence of a refusal or a page: whether allow_large could help.
+    fn tail(&self, tokens: u64) -> &'static str {
+        if tokens > self.room {
+            "Even with allow_large, this is more than fits in the context you have left this turn (other large reads in the same turn share that room)."
+        } else {
+            "To read it anyway, up to what still fits in your context, call Read again with allow_large: true — only if you genuinely need all of it or the user asked for the whole file."
+        }
+    }
+
+    /// Where to cut `lines` (of `tokens` tokens) to fit the cap with room to spare.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    fn page(&self, lines: &[String], tokens: u64) -> Page {
+        let len16 = |l: &String| l.encode_utf16().count();
+        let total: usize = lines.iter().map(len16).sum::<usize>() + lines.len().saturating_sub(1);
+        let share = 0.85 * self.cap as f64 / tokens as f64;
+        let mut k = (lines.len() as f64 * share).floor() as usize;
+        // Shrink by 30% while the page's share of the tokens is over the cap.
+        let mut prefix: Vec<usize> = Vec::with_capacity(lines.len() + 1);
+        prefix.push(0);
+        for l in lines {
+            let last = prefix.last().copied().unwrap_or(0);
+            prefix.push(last + len16(l));
+        }
+        let page_len = |k: usize| prefix[k.min(lines.len())] + k.saturating_sub(1);
+        while k > 0 && tokens as f64 * page_len(k) as f64 / total.max(1) as f64 > self.cap as f64 {
+            k = (0.7 * k as f64).floor() as usize;
+        }
+        let blank = lines[..k.min(lines.len())]
+            .iter()
+            .all(|l| l.chars().all(|c| c.is_whitespace() || c == '\u{feff}'));
+        if k == 0 || blank {
+            let mut c = (total as f64 * share).floor() as usize;
+            // Never split a surrogate pair.
+            let units: Vec<u16> = lines.join("\n").encode_utf16().take(c + 1).collect();
+            if c > 0 && c <= units.len() && (0xD800..0xDC00).contains(&units[c - 1]) {
+                c -= 1;
+            }
+            Page::Chars(c)
+        } else {
+            Page::Lines(k)
+        }
+    }
+}
+
+/// The token count of a text: a quarter of its length as JSON with everything outside ASCII
+/// escaped, in a count request's envelope. The recordings' count endpoint answers exactly this,
+/// so pages are cut where Claude Code cut them there.
+fn count_tokens(text: &str) -> u64 {
+    const ENVELOPE: u64 = 99;
+    let escaped: u64 = text
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c if c.is_ascii() => 1,
+            c => 6 * c.len_utf16() as u64,
+        })
+        .sum();
+    (ENVELOPE + escaped) / 4
 }
 
 /// What Read adds after the lines of a UTF-16 big-endian file (Claude Code's text, recorded).

@@ -64,9 +64,17 @@ pub(crate) fn mtime_ms(meta: &fs::Metadata) -> u64 {
         .unwrap_or(0)
 }
 
+/// How far Claude Code looks for NUL bytes before it calls a file binary: the first 8,000
+/// bytes (recorded: dn_nul_offset_bisect).
+pub(crate) const NUL_WINDOW: usize = 8000;
+
 /// Decode bytes: UTF-16LE when they start with FF FE, otherwise UTF-8 (a leading BOM noted and
-/// removed). Invalid UTF-8 is `None`: editing it as text would corrupt it.
+/// removed). Invalid UTF-8, and NUL bytes near the start, are `None`: editing such a file as
+/// text would corrupt it.
 pub(crate) fn decode(bytes: &[u8]) -> Option<(String, Encoding)> {
+    if !bytes.starts_with(&[0xFF, 0xFE]) && bytes[..bytes.len().min(NUL_WINDOW)].contains(&0) {
+        return None;
+    }
     if let Some(rest) = bytes.strip_prefix(&[0xFF, 0xFE]) {
         let units: Vec<u16> = rest
             .chunks(2)
@@ -86,8 +94,14 @@ pub(crate) fn decode(bytes: &[u8]) -> Option<(String, Encoding)> {
         .map(|s| (s.to_owned(), Encoding::Utf8 { bom: false }))
 }
 
-/// CRLF when CRLF line ends outnumber bare LF ones.
+/// CRLF when CRLF line ends outnumber bare LF ones in the first 4,096 bytes (recorded:
+/// dn_eol_detect_window).
 pub(crate) fn detect_line_ending(text: &str) -> LineEnding {
+    let mut end = text.len().min(4096);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let text = &text[..end];
     let crlf = text.matches("\r\n").count();
     let lf = text.matches('\n').count() - crlf;
     if crlf > lf {

@@ -68,6 +68,13 @@ pub struct ToolContext {
     /// For this call: who answers an ask that arises while the tool runs (a program a
     /// sandboxed command starts that needs approval). `None` refuses such asks.
     pub run_approver: Option<Arc<dyn Approver>>,
+    /// The conversation's size in tokens as the model's last answer reported it (its
+    /// `usage.input_tokens`), when the host knows it: how much room a Read with `allow_large`
+    /// has. `None` reads as 1,000.
+    pub context_tokens_used: Option<u64>,
+    /// Tokens the Reads with `allow_large` of the current user turn have returned: they share
+    /// the turn's room. A host starts a user turn by storing 0.
+    pub large_read_tokens: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -120,6 +127,8 @@ impl ToolContext {
             sandbox_policy: Arc::new(NoSandbox),
             allowed_by: None,
             run_approver: None,
+            context_tokens_used: None,
+            large_read_tokens: Arc::new(std::sync::atomic::AtomicU64::new(0)),
         }
     }
 

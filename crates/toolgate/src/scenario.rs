@@ -94,6 +94,9 @@ pub struct Scenario {
     /// The session id.
     #[serde(default)]
     pub session_id: Option<String>,
+    /// The `input_tokens` the scripted model reports in every answer.
+    #[serde(default)]
+    pub usage_input_tokens: Option<u64>,
 }
 
 impl Scenario {
@@ -680,6 +683,7 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
         env.insert(k.clone(), subs.apply(v));
     }
     ctx.env = Arc::new(env);
+    ctx.context_tokens_used = Some(s.usage_input_tokens.unwrap_or(1000));
 
     let mut b = PolicyBuilder::new();
     b.trust_project(s.trust_workspace.unwrap_or(true));
