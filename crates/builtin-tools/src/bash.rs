@@ -323,9 +323,11 @@ pub(crate) fn script(command: &str, cwd_to: &str) -> String {
     // `/bin/bash: line N:` and `/bin/bash: eval: line 1: syntax error ...` as there.
     // The directory it ends in is reported for the session. Where that fails (the command
     // deleted its own directory), `pwd`'s error is shown and a command that succeeded ends
-    // with status 1, as in Claude Code (recorded: cwd_deleted_same_call).
+    // with status 1, as in Claude Code (recorded: cwd_deleted_same_call). The `eval` is the
+    // left side of an `&&` list, as in Claude Code's own line, so `set -e` in the command does
+    // not end it (recorded: explore seed 11, `set -e; false; echo after` prints `after`).
     format!(
-        "trap 'c=$?; pwd -P {cwd_to} || [ \"$c\" -ne 0 ] || exit 1' EXIT; eval {} < /dev/null",
+        "trap 'c=$?; pwd -P {cwd_to} || [ \"$c\" -ne 0 ] || exit 1' EXIT; eval {} < /dev/null && :",
         sh_quote(command)
     )
 }

@@ -185,6 +185,17 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
     if ctx.path_policy.write_read_denied(&path, ctx) {
         return Err(ValidationFailure::new(2, READ_DENIED_EDIT));
     }
+    // A device, FIFO or socket is never opened: reading one could block or never end (Claude
+    // Code 2.1.332's refusal, recorded: explore seed 11's triage).
+    if text_file::is_special(&path) {
+        return Err(ValidationFailure::new(
+            13,
+            format!(
+                "{} exists but is not a regular file (a device, FIFO or socket). Edit only changes regular files.",
+                input.file_path
+            ),
+        ));
+    }
     if let Ok(meta) = std::fs::metadata(&path)
         && meta.len() > MAX_EDIT_FILE_BYTES
     {

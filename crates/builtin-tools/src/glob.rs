@@ -78,78 +78,120 @@ impl Tool for GlobTool {
     }
 }
 
-/// Split an absolute pattern into the directory before its first glob character and the rest.
-fn split_absolute(pattern: &str) -> Option<(PathBuf, String)> {
-    let p = Path::new(pattern);
-    if !p.is_absolute() {
+/// The characters that make a path segment a pattern.
+const GLOB_CHARS: [char; 4] = ['*', '?', '[', '{'];
+
+/// Split an absolute pattern as Claude Code does: the text before the first glob character,
+/// cut at its last `/`, is the directory searched (normalized); the rest is the pattern. A
+/// pattern with no glob character is a directory and a file name.
+pub(crate) fn split_absolute(pattern: &str) -> Option<(PathBuf, String)> {
+    if !Path::new(pattern).is_absolute() {
         return None;
     }
-    let mut base = PathBuf::new();
-    let mut rest = Vec::new();
-    for comp in p.components() {
-        let s = comp.as_os_str().to_string_lossy();
-        if rest.is_empty() && !s.contains(['*', '?', '[', '{']) {
-            base.push(comp);
-        } else if !matches!(comp, Component::RootDir) {
-            rest.push(s.into_owned());
+    let literal_end = pattern.find(GLOB_CHARS).unwrap_or(pattern.len());
+    let cut = pattern[..literal_end].rfind('/').unwrap_or(0);
+    let base = if cut == 0 { "/" } else { &pattern[..cut] };
+    Some((
+        tool_core::normalize(Path::new(base)),
+        pattern[cut + 1..].to_owned(),
+    ))
+}
+
+/// Claude Code's rewrite of a relative pattern that repeats the end of the directory searched
+/// (`sub/*` searched from `…/sub`): the leading literal folders that equal the directory's last
+/// components are dropped and the rest anchored at the directory (`/*`), unless the directory
+/// really holds a folder of that name, which the pattern then means (recorded: explore seed
+/// 11's triage).
+fn strip_repeated_prefix(pattern: &str, root: &Path) -> Option<String> {
+    let segs: Vec<&str> = pattern.split('/').collect();
+    let literal = |s: &&&str| !s.is_empty() && !s.contains(['*', '?', '[', ']', '{', '}', '!']);
+    let g = segs[..segs.len().saturating_sub(1)]
+        .iter()
+        .take_while(literal)
+        .count();
+    let tail: Vec<String> = root
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    for y in (1..=g).rev() {
+        if y > tail.len() || segs[..y] != tail[tail.len() - y..] {
+            continue;
         }
+        let inside = segs[..y].iter().fold(root.to_path_buf(), |p, s| p.join(s));
+        let real_dir = std::fs::symlink_metadata(&inside).is_ok_and(|m| m.is_dir());
+        return (!real_dir).then(|| format!("/{}", segs[y..].join("/")));
     }
-    Some((base, rest.join("/")))
+    None
 }
 
 fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
     let started = std::time::Instant::now();
-    // The pattern as the model wrote it is the one ripgrep names in its error.
-    if let Some(e) = crate::search::nested_alternates(&input.pattern) {
-        return Err(crate::search::rg_rejected(&e));
-    }
-    let mut root = input
-        .path
-        .as_deref()
-        .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
-    let mut pattern = input.pattern.clone();
-    let mut named = input.path.is_some();
-    if let Some((base, rest)) = split_absolute(&input.pattern) {
-        root = base;
-        pattern = rest;
-        named = true;
-    }
-    match std::fs::metadata(&root) {
-        // The session's own directory gone (deleted by a command): nothing is found there, as
-        // in Claude Code (recorded: cwd_deleted_then_glob); only Bash refuses to run there.
-        Err(_) if !named => {}
-        Err(_) => {
-            return Err(ToolCallError::new(format!(
-                "Directory does not exist: {}. Note: your current working directory is {}.",
-                // The path as the model wrote it (recorded: a relative `sub` stays `sub`).
-                shown_path(input.path.as_deref(), &root),
-                ctx.cwd.display()
-            )));
+    let none_found = || {
+        let data = json!({"filenames": [], "durationMs": started.elapsed().as_millis() as u64,
+                          "numFiles": 0, "truncated": false, "totalMatches": 0, "countIsComplete": true});
+        Ok(ToolOutput::new(data, "No files found"))
+    };
+    let (root, pattern) = match split_absolute(&input.pattern) {
+        // An absolute pattern names its own directory; `path` is not used and nothing is
+        // checked: a directory that is not there has no files, and a file is itself
+        // (recorded: explore seed 11's triage).
+        Some((base, rest)) => match std::fs::metadata(&base) {
+            Err(_) => return none_found(),
+            Ok(m) if !m.is_dir() => {
+                let data = json!({"filenames": [display_relative(&base, &ctx.cwd)], "durationMs": started.elapsed().as_millis() as u64,
+                                  "numFiles": 1, "truncated": false, "totalMatches": 1, "countIsComplete": true});
+                return Ok(ToolOutput::new(data, display_relative(&base, &ctx.cwd)));
+            }
+            Ok(_) => (base, rest),
+        },
+        None => {
+            let root = input
+                .path
+                .as_deref()
+                .map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
+            // A `path` given is checked before the pattern, and named as written (recorded:
+            // `sub` stays `sub`, `./one.txt` stays `./one.txt`).
+            if let Some(given) = input.path.as_deref() {
+                match std::fs::metadata(&root) {
+                    Err(_) => {
+                        return Err(ToolCallError::new(format!(
+                            "Directory does not exist: {}. Note: your current working directory is {}.",
+                            shown_path(Some(given), &root),
+                            ctx.cwd.display()
+                        )));
+                    }
+                    Ok(m) if !m.is_dir() => {
+                        return Err(ToolCallError::new(format!(
+                            "Path is not a directory: {given}"
+                        )));
+                    }
+                    Ok(_) => {}
+                }
+            }
+            // The session's own directory gone (deleted by a command): nothing is found there,
+            // as in Claude Code (recorded: cwd_deleted_then_glob).
+            if std::fs::metadata(&root).is_err() {
+                return none_found();
+            }
+            let pattern = strip_repeated_prefix(&input.pattern, &root)
+                .unwrap_or_else(|| input.pattern.clone());
+            (root, pattern)
         }
-        Ok(m) if !m.is_dir() => {
-            return Err(ToolCallError::new(format!(
-                "Path is not a directory: {}",
-                root.display()
-            )));
-        }
-        Ok(_) => {}
-    }
+    };
     let hidden_off = ctx.env_var("CLAUDE_CODE_GLOB_HIDDEN") == Some("false");
     let respect_ignores = ctx.env_var("CLAUDE_CODE_GLOB_NO_IGNORE") == Some("false");
-    // A relative pattern with a directory part matches at any depth below the root, as if it
-    // began with `**/` (recorded: `sub/*` and `deep/*` searched from `sub` both find files).
-    let pattern =
-        if pattern.contains('/') && !pattern.starts_with("**/") && !pattern.starts_with('/') {
-            format!("**/{pattern}")
-        } else {
-            pattern
-        };
+    // ripgrep runs in the directory searched: a pattern without `/` matches names at any
+    // depth, one with `/` is anchored there, and case counts.
     let mut globs = vec![pattern];
     if hidden_off {
         globs.push("!.*".to_owned());
     }
     let spec = WalkSpec {
         root: &root,
+        glob_base: Some(&root),
         globs,
         types: crate::search::file_types(None)?,
         respect_ignores,

@@ -279,6 +279,7 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
 
     let spec = WalkSpec {
         root: &root,
+        glob_base: None,
         globs,
         types,
         respect_ignores: true,

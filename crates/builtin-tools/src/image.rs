@@ -10,13 +10,15 @@ pub(crate) fn sniff(b: &[u8]) -> Option<(&'static str, Option<(u32, u32)>)> {
         b.get(i..i + 2)
             .map(|s| u32::from(u16::from_le_bytes([s[0], s[1]])))
     };
-    if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+    // Claude Code's magic: four bytes for PNG, at least four for JPEG (recorded: explore seed
+    // 11's triage).
+    if b.starts_with(b"\x89PNG") {
         return Some(("image/png", be32(16).zip(be32(20))));
     }
     if b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a") {
         return Some(("image/gif", le16(6).zip(le16(8))));
     }
-    if b.starts_with(&[0xFF, 0xD8, 0xFF]) {
+    if b.starts_with(&[0xFF, 0xD8, 0xFF]) && b.len() >= 4 {
         return Some(("image/jpeg", jpeg_size(b)));
     }
     if b.len() >= 12 && &b[0..4] == b"RIFF" && &b[8..12] == b"WEBP" {

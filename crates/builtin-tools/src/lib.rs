@@ -41,6 +41,7 @@ mod edit;
 mod glob;
 mod grep;
 mod image;
+mod js_json;
 mod notebook;
 mod read;
 #[cfg(feature = "sandbox")]

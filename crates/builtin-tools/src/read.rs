@@ -164,8 +164,19 @@ impl Tool for ReadTool {
         tool_permissions::call_subject("Read", input, ctx).0
     }
 
-    fn is_concurrency_safe(&self, _input: &Value) -> bool {
-        true
+    fn is_concurrency_safe(&self, input: &Value) -> bool {
+        // Claude Code asks its strict schema (a positive integer `limit`, a non-negative
+        // integer `offset`): a Read outside it runs on its own, which splits the batch, though
+        // the call itself is accepted (recorded: explore seed 11, `limit: 0`).
+        let integer = |key: &str, min: i64| {
+            input.get(key).is_none_or(|v| {
+                v.as_i64().is_some_and(|n| n >= min)
+                    || v.as_u64().is_some()
+                    || v.as_f64()
+                        .is_some_and(|f| f.fract() == 0.0 && f >= min as f64)
+            })
+        };
+        integer("limit", 1) && integer("offset", 0)
     }
 
     fn is_read_only(&self, _input: &Value) -> bool {
@@ -258,6 +269,9 @@ fn read(input: &ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
             path.display()
         )));
     }
+    if std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type()) {
+        return read_fifo(input, &path, ctx);
+    }
     let ext = extension(&path);
     if IMAGE_EXTENSIONS.contains(&ext.as_str()) {
         return read_image(&path, meta.len());
@@ -308,6 +322,70 @@ fn read(input: &ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         return read_notebook(&path, &meta, ctx);
     }
     read_text(input, &path, &meta, ctx)
+}
+
+/// How long Read waits for something to write into a named pipe (Claude Code's 20 s).
+const FIFO_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Read a named pipe: what a writer sends until it closes, shown as a file's lines; with no
+/// writer within [`FIFO_WAIT`], Claude Code's error (recorded: sf_read_fifo). The pipe is
+/// opened without blocking, so a Read never hangs on it.
+fn read_fifo(
+    input: &ReadInput,
+    path: &Path,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolCallError> {
+    use std::io::Read as _;
+    let fd = rustix::fs::open(
+        path,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| ToolCallError::new(text_file::node_error(&e.into(), "open", path)))?;
+    let mut pipe = File::from(fd);
+    let wait = ctx
+        .env_var("TOOLGATE_FIFO_WAIT_MS")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(FIFO_WAIT, std::time::Duration::from_millis);
+    let started = std::time::Instant::now();
+    let (mut data, mut writer_seen) = (Vec::new(), false);
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) if writer_seen || !data.is_empty() => break,
+            Ok(0) => {}
+            Ok(n) => {
+                data.extend_from_slice(&buf[..n]);
+                writer_seen = true;
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => writer_seen = true,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ToolCallError::new(text_file::node_error(&e, "read", path))),
+        }
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolCallError::interrupted());
+        }
+        if !writer_seen && started.elapsed() >= wait {
+            return Err(ToolCallError::new(
+                "Nothing is writing to this pipe. Check that the app serving it is running and unlocked.",
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let text = String::from_utf8_lossy(&data).replace("\r\n", "\n");
+    let window = Window::of(input);
+    let got = window_of_text(&text, window.skip, window.limit);
+    let seen = got.lines.join("\n");
+    let n = got.lines.len() as u64;
+    Ok(text_output(
+        path,
+        number_lines(&got.lines, window.first_number),
+        &seen,
+        window.first_number,
+        n,
+        got.total.unwrap_or(n),
+    ))
 }
 
 /// The line window a Read asks for, with Claude Code's quirks: offset 0 numbers from 0,
@@ -551,6 +629,8 @@ fn read_text(
         // The encoding note follows this warning too (recorded: explore seed 7).
         let note = if head == [0xFE, 0xFF] {
             UTF16_BE_NOTE
+        } else if !is_utf16 && nul_in_head(path) {
+            NUL_NOTE
         } else if !is_utf16 && invalid_elsewhere(path, size) {
             NOT_UTF8_NOTE
         } else {
@@ -665,7 +745,11 @@ fn read_text(
     } else {
         seen.clone()
     };
-    record(ctx, path, state, timestamp_ms, input, full_view);
+    // A page the token budget cut counts as not read: Edit and Write still want a Read
+    // (recorded: explore seed 11's triage).
+    if reminder.is_empty() {
+        record(ctx, path, state, timestamp_ms, input, full_view);
+    }
     // The hooks' payload has the file's line count also when a limit stopped the read early
     // (recorded: hp_read_text).
     let total = match got.total {
@@ -901,13 +985,20 @@ fn read_notebook(
             p = path.display()
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| ToolCallError::new(e.to_string()))?;
-    let nb: Value = serde_json::from_str(&text).map_err(|e| {
+    // Read as Claude Code reads it: bad bytes as U+FFFD, a leading BOM dropped, and the
+    // parser's first complaint in its own words (recorded: explore seed 11's triage).
+    let bytes = std::fs::read(path).map_err(|e| ToolCallError::new(e.to_string()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let not_json = |why: String| {
         ToolCallError::new(format!(
-            "Notebook file is not valid JSON (it may be truncated, corrupted, or still being written): JSON Parse error: {}",
-            js_json_error(&text, &e)
+            "Notebook file is not valid JSON (it may be truncated, corrupted, or still being written): JSON Parse error: {why}"
         ))
-    })?;
+    };
+    if let Some(why) = crate::js_json::parse_error(text) {
+        return Err(not_json(why));
+    }
+    let nb: Value = serde_json::from_str(text).map_err(|e| not_json(e.to_string()))?;
     // A notebook is an object whose `cells` are cell objects with a string or string-list
     // `source` (recorded: sf_notebook_malformed).
     let cells_ok = nb
@@ -942,33 +1033,43 @@ fn read_notebook(
     ))
 }
 
-/// A JSON syntax error as the JavaScript runtime Claude Code runs in words it: the end of the
-/// text, or the word where a value was expected; else the parser's own description.
-fn js_json_error(text: &str, e: &serde_json::Error) -> String {
-    let rest = text.trim_start();
-    if rest.is_empty() || e.is_eof() {
-        return "Unexpected EOF".into();
-    }
-    let word: String = rest
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
-        .collect();
-    if !word.is_empty() && !matches!(word.as_str(), "true" | "false" | "null") {
-        return format!("Unexpected identifier \"{word}\"");
-    }
-    e.to_string()
-}
-
 /// What a file that should be an image holds instead, as Claude Code names it: a PDF, a ZIP,
 /// else its first bytes in hex (recorded: sf_image_fake).
 fn what_bytes_are(bytes: &[u8]) -> String {
-    if bytes.starts_with(b"%PDF") {
+    // Claude Code's checks, first match wins (recorded: explore seed 11's triage): markup in the
+    // first 32 bytes, then XML, PDF, ZIP and JSON by their start, else the first 8 bytes.
+    let starts = |p: &[u8]| bytes.len() >= p.len() && bytes[..p.len()].eq_ignore_ascii_case(p);
+    let head = |n: usize| -> String {
+        bytes
+            .iter()
+            .take(n)
+            .map(|b| {
+                if (0x20..=0x7E).contains(b) {
+                    *b as char
+                } else {
+                    '.'
+                }
+            })
+            .collect()
+    };
+    let first32 = bytes[..bytes.len().min(32)].to_ascii_lowercase();
+    let contains = |needle: &[u8]| first32.windows(needle.len()).any(|w| w == needle);
+    if contains(b"<!doctype") || contains(b"<html") {
+        return format!("HTML document (starts with \"{}\")", head(24));
+    }
+    if starts(b"<?xml") || starts(b"<svg") {
+        return format!("XML/SVG document (starts with \"{}\")", head(24));
+    }
+    if starts(b"%pdf") {
         return "PDF document".into();
     }
     if bytes.starts_with(b"PK\x03\x04") {
         return "ZIP archive (Office documents such as .pptx/.docx/.xlsx are ZIPs)".into();
     }
-    let hex: Vec<String> = bytes.iter().take(16).map(|b| format!("{b:02x}")).collect();
+    if matches!(bytes.first(), Some(b'{' | b'[')) {
+        return format!("JSON/text (starts with \"{}\")", head(24));
+    }
+    let hex: Vec<String> = bytes.iter().take(8).map(|b| format!("{b:02x}")).collect();
     format!("unrecognized bytes (hex: {})", hex.join(" "))
 }
 
@@ -993,14 +1094,20 @@ fn read_image(path: &Path, size: u64) -> Result<ToolOutput, ToolCallError> {
             path.display()
         )));
     };
-    if let Some((w, h)) = dims
-        && (w > MAX_IMAGE_DIMENSION || h > MAX_IMAGE_DIMENSION)
-    {
+    // An image whose size its header does not give cannot be checked against the limit, and
+    // one over the limit is not resized here (Claude Code's texts for what it cannot resize;
+    // recorded: explore seed 11's triage).
+    let Some((w, h)) = dims else {
+        return Err(ToolCallError::new(
+            "Unable to resize image — image processing is unavailable and dimensions could not be read from the file header. Please convert the image to PNG, JPEG, GIF, or WebP.",
+        ));
+    };
+    if w > MAX_IMAGE_DIMENSION || h > MAX_IMAGE_DIMENSION {
         return Err(ToolCallError::new(format!(
-            "Image {} is {w}x{h} pixels; this tool sends images of at most {MAX_IMAGE_DIMENSION}x{MAX_IMAGE_DIMENSION} and does not resize them. Make a smaller copy (for example with a shell command) and read that.",
-            path.display()
+            "Unable to resize image — its pixels could not be decoded (the file may be damaged, or use an encoding Claude Code cannot read), and at {w}x{h}px it is over the {MAX_IMAGE_DIMENSION}x{MAX_IMAGE_DIMENSION}px limit, so it cannot be sent. Re-save it as a PNG or JPEG and try again."
         )));
     }
+    let dims = Some((w, h));
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     if data.len() > MAX_IMAGE_BASE64_BYTES {
         return Err(ToolCallError::new(format!(

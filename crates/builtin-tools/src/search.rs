@@ -18,6 +18,9 @@ pub(crate) const VCS_DIRS: &[&str] = &[".git", ".svn", ".hg", ".bzr", ".jj", ".s
 pub(crate) struct WalkSpec<'a> {
     /// Where to start (a directory or a single file).
     pub root: &'a Path,
+    /// Where the globs are relative to: the directory searched (Glob runs ripgrep there), or,
+    /// when `None`, the working directory for a search below it (Grep).
+    pub glob_base: Option<&'a Path>,
     /// Override globs in ripgrep's `--glob` form (`!x` excludes).
     pub globs: Vec<String>,
     /// The ripgrep file types to select ([`file_types`]).
@@ -84,10 +87,10 @@ where
 {
     // ripgrep runs from the working directory: globs match paths relative to it when the
     // search is below it (recorded: `sub/**` searched from `sub` finds `sub/a.txt`).
-    let base = if spec.root.starts_with(&spec.ctx.cwd) {
-        spec.ctx.cwd.as_path()
-    } else {
-        spec.root
+    let base = match spec.glob_base {
+        Some(b) => b,
+        None if spec.root.starts_with(&spec.ctx.cwd) => spec.ctx.cwd.as_path(),
+        None => spec.root,
     };
     let mut overrides = OverrideBuilder::new(base);
     for g in &spec.globs {
@@ -166,21 +169,40 @@ pub(crate) fn locale_cmp(a: &str, b: &str) -> std::cmp::Ordering {
             return (1, c as u32);
         }
         if c.is_alphabetic() {
-            let lower = c.to_lowercase().next().unwrap_or(c);
+            // Accents do not count at this level: `é` sorts as `e` (recorded: explore seed 11).
+            let base = base_letter(c);
+            let lower = base.to_lowercase().next().unwrap_or(base);
             return (2, lower as u32);
         }
         (0, 0x100 + c as u32)
     }
     let key = |s: &str| s.chars().map(primary).collect::<Vec<_>>();
     key(a).cmp(&key(b)).then_with(|| {
-        // Same letters: lower case first, then code points.
-        let case = |s: &str| {
+        // Same letters: unaccented first, then lower case first, then code points.
+        let rest = |s: &str| {
             s.chars()
-                .map(|c| (c.is_uppercase(), c as u32))
+                .map(|c| (base_letter(c) != c, c.is_uppercase(), c as u32))
                 .collect::<Vec<_>>()
         };
-        case(a).cmp(&case(b))
+        rest(a).cmp(&rest(b))
     })
+}
+
+/// The Latin letters with a diacritic and the base letters they decompose to (Unicode's
+/// canonical decompositions of U+00C0 to U+024F).
+const ACCENTED: &str = "ÀÁÂÃÄÅÇÈÉÊËÌÍÎÏÑÒÓÔÕÖÙÚÛÜÝàáâãäåçèéêëìíîïñòóôõöùúûüýÿĀāĂăĄąĆćĈĉĊċČčĎďĒēĔĕĖėĘęĚěĜĝĞğĠġĢģĤĥĨĩĪīĬĭĮįİĴĵĶķĹĺĻļĽľŃńŅņŇňŌōŎŏŐőŔŕŖŗŘřŚśŜŝŞşŠšŢţŤťŨũŪūŬŭŮůŰűŲųŴŵŶŷŸŹźŻżŽžƠơƯưǍǎǏǐǑǒǓǔǕǖǗǘǙǚǛǜǞǟǠǡǦǧǨǩǪǫǬǭǰǴǵǸǹǺǻȀȁȂȃȄȅȆȇȈȉȊȋȌȍȎȏȐȑȒȓȔȕȖȗȘșȚțȞȟȦȧȨȩȪȫȬȭȮȯȰȱȲȳ";
+const BASES: &str = "AAAAAACEEEEIIIINOOOOOUUUUYaaaaaaceeeeiiiinooooouuuuyyAaAaAaCcCcCcCcDdEeEeEeEeEeGgGgGgGgHhIiIiIiIiIJjKkLlLlLlNnNnNnOoOoOoRrRrRrSsSsSsSsTtTtUuUuUuUuUuUuWwYyYZzZzZzOoUuAaIiOoUuUuUuUuUuAaAaGgKkOoOojGgNnAaAaAaEeEeIiIiOoOoRrRrUuUuSsTtHhAaEeOoOoOoOoYy";
+
+/// The letter `c` is written on, without its diacritics (itself when it has none).
+fn base_letter(c: char) -> char {
+    if c.is_ascii() {
+        return c;
+    }
+    ACCENTED
+        .chars()
+        .position(|a| a == c)
+        .and_then(|i| BASES.chars().nth(i))
+        .unwrap_or(c)
 }
 
 /// A file found, with its modification time for sorting.
@@ -222,5 +244,23 @@ mod tests {
                 "sub/a.txt"
             ]
         );
+    }
+
+    #[test]
+    fn accents_count_after_letters_and_before_case() {
+        // Claude Code's order of files of equal mtime (recorded: explore seed 11's triage).
+        let mut v = vec![
+            "ünï", "uz", "éa", "Ub", "eb", "ua", "日本", "Zed", "sub/ü", "sub/z", "va", "1", "_x",
+        ];
+        v.sort_by(|a, b| locale_cmp(a, b));
+        assert_eq!(
+            v,
+            [
+                "_x", "1", "éa", "eb", "sub/ü", "sub/z", "ua", "Ub", "ünï", "uz", "va", "Zed",
+                "日本"
+            ]
+        );
+        assert_eq!(locale_cmp("e", "é"), std::cmp::Ordering::Less);
+        assert_eq!(locale_cmp("é", "E"), std::cmp::Ordering::Greater);
     }
 }

@@ -147,11 +147,21 @@ pub(crate) fn dangling_parent_refusal(path: &Path) -> Option<tool_core::ToolCall
     })
 }
 
+/// Is `path` (followed) something other than a regular file or a directory: a device, a FIFO
+/// or a socket, which reading could block on or never finish?
+pub(crate) fn is_special(path: &Path) -> bool {
+    fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 /// Load a file as text.
 pub(crate) fn load(path: &Path) -> Result<TextFile, LoadError> {
     let meta = fs::metadata(path)?;
     if meta.is_dir() {
         return Err(LoadError::Directory);
+    }
+    if !meta.is_file() {
+        // Never read a device or a pipe as a file's text: it may block or never end.
+        return Err(LoadError::Io(std::io::Error::other("not a regular file")));
     }
     let bytes = fs::read(path)?;
     let (raw, encoding) = decode(&bytes).ok_or(LoadError::NotText)?;

@@ -56,11 +56,23 @@ fn check(input: &WriteInput, ctx: &ToolContext) -> Result<(), ValidationFailure>
         }
     };
     if meta.is_dir() {
+        // The path as the model wrote it (recorded: `sub//` stays `sub//`).
         return Err(ValidationFailure::new(
             5,
             format!(
                 "{} is a directory, not a file. To create a file inside it, include the file name in file_path.",
-                path.display()
+                input.file_path
+            ),
+        ));
+    }
+    // A device, FIFO or socket is never opened (Claude Code 2.1.332's refusal, recorded:
+    // explore seed 11's triage).
+    if !meta.is_file() {
+        return Err(ValidationFailure::new(
+            6,
+            format!(
+                "{} exists but is not a regular file (a device, FIFO or socket). Write only creates or overwrites regular files.",
+                input.file_path
             ),
         ));
     }

@@ -107,18 +107,29 @@ pub fn call_subject(tool: &str, input: &Value, ctx: &ToolContext) -> (Permission
             pattern_names_paths,
         } => {
             let root = text("path").map_or_else(|| ctx.cwd.clone(), |p| ctx.resolve_path(p));
+            let pattern = text("pattern").filter(|p| !p.is_empty() && pattern_names_paths);
+            // An absolute Glob pattern is searched in the directory before its first wildcard,
+            // which is what Claude Code decides on and names (`path` is not used); the pattern
+            // itself is a subject too, for the rules to see what it names.
+            if let Some(p) = pattern.filter(|p| Path::new(p).is_absolute()) {
+                let base = glob_base(p);
+                let named = ctx.resolve_path(p);
+                let mut paths = vec![base];
+                if !paths.contains(&named) {
+                    paths.push(named);
+                }
+                return (PermissionSubject::ReadPaths(paths), true);
+            }
             let mut paths = vec![root.clone()];
-            if pattern_names_paths && let Some(pattern) = text("pattern").filter(|p| !p.is_empty())
-            {
+            if let Some(pattern) = pattern {
                 // Each alternative of `{a,b}` names its own paths (the rules then see
                 // `secrets/**` in `{secrets,src}/**`); wildcards are matched against the rules.
+                // A relative pattern matches only below the directory searched, so an
+                // alternative that climbs out of it (`../*`) names nothing (Claude Code lists
+                // no files for it, and asks nothing).
                 for alt in tool_shell::expand::brace_alternatives(pattern) {
-                    let named = if Path::new(&alt).is_absolute() {
-                        ctx.resolve_path(&alt)
-                    } else {
-                        tool_core::normalize(&root.join(&alt))
-                    };
-                    if !paths.contains(&named) {
+                    let named = tool_core::normalize(&root.join(&alt));
+                    if named.starts_with(&root) && !paths.contains(&named) {
                         paths.push(named);
                     }
                 }
@@ -138,6 +149,14 @@ pub fn call_subject(tool: &str, input: &Value, ctx: &ToolContext) -> (Permission
         },
         CallModel::Named => (PermissionSubject::Nothing, false),
     }
+}
+
+/// The directory an absolute glob pattern is searched in: the text before its first wildcard,
+/// cut at its last `/`, normalized (Claude Code's rule).
+fn glob_base(pattern: &str) -> std::path::PathBuf {
+    let literal_end = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
+    let cut = pattern[..literal_end].rfind('/').unwrap_or(0);
+    tool_core::normalize(Path::new(if cut == 0 { "/" } else { &pattern[..cut] }))
 }
 
 /// Decide one call of any Claude Code tool from its name and input, with no tool to run it: the
