@@ -38,6 +38,10 @@ pub(crate) const DECLARED: &[(&str, &str)] = &[
         "the text names the killed process's id, which differs on every run",
     ),
     (
+        "Shell cwd was reset",
+        "Claude Code runs the read-only Bash calls of a turn at once on one working directory, so which of them reports a reset working directory depends on timing",
+    ),
+    (
         "Environment update",
         "which result of a batch carries the working-directory reminder depends on the order its calls finish in (Claude Code: the last to finish; toolgate: the last in block order)",
     ),
@@ -77,11 +81,93 @@ fn declared(signature: &str, message: &str) -> Option<&'static str> {
         .map(|(_, why)| *why)
 }
 
+/// Differences toolgate makes on purpose that depend on the scenario, not only on the texts:
+/// each a test of the scenario, the call that differs and the first failure, with its reason
+/// (listed in the README's compatibility section).
+fn declared_case(scenario: &Value, message: &str) -> Option<&'static str> {
+    let first = message.lines().next().unwrap_or_default();
+    let id = first.split_once(": ").map(|(id, _)| id)?;
+    let call = calls(scenario).into_iter().find(|b| b["id"] == id)?;
+    let tool = call["name"].as_str().unwrap_or_default();
+    let command = call.pointer("/input/command").and_then(Value::as_str).unwrap_or_default();
+    let rules = |lists: &[&str]| -> Vec<String> {
+        lists
+            .iter()
+            .flat_map(|l| {
+                scenario
+                    .pointer(&format!("/settings/permissions/{l}"))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter_map(|r| r.as_str().map(str::to_owned))
+            .collect()
+    };
+    let content_rule = |r: &String, families: &[&str]| {
+        families.iter().any(|f| r.starts_with(&format!("{f}(")))
+    };
+    // toolgate refused (or asked) where Claude Code ran the call, or the reverse.
+    let refusal = message.contains("is_error true, recorded false")
+        || message.contains("ours:     \"Claude requested permissions")
+        || message.contains("ours:     \"Permission to use")
+        || message.contains("ours:     \"<tool_use_error>File is")
+        || message.contains("ours:     \"<tool_use_error>File is covered");
+    let restrictive = rules(&["deny", "ask"]);
+    if refusal && restrictive.iter().any(|r| content_rule(r, &["Write", "Grep", "Glob", "LS"])) {
+        return Some(
+            "`Write(…)`, `Grep(…)`, `Glob(…)` and `LS(…)` deny and ask rules are read as the Edit or Read rules they name (CONTRACT item 10: aliased); Claude Code 2.1.332 matches them against nothing",
+        );
+    }
+    if refusal && tool == "Bash" && restrictive.iter().any(|r| content_rule(r, &["Read", "Edit"])) {
+        return Some(
+            "Read and Edit deny and ask rules reach what a Bash line reads and writes (and the directories it enters or lists); Claude Code 2.1.332 lets ask rules and most listings through",
+        );
+    }
+    let shell_state = command.split([';', '&', '|']).any(|part| {
+        let w = part.split_whitespace().next().unwrap_or_default();
+        matches!(w, "set" | "shopt" | "alias" | "unalias" | "umask") || part.contains("()")
+    });
+    if tool == "Bash" && shell_state && (refusal || message.contains("requires approval: set")) {
+        return Some(
+            "a line that changes the shell's own state asks unless a whole-tool Bash allow with no deny or ask rule reaching Bash lets it run (CONTRACT: fail closed)",
+        );
+    }
+    if tool == "Bash" && command.contains("curl") && message.contains("Could not resolve host") {
+        return Some(
+            "the network: toolgate's sandbox gives a command none, so curl fails at once; Claude Code's run failed to resolve after printing its progress meter",
+        );
+    }
+    if message.contains("changed on disk since you last read it") {
+        return Some(
+            "Claude Code's note that a file it read changed on disk, with the changed lines, is not produced",
+        );
+    }
+    None
+}
+
+/// The tool_use blocks of a scenario, in order.
+fn calls(scenario: &Value) -> Vec<Value> {
+    scenario
+        .get("turns")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|t| {
+            t.as_array()
+                .or_else(|| t.get("content").and_then(Value::as_array))
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 /// One difference: the scenario, its kind and the first failure.
 struct Difference {
     name: String,
     size: usize,
     message: String,
+    /// Why it is declared, when it is.
+    why: Option<&'static str>,
 }
 
 /// Generate, record, compare and group. Returns the number of differences.
@@ -183,10 +269,12 @@ pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
         let scenario: Value = serde_json::from_str(&std::fs::read_to_string(&scenario_file)?)?;
         let sig = signature(&scenario, &message);
         let size = std::fs::metadata(&scenario_file).map_or(0, |m| m.len() as usize);
+        let why = declared(&sig, &message).or_else(|| declared_case(&scenario, &message));
         groups.entry(sig).or_default().push(Difference {
             name: name.clone(),
             size,
             message,
+            why,
         });
     }
 
@@ -202,7 +290,7 @@ pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
         let Some(smallest) = members.iter().min_by_key(|d| d.size) else {
             continue;
         };
-        let why = declared(sig, &smallest.message);
+        let why = smallest.why;
         if why.is_some() {
             declared_groups += 1;
         }
@@ -232,9 +320,9 @@ pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
     }
     let undeclared: usize = groups
         .iter()
-        .filter(|(sig, m)| m.iter().any(|d| declared(sig, &d.message).is_none()))
-        .map(|(_, m)| m.len())
-        .sum();
+        .flat_map(|(_, m)| m.iter())
+        .filter(|d| d.why.is_none())
+        .count();
     println!(
         "{compared} scenarios, {differences} differences in {} groups ({declared_groups} groups declared; {undeclared} differences not declared)",
         groups.len()

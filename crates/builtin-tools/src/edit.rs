@@ -171,7 +171,9 @@ enum Plan {
 }
 
 /// Every check Edit makes before writing, in Claude Code's order.
-fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure> {
+/// Edit's checks, in Claude Code's order. `at_call` is false for the validation before the
+/// permission check and true for the check right before writing.
+fn check(input: &EditInput, ctx: &ToolContext, at_call: bool) -> Result<Plan, ValidationFailure> {
     if input.old_string == input.new_string {
         return Err(ValidationFailure::new(
             1,
@@ -284,6 +286,15 @@ fn check(input: &EditInput, ctx: &ToolContext) -> Result<Plan, ValidationFailure
         )
     };
     let Some(seen) = ctx.file_state.get(&path) else {
+        // Filling a blank file the model never read passes validation and is refused only
+        // when it runs, as a failed call (recorded: explore seeds 11 to 13).
+        if input.old_string.is_empty() && !at_call {
+            return Ok(Plan::Update {
+                current,
+                changed: false,
+                full_view: false,
+            });
+        }
         return Err(ValidationFailure::new(6, NOT_READ));
     };
     let changed = changed_since_seen(&current, &seen);
@@ -361,7 +372,7 @@ impl Tool for EditTool {
         let input: EditInput = serde_json::from_value(input.clone())
             .map_err(|e| ValidationFailure::new(99, format!("Invalid input: {e}")))?;
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || check(&input, &ctx).map(|_| ()))
+        tokio::task::spawn_blocking(move || check(&input, &ctx, false).map(|_| ()))
             .await
             .unwrap_or_else(|e| {
                 Err(ValidationFailure::new(
@@ -392,7 +403,7 @@ fn edit(input: &EditInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         return Err(refusal);
     }
     // Re-check right before writing: the file may have changed since validation.
-    let plan = check(input, ctx).map_err(|f| match f.code {
+    let plan = check(input, ctx, true).map_err(|f| match f.code {
         7 | 4 => ToolCallError::new(UNEXPECTEDLY_MODIFIED),
         _ => ToolCallError::new(f.message),
     })?;

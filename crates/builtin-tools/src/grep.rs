@@ -246,6 +246,12 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
     }
     // ripgrep settles the file type before it compiles the pattern (recorded).
     let types = crate::search::file_types(input.file_type.as_deref())?;
+    let mut globs: Vec<String> = VCS_DIRS.iter().map(|d| format!("!{d}")).collect();
+    if let Some(g) = &input.glob {
+        globs.extend(split_globs(g));
+    }
+    // ... and its globs before the pattern too (recorded: explore seeds 12 and 13).
+    crate::search::check_globs(&globs)?;
     let matcher = mb.build(&input.pattern).map_err(|e| {
         let mut message = e.to_string();
         // ripgrep adds this hint to the error of a pattern with a newline (recorded).
@@ -261,10 +267,6 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
         rg_rejected(&message)
     })?;
     let line_numbers = input.line_numbers.unwrap_or(true);
-    let mut globs: Vec<String> = VCS_DIRS.iter().map(|d| format!("!{d}")).collect();
-    if let Some(g) = &input.glob {
-        globs.extend(split_globs(g));
-    }
     let single_file = root.is_file();
     // In content mode no file can show more than offset + head_limit lines: keep the text of a
     // file up to one line past that (so truncation is still seen) and only count the rest.

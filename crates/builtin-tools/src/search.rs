@@ -67,6 +67,18 @@ pub(crate) fn nested_alternates(glob: &str) -> Option<String> {
     None
 }
 
+/// ripgrep's error for the first of `globs` it would refuse, if any.
+pub(crate) fn check_globs(globs: &[String]) -> Result<(), ToolCallError> {
+    let mut overrides = OverrideBuilder::new("/");
+    for g in globs {
+        if let Some(e) = nested_alternates(g) {
+            return Err(rg_rejected(&e));
+        }
+        overrides.add(g).map_err(|e| rg_rejected(&e.to_string()))?;
+    }
+    Ok(())
+}
+
 /// The error text Claude Code gives when ripgrep refuses its arguments.
 pub(crate) fn rg_rejected(message: &str) -> ToolCallError {
     ToolCallError::new(format!(
