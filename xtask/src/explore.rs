@@ -110,6 +110,7 @@ fn declared_case(scenario: &Value, message: &str) -> Option<&'static str> {
     let refusal = message.contains("is_error true, recorded false")
         || message.contains("ours:     \"Claude requested permissions")
         || message.contains("ours:     \"Permission to use")
+        || message.contains("ours:     \"Permission to read")
         || message.contains("ours:     \"<tool_use_error>File is")
         || message.contains("ours:     \"<tool_use_error>File is covered");
     let restrictive = rules(&["deny", "ask"]);

@@ -48,9 +48,12 @@ pub(crate) fn record_reads(command: &str, ctx: &ToolContext) {
     if !meta.is_file() {
         return;
     }
-    let Ok(text) = std::fs::read_to_string(&path) else {
+    // A file that is not UTF-8 counts as read too, its bad bytes as U+FFFD (recorded: explore
+    // seeds 11 and 13, where Edit then gives the encoding refusal, not "not read yet").
+    let Ok(bytes) = std::fs::read(&path) else {
         return;
     };
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let text = text
         .strip_prefix('\u{feff}')
         .unwrap_or(&text)

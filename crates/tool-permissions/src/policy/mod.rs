@@ -399,10 +399,12 @@ impl PermissionPolicy for Policy {
             );
         }
         let decision = self.unsandboxed_run(request, self.decide_before_mode_post(request));
-        // Plan mode refuses the writes nothing decided; an ask rule still asks (recorded:
-        // explore seed 6).
-        if decision.verdict == tool_core::Verdict::Ask
-            && !matches!(
+        // Plan mode refuses file writes, allowed by a rule or not; an ask rule still asks
+        // (recorded: explore seeds 6 and 11).
+        if matches!(
+            decision.verdict,
+            tool_core::Verdict::Ask | tool_core::Verdict::Allow
+        ) && !matches!(
                 &decision.reason,
                 DecisionReason::Rule {
                     list: RuleList::Ask,

@@ -121,7 +121,10 @@ impl Policy {
         // an effect reads or writes (the lattice: an explicit ask reached through any effect
         // stands, whatever allows the rest).
         if let Some(e) = self.shell_match(RuleList::Ask, &forms) {
-            return Some(Decision::ask(Self::ask_message(request), e.reason()));
+            return Some(Decision::ask(
+                self.ask_rule_message(request, line),
+                e.reason(),
+            ));
         }
         let find_ask = |family: PathFamily, p: &Path| self.path_rule(RuleList::Ask, family, p, ctx);
         let ask_names = |family: PathFamily| self.listed_names(RuleList::Ask, family);
@@ -473,6 +476,41 @@ impl Policy {
         (ctx.permission_mode == PermissionMode::AcceptEdits
             && crate::path_rule::inside_working_dirs(ctx, p))
             || self.path_allowed(PathFamily::Edit, p, ctx).is_some()
+    }
+
+    /// What the model is told when an ask rule matches a Bash line: for a compound line, the
+    /// parts that need approval (those an ask rule matches, and those that write or are not
+    /// read-only), when there are two or more; else Claude Code's generic text (recorded:
+    /// explore seeds 11 and 13).
+    fn ask_rule_message(&self, request: &PermissionRequest<'_>, line: &ShellLine) -> String {
+        use tool_shell::analyze::Origin;
+        let (a, t) = (&line.analysis, &line.touched);
+        let units: Vec<usize> = a
+            .units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.origin == Origin::Line)
+            .map(|(i, _)| i)
+            .collect();
+        if units.len() < 2 {
+            return Self::ask_message(request);
+        }
+        let parts: Vec<String> = units
+            .iter()
+            .filter(|&&i| {
+                let text = &a.units[i].text;
+                let unit = Policy::analyze_shell(text, request.ctx);
+                self.shell_match(RuleList::Ask, &Self::shell_forms(text, &unit))
+                    .is_some()
+                    || t.writes().any(|w| w.unit == i)
+                    || !tool_shell::is_read_only(text)
+            })
+            .map(|&i| a.units[i].text.clone())
+            .collect();
+        if parts.len() < 2 {
+            return Self::ask_message(request);
+        }
+        crate::shell_policy::compound_message(&parts)
     }
 
     /// What the model is told when a Bash line needs approval that no rule asked for: the path
