@@ -176,6 +176,20 @@ pub(crate) async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::R
             };
             let want = v.as_str().unwrap_or_default();
             if !same_file(path, ours, want) {
+                let sorted = |s: &str| {
+                    let mut l: Vec<String> = s
+                        .lines()
+                        .filter(|l| !l.trim().is_empty())
+                        .map(str::to_owned)
+                        .collect();
+                    l.sort_unstable();
+                    l
+                };
+                if path.ends_with(".jsonl") && sorted(ours) == sorted(want) {
+                    return Ok(Verdict::Fail(format!(
+                        "workspace_after: {path} has the same lines in another order"
+                    )));
+                }
                 let fields = json_fields_differing(ours, want);
                 let detail = if fields.is_empty() {
                     format!("\n  ours:     {ours:?}\n  recorded: {want:?}")

@@ -38,6 +38,10 @@ pub(crate) const DECLARED: &[(&str, &str)] = &[
         "the text names the killed process's id, which differs on every run",
     ),
     (
+        "the same lines in another order",
+        "hooks of calls that run at once append to one file in the order the calls finish, which differs from run to run",
+    ),
+    (
         "Shell cwd was reset",
         "Claude Code runs the read-only Bash calls of a turn at once on one working directory, so which of them reports a reset working directory depends on timing",
     ),
@@ -89,7 +93,10 @@ fn declared_case(scenario: &Value, message: &str) -> Option<&'static str> {
     let id = first.split_once(": ").map(|(id, _)| id)?;
     let call = calls(scenario).into_iter().find(|b| b["id"] == id)?;
     let tool = call["name"].as_str().unwrap_or_default();
-    let command = call.pointer("/input/command").and_then(Value::as_str).unwrap_or_default();
+    let command = call
+        .pointer("/input/command")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let rules = |lists: &[&str]| -> Vec<String> {
         lists
             .iter()
@@ -103,9 +110,8 @@ fn declared_case(scenario: &Value, message: &str) -> Option<&'static str> {
             .filter_map(|r| r.as_str().map(str::to_owned))
             .collect()
     };
-    let content_rule = |r: &String, families: &[&str]| {
-        families.iter().any(|f| r.starts_with(&format!("{f}(")))
-    };
+    let content_rule =
+        |r: &String, families: &[&str]| families.iter().any(|f| r.starts_with(&format!("{f}(")));
     // toolgate refused (or asked) where Claude Code ran the call, or the reverse.
     let refusal = message.contains("is_error true, recorded false")
         || message.contains("ours:     \"Claude requested permissions")
@@ -114,12 +120,21 @@ fn declared_case(scenario: &Value, message: &str) -> Option<&'static str> {
         || message.contains("ours:     \"<tool_use_error>File is")
         || message.contains("ours:     \"<tool_use_error>File is covered");
     let restrictive = rules(&["deny", "ask"]);
-    if refusal && restrictive.iter().any(|r| content_rule(r, &["Write", "Grep", "Glob", "LS"])) {
+    if refusal
+        && restrictive
+            .iter()
+            .any(|r| content_rule(r, &["Write", "Grep", "Glob", "LS"]))
+    {
         return Some(
             "`Write(…)`, `Grep(…)`, `Glob(…)` and `LS(…)` deny and ask rules are read as the Edit or Read rules they name (CONTRACT item 10: aliased); Claude Code 2.1.332 matches them against nothing",
         );
     }
-    if refusal && tool == "Bash" && restrictive.iter().any(|r| content_rule(r, &["Read", "Edit"])) {
+    if refusal
+        && tool == "Bash"
+        && restrictive
+            .iter()
+            .any(|r| content_rule(r, &["Read", "Edit"]))
+    {
         return Some(
             "Read and Edit deny and ask rules reach what a Bash line reads and writes (and the directories it enters or lists); Claude Code 2.1.332 lets ask rules and most listings through",
         );

@@ -170,8 +170,7 @@ impl Tool for ReadTool {
         // the call itself is accepted (recorded: explore seed 11, `limit: 0`).
         let integer = |key: &str, min: i64| {
             input.get(key).is_none_or(|v| {
-                v.as_i64().is_some_and(|n| n >= min)
-                    || v.as_u64().is_some()
+                v.as_u64().is_some_and(|n| n >= min.unsigned_abs())
                     || v.as_f64()
                         .is_some_and(|f| f.fract() == 0.0 && f >= min as f64)
             })

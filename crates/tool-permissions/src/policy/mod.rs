@@ -405,13 +405,12 @@ impl PermissionPolicy for Policy {
             decision.verdict,
             tool_core::Verdict::Ask | tool_core::Verdict::Allow
         ) && !matches!(
-                &decision.reason,
-                DecisionReason::Rule {
-                    list: RuleList::Ask,
-                    ..
-                }
-            )
-            && request.ctx.permission_mode == PermissionMode::Plan
+            &decision.reason,
+            DecisionReason::Rule {
+                list: RuleList::Ask,
+                ..
+            }
+        ) && request.ctx.permission_mode == PermissionMode::Plan
             && let PermissionSubject::WritePaths(paths) = request.subject
             && let Some(p) = paths.first()
         {
@@ -551,6 +550,23 @@ impl Policy {
             let message = match request.subject {
                 PermissionSubject::ReadPaths(_) => {
                     permission_not_granted(&request.ctx.agent_name, request.tool_name)
+                }
+                // A Bash line the default mode would ask about gets that mode's text (recorded:
+                // explore seed 11); one it would run, the generic text. Where the user's
+                // settings turn the sandbox on, Claude Code's sandbox flow words it generically
+                // (recorded: sb_auto_allow_bare_ask).
+                PermissionSubject::ShellCommand(line)
+                    if !crate::sandbox::settings::highest(&self.sandbox.enabled)
+                        .is_some_and(|s| s.value) =>
+                {
+                    let l = shell::ShellLine::new(line, ctx);
+                    let message = self.shell_ask_message(&l.analysis, &l.touched, ctx);
+                    if message == "This command requires approval" && tool_shell::is_read_only(line)
+                    {
+                        Self::ask_message(request)
+                    } else {
+                        message
+                    }
                 }
                 _ => Self::ask_message(request),
             };
