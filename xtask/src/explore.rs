@@ -153,6 +153,26 @@ fn declared_case(scenario: &Value, message: &str) -> Option<&'static str> {
             "the network: toolgate's sandbox gives a command none, so curl fails at once; Claude Code's run failed to resolve after printing its progress meter",
         );
     }
+    // A PreToolUse hook that adds context moves every hook text of the turn out of the results
+    // in Claude Code; toolgate appends PostToolUse texts to their result.
+    let pre_context = scenario
+        .pointer("/fixture/files")
+        .and_then(Value::as_object)
+        .is_some_and(|files| {
+            files.iter().any(|(name, f)| {
+                name.starts_with("hook")
+                    && f["content"].as_str().is_some_and(|c| {
+                        c.contains("\"PreToolUse\",\"additionalContext\"")
+                    })
+            })
+        });
+    if pre_context
+        && (message.contains("hook blocking error") || message.contains("hook additional context"))
+    {
+        return Some(
+            "where PostToolUse hook texts go in a turn where a PreToolUse hook added context: Claude Code sends them all as blocks after the results, toolgate appends each to its result",
+        );
+    }
     if message.contains("changed on disk since you last read it") {
         return Some(
             "Claude Code's note that a file it read changed on disk, with the changed lines, is not produced",

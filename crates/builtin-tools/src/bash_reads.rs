@@ -137,6 +137,19 @@ fn read_of(a: &Analysis) -> Option<(PathBuf, Shown)> {
             _ => return None,
         },
         "grep" | "egrep" | "fgrep" | "rg" if alone => {
+            // A count, a file list or a quiet test prints no line of the file (recorded:
+            // explore seed 12, `grep -c`).
+            let shows_nothing = argv[1..].iter().any(|w| {
+                matches!(
+                    w.as_str(),
+                    "--count" | "--files-with-matches" | "--files-without-match" | "--quiet" | "--silent"
+                ) || (w.starts_with('-')
+                    && !w.starts_with("--")
+                    && w[1..].chars().any(|c| matches!(c, 'c' | 'l' | 'L' | 'q')))
+            });
+            if shows_nothing {
+                return None;
+            }
             let operands: Vec<&String> = argv[1..].iter().filter(|w| !w.starts_with('-')).collect();
             match operands[..] {
                 [_pattern, f] => (f, Shown::Searched),

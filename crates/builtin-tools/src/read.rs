@@ -703,8 +703,11 @@ fn read_text(
     // A full view: the whole file, read from its start as Claude Code counts it (no offset, or
     // 1; an offset of 0 or below reads from the start but is not one, as recorded).
     let covered = window.skip == 0 && got.total.is_some_and(|t| t == got.lines.len() as u64);
-    // A read with a limit is partial even when it covers the file (recorded: dn_eol_detect).
-    let full_view = covered && input.offset.is_none_or(|o| o == 1) && window.limit.is_none();
+    // A limit the read reached makes it partial, even when the file ends there (recorded:
+    // dn_eol_detect, a limit of 3 on a file of 3 lines; explore seed 12, a limit of 2000 on 4).
+    let full_view = covered
+        && input.offset.is_none_or(|o| o == 1)
+        && window.limit.is_none_or(|l| (got.lines.len() as u64) < l);
     let seen = got.lines.join("\n");
     let mut numbered = number_lines(&got.lines, first_number);
     if !reminder.is_empty() {
