@@ -161,9 +161,9 @@ fn declared_case(scenario: &Value, message: &str) -> Option<&'static str> {
         .is_some_and(|files| {
             files.iter().any(|(name, f)| {
                 name.starts_with("hook")
-                    && f["content"].as_str().is_some_and(|c| {
-                        c.contains("\"PreToolUse\",\"additionalContext\"")
-                    })
+                    && f["content"]
+                        .as_str()
+                        .is_some_and(|c| c.contains("\"PreToolUse\",\"additionalContext\""))
             })
         });
     if pre_context

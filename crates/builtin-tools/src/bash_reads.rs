@@ -68,7 +68,11 @@ pub(crate) fn record_reads(command: &str, ctx: &ToolContext) {
     };
     let (offset, limit, full_view) = match shown {
         Shown::Whole => (Some(1), None, true),
-        Shown::Lines { offset, limit } if offset <= 1 && limit >= total => (Some(1), None, true),
+        // A range over an empty file shows nothing: a partial view (recorded: explore seed
+        // 12, `sed -n 1,2p` of an empty file).
+        Shown::Lines { offset, limit } if offset <= 1 && limit >= total && total > 0 => {
+            (Some(1), None, true)
+        }
         Shown::Lines { offset, limit } => (Some(offset), Some(limit), false),
         Shown::Searched | Shown::Last { .. } => (Some(1), None, false),
     };
@@ -142,7 +146,11 @@ fn read_of(a: &Analysis) -> Option<(PathBuf, Shown)> {
             let shows_nothing = argv[1..].iter().any(|w| {
                 matches!(
                     w.as_str(),
-                    "--count" | "--files-with-matches" | "--files-without-match" | "--quiet" | "--silent"
+                    "--count"
+                        | "--files-with-matches"
+                        | "--files-without-match"
+                        | "--quiet"
+                        | "--silent"
                 ) || (w.starts_with('-')
                     && !w.starts_with("--")
                     && w[1..].chars().any(|c| matches!(c, 'c' | 'l' | 'L' | 'q')))

@@ -281,7 +281,7 @@ fn grep(input: &GrepInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
 
     let spec = WalkSpec {
         root: &root,
-        glob_base: None,
+        glob_base: root.is_dir().then_some(root.as_path()),
         globs,
         types,
         respect_ignores: true,

@@ -97,8 +97,9 @@ where
     T: Send,
     V: FnMut(&Path, &dyn Fn() -> Option<SystemTime>) -> Option<T> + Send,
 {
-    // ripgrep runs from the working directory: globs match paths relative to it when the
-    // search is below it (recorded: `sub/**` searched from `sub` finds `sub/a.txt`).
+    // Globs match paths relative to the directory ripgrep runs in: the directory searched
+    // (Glob, and Grep in a directory; recorded: explore seed 12, Grep's `sub/**` in `sub`
+    // finds nothing), else the working directory when the search is below it.
     let base = match spec.glob_base {
         Some(b) => b,
         None if spec.root.starts_with(&spec.ctx.cwd) => spec.ctx.cwd.as_path(),
