@@ -150,13 +150,24 @@ pub(crate) async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::R
         let t = v.get("text").and_then(Value::as_str)?;
         t.contains(" hook ").then(|| t.to_owned())
     };
-    let want_blocks: Vec<String> = expected
-        .get("extra_user_blocks")
+    // A `differs` scenario may give the hook messages toolgate sends instead.
+    let want_blocks: Vec<String> = match raw
+        .get("differs")
+        .and(raw.pointer("/toolgate_expected/hook_messages"))
         .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(hook_text)
-        .collect();
+    {
+        Some(texts) => texts
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect(),
+        None => expected
+            .get("extra_user_blocks")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(hook_text)
+            .collect(),
+    };
     let our_blocks: Vec<String> = run.extra_blocks.iter().filter_map(hook_text).collect();
     if want_blocks != our_blocks {
         return Ok(Verdict::Fail(format!(

@@ -150,7 +150,7 @@ fn declared_case(scenario: &Value, message: &str) -> Option<&'static str> {
     }
     if tool == "Bash" && command.contains("curl") && message.contains("Could not resolve host") {
         return Some(
-            "the network: toolgate's sandbox gives a command none, so curl fails at once; Claude Code's run failed to resolve after printing its progress meter",
+            "curl prints its progress meter only when an attempt lasts a second or more, which is timing (a quick failure prints the same in both: bb_curl_no_network)",
         );
     }
     // A PreToolUse hook that adds context moves every hook text of the turn out of the results
