@@ -355,8 +355,8 @@ pub(crate) async fn explore(opts: &Options) -> anyhow::Result<usize> {
         println!("{skipped} scenarios have no recording (the oracle failed on them)");
     }
     let undeclared: usize = groups
-        .iter()
-        .flat_map(|(_, m)| m.iter())
+        .values()
+        .flat_map(|m| m.iter())
         .filter(|d| d.why.is_none())
         .count();
     println!(

@@ -50,6 +50,9 @@ pub struct ToolRegistry {
     by_name: HashMap<String, usize>,
     by_alias: HashMap<String, usize>,
     by_deprecated: HashMap<String, usize>,
+    /// Tools the agent has that this registry does not run: not offered here, so a call of
+    /// one gets the not-offered text rather than the unknown-tool one.
+    known_elsewhere: std::collections::BTreeSet<String>,
 }
 
 impl ToolRegistry {
@@ -101,6 +104,17 @@ impl ToolRegistry {
         Ok(self)
     }
 
+    /// Name tools the agent has but this registry does not run (a call of one is answered
+    /// as a call of a tool not offered in this session).
+    pub fn know_names<I, S>(&mut self, names: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.known_elsewhere
+            .extend(names.into_iter().map(Into::into));
+    }
+
     /// Every registered tool, in registration order.
     pub fn tools(&self) -> impl Iterator<Item = &Arc<RegisteredTool>> {
         self.tools.iter()
@@ -123,7 +137,10 @@ impl ToolRegistry {
         if let Some(&i) = self.by_deprecated.get(name) {
             return Lookup::Found(self.tools[i].clone());
         }
-        if self.by_name.contains_key(name) || self.by_alias.contains_key(name) {
+        if self.by_name.contains_key(name)
+            || self.by_alias.contains_key(name)
+            || self.known_elsewhere.contains(name)
+        {
             return Lookup::NotFound(texts::tool_disabled(name));
         }
         if let Some(t) = self
@@ -220,6 +237,21 @@ mod tests {
         assert_eq!(
             found(r.lookup("Nope", &all)),
             "<tool_use_error>Error: No such tool available: Nope</tool_use_error>"
+        );
+    }
+
+    #[test]
+    fn names_known_elsewhere_are_not_offered_rather_than_unknown() {
+        let mut r = reg();
+        r.know_names(["WebFetch"]);
+        let all = |_: &str| true;
+        assert_eq!(
+            found(r.lookup("WebFetch", &all)),
+            texts::tool_disabled("WebFetch")
+        );
+        assert_eq!(
+            found(r.lookup("WebFetchX", &all)),
+            texts::no_such_tool("WebFetchX")
         );
     }
 

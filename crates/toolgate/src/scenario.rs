@@ -21,6 +21,45 @@ pub const DEFAULT_SESSION_ID: &str = "00000000-0000-4000-8000-000000000001";
 
 /// Tools Claude Code has that this version of toolgate does not implement yet. A scenario
 /// that calls one is reported unsupported rather than failed.
+/// The tools Claude Code 2.1.332 has beyond the built-in ones here (its tool list as recorded
+/// in tests/guard-e2e/claude-code-tools.json, and the ones it leaves out by default).
+const CLAUDE_CODE_OTHER_TOOLS: &[&str] = &[
+    "Agent",
+    "ListAgents",
+    "ReportFindings",
+    "ScheduleWakeup",
+    "Skill",
+    "ToolSearch",
+    "Workflow",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "EnterWorktree",
+    "ExitWorktree",
+    "Monitor",
+    "NotebookEdit",
+    "SendMessage",
+    "TaskStop",
+    "WebFetch",
+    "WebSearch",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskUpdate",
+    "TodoWrite",
+    "AskUserQuestion",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "KillShell",
+    "BashOutput",
+    "TaskOutput",
+    "LSP",
+    "ListMcpResourcesTool",
+    "ReadMcpResourceTool",
+    "MultiEdit",
+    "LS",
+];
+
 const NOT_YET_IMPLEMENTED: &[&str] = &[
     "NotebookEdit",
     "WebFetch",
@@ -159,8 +198,15 @@ impl Scenario {
                 .map(|(b, _)| b)
                 .unwrap_or_default();
             for b in blocks {
+                // A tool this engine lacks matters only where it is offered: one left out of
+                // `--tools` gets Claude Code's not-offered text, which this engine gives.
+                let offered = |name: &str| {
+                    self.offered_tools()
+                        .is_none_or(|tools| tools.iter().any(|t| t == name))
+                };
                 if let Some(name) = b.get("name").and_then(Value::as_str)
                     && NOT_YET_IMPLEMENTED.contains(&name)
+                    && offered(name)
                 {
                     return Some(format!("tool {name}"));
                 }
@@ -718,7 +764,9 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
     ctx.working_dirs
         .extend(policy.additional_directories().iter().cloned());
     let hooks = scenario_hooks(subs, s.trust_workspace.unwrap_or(true))?;
-    let registry = builtin_tools::registry().map_err(|e| RunError::Failed(e.to_string()))?;
+    let mut registry = builtin_tools::registry().map_err(|e| RunError::Failed(e.to_string()))?;
+    // Claude Code's other tools: left out of `--tools`, each gets its not-offered text.
+    registry.know_names(CLAUDE_CODE_OTHER_TOOLS.iter().copied());
     let mut builder = Session::builder(registry, ctx)
         .policy(Arc::new(policy))
         .hooks(hooks);
