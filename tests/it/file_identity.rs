@@ -285,9 +285,11 @@ async fn grep_and_glob_above_a_denied_tree_leave_it_out() {
         decide(&policy, &c, "Glob", json!({"pattern": "/etc/*.conf"})),
         Verdict::Ask
     );
+    // A relative pattern matches only below the directory searched: one that climbs out of it
+    // lists nothing, and Claude Code asks nothing for it.
     assert_eq!(
         decide(&policy, &c, "Glob", json!({"pattern": "../**"})),
-        Verdict::Ask
+        Verdict::Allow
     );
 }
 
