@@ -81,22 +81,25 @@ fn output_payload(output: &Value) -> Value {
         "execute_result" | "display_data" => {
             joined(output.get("data").and_then(|d| d.get("text/plain")))
         }
-        "error" => {
-            let ename = output
-                .get("ename")
-                .and_then(Value::as_str)
-                .unwrap_or("Error");
-            let evalue = output.get("evalue").and_then(Value::as_str).unwrap_or("");
-            let tb: Vec<&str> = output
-                .get("traceback")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            format!("{ename}: {evalue}\n{}", tb.join("\n"))
-        }
+        "error" => error_text(output),
         _ => String::new(),
     };
     serde_json::json!({"output_type": kind, "text": text})
+}
+
+/// An error output as text: `name: value` and the traceback's lines.
+fn error_text(output: &Value) -> String {
+    let ename = output
+        .get("ename")
+        .and_then(Value::as_str)
+        .unwrap_or("Error");
+    let evalue = output.get("evalue").and_then(Value::as_str).unwrap_or("");
+    let tb: Vec<&str> = output
+        .get("traceback")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    format!("{ename}: {evalue}\n{}", tb.join("\n"))
 }
 
 /// The blocks the model sees for a notebook.
@@ -166,22 +169,7 @@ fn render_output(output: &Value) -> Vec<ContentBlock> {
                 }
             }
         }
-        "error" => {
-            let ename = output
-                .get("ename")
-                .and_then(Value::as_str)
-                .unwrap_or("Error");
-            let evalue = output.get("evalue").and_then(Value::as_str).unwrap_or("");
-            let tb: Vec<&str> = output
-                .get("traceback")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            out.push(ContentBlock::text(format!(
-                "\n{ename}: {evalue}\n{}",
-                tb.join("\n")
-            )));
-        }
+        "error" => out.push(ContentBlock::text(format!("\n{}", error_text(output)))),
         _ => {}
     }
     out
