@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
 use serde_json::{Map, Value, json};
-use toolgate::scenario::{self, Subs};
+use toolgate::scenario;
 
 /// The Claude Code release the recorder installs and the committed records were made with.
 pub(crate) const CLAUDE_CODE_VERSION: &str = "2.1.332";
@@ -478,16 +478,11 @@ fn record_here(scenario_file: &Path, claude: &Path) -> anyhow::Result<Value> {
             })
             .collect(),
     );
-    let mut record = unsubstitute(&record, &subs);
+    let mut record = subs.unapply_value(&record);
     record["workspace_after"] = serde_json::to_value(workspace_after)?;
     record["elapsed_s"] = json!(elapsed);
     record["stderr_tail"] = Value::from(subs.unapply(&tail));
     Ok(record)
-}
-
-/// Real paths back to placeholders in every string.
-fn unsubstitute(v: &Value, subs: &Subs) -> Value {
-    subs.unapply_value(v)
 }
 
 /// The `tool_result` blocks of main-loop requests, in order of first appearance.

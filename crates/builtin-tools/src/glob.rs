@@ -1,7 +1,7 @@
 //! Glob: file paths matching a glob pattern, as Claude Code lists them (ripgrep's `--files`
 //! with `--glob`, hidden files included, ignore files not respected, oldest first).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -78,25 +78,6 @@ impl Tool for GlobTool {
     }
 }
 
-/// The characters that make a path segment a pattern.
-const GLOB_CHARS: [char; 4] = ['*', '?', '[', '{'];
-
-/// Split an absolute pattern as Claude Code does: the text before the first glob character,
-/// cut at its last `/`, is the directory searched (normalized); the rest is the pattern. A
-/// pattern with no glob character is a directory and a file name.
-pub(crate) fn split_absolute(pattern: &str) -> Option<(PathBuf, String)> {
-    if !Path::new(pattern).is_absolute() {
-        return None;
-    }
-    let literal_end = pattern.find(GLOB_CHARS).unwrap_or(pattern.len());
-    let cut = pattern[..literal_end].rfind('/').unwrap_or(0);
-    let base = if cut == 0 { "/" } else { &pattern[..cut] };
-    Some((
-        tool_core::normalize(Path::new(base)),
-        pattern[cut + 1..].to_owned(),
-    ))
-}
-
 /// Claude Code's rewrite of a relative pattern that repeats the end of the directory searched
 /// (`sub/*` searched from `…/sub`): the leading literal folders that equal the directory's last
 /// components are dropped and the rest anchored at the directory (`/*`), unless the directory
@@ -134,7 +115,7 @@ fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
                           "numFiles": 0, "truncated": false, "totalMatches": 0, "countIsComplete": true});
         Ok(ToolOutput::new(data, "No files found"))
     };
-    let (root, pattern) = match split_absolute(&input.pattern) {
+    let (root, pattern) = match tool_permissions::split_absolute_glob(&input.pattern) {
         // An absolute pattern names its own directory; `path` is not used and nothing is
         // checked: a directory that is not there has no files, and a file is itself
         // (recorded: explore seed 11's triage).
@@ -235,18 +216,18 @@ fn glob(input: &GlobInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn absolute_patterns_split_at_the_first_glob() {
         assert_eq!(
-            split_absolute("/a/b/*.rs"),
+            tool_permissions::split_absolute_glob("/a/b/*.rs"),
             Some((PathBuf::from("/a/b"), "*.rs".to_owned()))
         );
         assert_eq!(
-            split_absolute("/a/**/c/*.rs"),
+            tool_permissions::split_absolute_glob("/a/**/c/*.rs"),
             Some((PathBuf::from("/a"), "**/c/*.rs".to_owned()))
         );
-        assert_eq!(split_absolute("src/*.rs"), None);
+        assert_eq!(tool_permissions::split_absolute_glob("src/*.rs"), None);
     }
 }

@@ -628,7 +628,7 @@ fn read_text(
         // The encoding note follows this warning too (recorded: explore seed 7).
         let note = if head == [0xFE, 0xFF] {
             UTF16_BE_NOTE
-        } else if !is_utf16 && nul_in_head(path) {
+        } else if !is_utf16 && text_file::nul_in_head(path) {
             NUL_NOTE
         } else if !is_utf16 && invalid_elsewhere(path, size) {
             NOT_UTF8_NOTE
@@ -726,7 +726,7 @@ fn read_text(
     // UTF-16 before NUL bytes before bytes that are not UTF-8.
     if head == [0xFE, 0xFF] {
         notice.push_str(UTF16_BE_NOTE);
-    } else if !is_utf16 && nul_in_head(path) {
+    } else if !is_utf16 && text_file::nul_in_head(path) {
         notice.push_str(NUL_NOTE);
     } else if got.invalid_utf8 || (!is_utf16 && !covered && invalid_elsewhere(path, size)) {
         notice.push_str(NOT_UTF8_NOTE);
@@ -777,15 +777,6 @@ fn read_text(
 fn invalid_elsewhere(path: &Path, size: u64) -> bool {
     size <= 16 * 1024 * 1024
         && std::fs::read(path).is_ok_and(|bytes| std::str::from_utf8(&bytes).is_err())
-}
-
-/// Does the file have a NUL byte in its first [`NUL_WINDOW`] bytes?
-fn nul_in_head(path: &Path) -> bool {
-    let mut head = Vec::with_capacity(text_file::NUL_WINDOW);
-    File::open(path)
-        .and_then(|f| f.take(text_file::NUL_WINDOW as u64).read_to_end(&mut head))
-        .is_ok()
-        && head.contains(&0)
 }
 
 /// What Read adds after the lines of a file with NUL bytes near its start (Claude Code's text,

@@ -68,6 +68,16 @@ pub(crate) fn mtime_ms(meta: &fs::Metadata) -> u64 {
 /// bytes (recorded: dn_nul_offset_bisect).
 pub(crate) const NUL_WINDOW: usize = 8000;
 
+/// Does the file at `path` have a NUL byte in its first [`NUL_WINDOW`] bytes?
+pub(crate) fn nul_in_head(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = Vec::with_capacity(NUL_WINDOW);
+    fs::File::open(path)
+        .and_then(|f| f.take(NUL_WINDOW as u64).read_to_end(&mut head))
+        .is_ok()
+        && head.contains(&0)
+}
+
 /// Decode bytes: UTF-16LE when they start with FF FE, otherwise UTF-8 (a leading BOM noted and
 /// removed). Invalid UTF-8, and NUL bytes near the start, are `None`: editing such a file as
 /// text would corrupt it.

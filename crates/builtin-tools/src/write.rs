@@ -144,18 +144,6 @@ pub(crate) fn not_text_refusal(path: &std::path::Path) -> String {
             std::io::Read::read_exact(&mut f, &mut head).map(|()| head)
         })
         .is_ok_and(|h| h == [0xFE, 0xFF]);
-    let nul = || {
-        let mut head = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|f| {
-                std::io::Read::read_to_end(
-                    &mut std::io::Read::take(f, crate::text_file::NUL_WINDOW as u64),
-                    &mut head,
-                )
-            })
-            .is_ok()
-            && head.contains(&0)
-    };
     let first = "File is not valid UTF-8: it uses a legacy encoding such as Windows-1252, Shift-JIS or GBK, or it is binary.";
     if be {
         NOT_UTF8_WRITE.replacen(
@@ -163,7 +151,7 @@ pub(crate) fn not_text_refusal(path: &std::path::Path) -> String {
             "File is UTF-16 big-endian (it starts FE FF), which these tools cannot write.",
             1,
         )
-    } else if nul() {
+    } else if crate::text_file::nul_in_head(path) {
         NOT_UTF8_WRITE.replacen(
             first,
             "File has NUL bytes in its first 8 KB: binary data, UTF-16/UTF-32 without a byte-order mark, or text with embedded NULs.",

@@ -112,7 +112,7 @@ pub fn call_subject(tool: &str, input: &Value, ctx: &ToolContext) -> (Permission
             // which is what Claude Code decides on and names (`path` is not used); the pattern
             // itself is a subject too, for the rules to see what it names.
             if let Some(p) = pattern.filter(|p| Path::new(p).is_absolute()) {
-                let base = glob_base(p);
+                let base = split_absolute_glob(p).map_or_else(|| ctx.resolve_path(p), |(b, _)| b);
                 let named = ctx.resolve_path(p);
                 let mut paths = vec![base];
                 if !paths.contains(&named) {
@@ -151,12 +151,21 @@ pub fn call_subject(tool: &str, input: &Value, ctx: &ToolContext) -> (Permission
     }
 }
 
-/// The directory an absolute glob pattern is searched in: the text before its first wildcard,
-/// cut at its last `/`, normalized (Claude Code's rule).
-fn glob_base(pattern: &str) -> std::path::PathBuf {
+/// An absolute glob pattern split as Claude Code splits it: the directory it is searched in
+/// (the text before its first wildcard, cut at its last `/`, normalized) and the pattern to
+/// match there. A pattern with no wildcard is a directory and a file name. `None` for a
+/// relative pattern. Glob searches there, and the decision is about that directory.
+pub fn split_absolute_glob(pattern: &str) -> Option<(std::path::PathBuf, String)> {
+    if !Path::new(pattern).is_absolute() {
+        return None;
+    }
     let literal_end = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
     let cut = pattern[..literal_end].rfind('/').unwrap_or(0);
-    tool_core::normalize(Path::new(if cut == 0 { "/" } else { &pattern[..cut] }))
+    let base = if cut == 0 { "/" } else { &pattern[..cut] };
+    Some((
+        tool_core::normalize(Path::new(base)),
+        pattern[cut + 1..].to_owned(),
+    ))
 }
 
 /// Decide one call of any Claude Code tool from its name and input, with no tool to run it: the

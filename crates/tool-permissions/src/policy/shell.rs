@@ -483,15 +483,8 @@ impl Policy {
     /// read-only), when there are two or more; else Claude Code's generic text (recorded:
     /// explore seeds 11 and 13).
     fn ask_rule_message(&self, request: &PermissionRequest<'_>, line: &ShellLine) -> String {
-        use tool_shell::analyze::Origin;
         let (a, t) = (&line.analysis, &line.touched);
-        let units: Vec<usize> = a
-            .units
-            .iter()
-            .enumerate()
-            .filter(|(_, u)| u.origin == Origin::Line)
-            .map(|(i, _)| i)
-            .collect();
+        let units = line_units(a);
         if units.len() < 2 {
             return Self::ask_message(request);
         }
@@ -523,7 +516,6 @@ impl Policy {
         ctx: &tool_core::ToolContext,
     ) -> String {
         use crate::shell_policy::{Op, compound_message, outside_message, unit_allowed};
-        use tool_shell::analyze::Origin;
         let covered = |op: Op, p: &Path| match op {
             Op::Read => {
                 self.path_allowed(PathFamily::Read, p, ctx).is_some()
@@ -531,13 +523,7 @@ impl Policy {
             }
             Op::Write | Op::Redirect => self.path_allowed(PathFamily::Edit, p, ctx).is_some(),
         };
-        let line_units: Vec<usize> = a
-            .units
-            .iter()
-            .enumerate()
-            .filter(|(_, u)| u.origin == Origin::Line)
-            .map(|(i, _)| i)
-            .collect();
+        let line_units = line_units(a);
         if line_units.len() > 1 {
             let needing: Vec<usize> = line_units
                 .iter()
@@ -565,6 +551,16 @@ impl Policy {
             .or_else(|| crate::shell_policy::write_ask_message(a, t, ctx, &covered))
             .unwrap_or_else(|| "This command requires approval".to_owned())
     }
+}
+
+/// The indexes of the simple commands the line itself runs (not those of strings run as code).
+fn line_units(a: &tool_shell::analyze::Analysis) -> Vec<usize> {
+    a.units
+        .iter()
+        .enumerate()
+        .filter(|(_, u)| u.origin == tool_shell::analyze::Origin::Line)
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// A Bash line as a decision sees it: analysed once, with the paths its units touch.
