@@ -299,4 +299,15 @@ mod tests {
             assert_eq!(parse_error(ok), None, "{ok:?}");
         }
     }
+
+    proptest::proptest! {
+        /// A differential check against another JSON parser: a text is refused exactly when
+        /// serde_json refuses it (escapes left out: JavaScriptCore takes lone surrogates).
+        #[test]
+        fn refuses_exactly_what_json_refuses(text in "[\\{\\}\\[\\]:,\" 0-9.eE+\\-truefalsn\t\nx']{0,40}") {
+            let ours = parse_error(&text);
+            let theirs = serde_json::from_str::<serde_json::Value>(&text);
+            proptest::prop_assert_eq!(ours.is_none(), theirs.is_ok(), "{:?}: {:?}", text, ours);
+        }
+    }
 }
