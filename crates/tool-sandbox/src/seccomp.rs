@@ -17,7 +17,12 @@
 //! `EPERM`: the kernel keeps the sandbox's mounts locked in one, but nothing a command needs
 //! is worth that surface.
 //!
-//! The filter is a classic BPF program in the form bubblewrap's `--seccomp FD` reads.
+//! `prctl(PR_SET_MM)` fails with `EPERM` in every mode: it rewrites what the kernel keeps of
+//! a process's memory layout, which the supervisor reads.
+//!
+//! The filter is a classic BPF program in the form bubblewrap's `--seccomp FD` reads. A second,
+//! smaller one ([`notify_program`]) is installed with a listener before bubblewrap starts: it
+//! hands every `execve` to the `notify` supervisor.
 
 /// `struct sock_filter`: one BPF instruction.
 #[derive(Debug, Clone, Copy)]
@@ -47,6 +52,11 @@ const CLONE_NEWUSER: u32 = 0x1000_0000;
 const SYS_CLONE3: u32 = 435;
 /// `io_uring_setup`, `io_uring_enter`, `io_uring_register` (the same on every ABI).
 const SYS_IO_URING: [u32; 3] = [425, 426, 427];
+/// `prctl(PR_SET_MM, …)`: rewrites what the kernel keeps of a process's memory layout, its
+/// auxiliary vector among it, which the exec supervisor reads to tell the line's shell from
+/// the programs it started.
+const PR_SET_MM: u32 = 35;
+const SECCOMP_RET_USER_NOTIF: u32 = 0x7fc0_0000;
 const AF_UNIX: u32 = 1;
 const AF_INET: u32 = 2;
 const AF_INET6: u32 = 10;
@@ -59,6 +69,9 @@ struct Abi {
     clone: u32,
     socket: u32,
     unshare: u32,
+    prctl: u32,
+    execve: u32,
+    execveat: u32,
     x32: Option<u32>,
 }
 
@@ -68,6 +81,9 @@ const NATIVE: Option<Abi> = Some(Abi {
     clone: 56,
     socket: 41,
     unshare: 272,
+    prctl: 157,
+    execve: 59,
+    execveat: 322,
     x32: Some(0x4000_0000),
 });
 #[cfg(target_arch = "aarch64")]
@@ -76,6 +92,9 @@ const NATIVE: Option<Abi> = Some(Abi {
     clone: 220,
     socket: 198,
     unshare: 97,
+    prctl: 167,
+    execve: 221,
+    execveat: 281,
     x32: None,
 });
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -90,6 +109,7 @@ enum To {
     Allow,
     NoSys,
     Perm,
+    Notify,
 }
 
 /// The filter as bytes, or `None` on an architecture it is not written for (the supervisor
@@ -111,6 +131,13 @@ pub(crate) fn program(unix_sockets: bool, confined: bool) -> Option<Vec<u8>> {
     for nr in SYS_IO_URING {
         body.push((BPF_JEQ_K, To::NoSys, To::Next, nr));
     }
+    // prctl(PR_SET_MM, …): refused; the next instruction reloads the number.
+    body.extend([
+        (BPF_JEQ_K, To::Next, To::Skip(3), abi.prctl),
+        (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW),
+        (BPF_JEQ_K, To::Perm, To::Next, PR_SET_MM),
+        (BPF_LD_W_ABS, To::Next, To::Next, OFF_NR),
+    ]);
     if confined {
         // unshare(CLONE_NEWUSER | …): refused; the next instruction reloads the number.
         body.extend([
@@ -149,7 +176,33 @@ pub(crate) fn program(unix_sockets: bool, confined: bool) -> Option<Vec<u8>> {
         (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW),
         (BPF_JSET_K, To::Perm, To::Allow, refused_clone),
     ]);
-    // The three returns follow the body, in this order.
+    Some(assemble(&body))
+}
+
+/// The filter that hands every `execve` and `execveat` of the process and everything it starts
+/// to the supervisor (`SECCOMP_RET_USER_NOTIF`), installed with a listener before bubblewrap
+/// starts. System calls of another ABI fail with `ENOSYS`, so no `execve` goes by another
+/// number. `None` on an architecture it is not written for.
+pub(crate) fn notify_program() -> Option<Vec<u8>> {
+    let abi = NATIVE?;
+    let mut body: Vec<(u16, To, To, u32)> = vec![
+        (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARCH),
+        (BPF_JEQ_K, To::Next, To::NoSys, abi.arch),
+        (BPF_LD_W_ABS, To::Next, To::Next, OFF_NR),
+    ];
+    if let Some(bit) = abi.x32 {
+        body.push((BPF_JGE_K, To::NoSys, To::Next, bit));
+    }
+    body.extend([
+        (BPF_JEQ_K, To::Notify, To::Next, abi.execve),
+        (BPF_JEQ_K, To::Notify, To::Allow, abi.execveat),
+    ]);
+    Some(assemble(&body))
+}
+
+/// The program's bytes: `body`, then the four returns its jumps name.
+fn assemble(body: &[(u16, To, To, u32)]) -> Vec<u8> {
+    // The returns follow the body, in this order.
     let allow = body.len();
     let target = |to: To, at: usize| -> u8 {
         let dest = match to {
@@ -158,8 +211,9 @@ pub(crate) fn program(unix_sockets: bool, confined: bool) -> Option<Vec<u8>> {
             To::Allow => allow,
             To::NoSys => allow + 1,
             To::Perm => allow + 2,
+            To::Notify => allow + 3,
         };
-        // Every jump is forward and short: the program is a dozen instructions.
+        // Every jump is forward and short: the program is a few dozen instructions.
         u8::try_from(dest - at - 1).unwrap_or(u8::MAX)
     };
     let mut insns: Vec<Insn> = body
@@ -184,6 +238,7 @@ pub(crate) fn program(unix_sockets: bool, confined: bool) -> Option<Vec<u8>> {
     insns.push(ret(SECCOMP_RET_ALLOW));
     insns.push(ret(SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
     insns.push(ret(SECCOMP_RET_ERRNO | libc::EPERM as u32));
+    insns.push(ret(SECCOMP_RET_USER_NOTIF));
     let mut bytes = Vec::with_capacity(insns.len() * 8);
     for i in insns {
         bytes.extend_from_slice(&i.code.to_ne_bytes());
@@ -191,7 +246,7 @@ pub(crate) fn program(unix_sockets: bool, confined: bool) -> Option<Vec<u8>> {
         bytes.push(i.jf);
         bytes.extend_from_slice(&i.k.to_ne_bytes());
     }
-    Some(bytes)
+    bytes
 }
 
 #[cfg(test)]
@@ -324,5 +379,39 @@ mod tests {
             run(&open, arch, clone, u64::from(CLONE_UNTRACED)),
             errno(libc::EPERM)
         );
+        // prctl(PR_SET_MM) in every mode; other prctl options pass.
+        for p in [&prog, &open, &unix] {
+            assert_eq!(
+                run(p, arch, abi.prctl, u64::from(PR_SET_MM)),
+                errno(libc::EPERM)
+            );
+            assert_eq!(
+                run(p, arch, abi.prctl, 15),
+                SECCOMP_RET_ALLOW,
+                "PR_SET_NAME"
+            );
+            assert_eq!(run(p, arch, abi.execve, 0), SECCOMP_RET_ALLOW);
+        }
+    }
+
+    #[test]
+    fn the_notify_filter_hands_over_every_exec_and_only_those() {
+        let (Some(prog), Some(abi)) = (notify_program(), NATIVE) else {
+            return;
+        };
+        assert_eq!(run(&prog, abi.arch, abi.execve, 0), SECCOMP_RET_USER_NOTIF);
+        assert_eq!(
+            run(&prog, abi.arch, abi.execveat, 0),
+            SECCOMP_RET_USER_NOTIF
+        );
+        for nr in [0, abi.clone, abi.socket, abi.prctl, SYS_CLONE3] {
+            assert_eq!(run(&prog, abi.arch, nr, 0), SECCOMP_RET_ALLOW, "{nr}");
+        }
+        let nosys = SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
+        // i386's execve is 11: another ABI fails whatever its number.
+        assert_eq!(run(&prog, 0x4000_0003, 11, 0), nosys);
+        if let Some(bit) = abi.x32 {
+            assert_eq!(run(&prog, abi.arch, bit | abi.execve, 0), nosys);
+        }
     }
 }

@@ -4,9 +4,10 @@
 //! millisecond; this costs tens of microseconds). The child, on a stack of its own, only makes
 //! system calls on what the parent prepared: it resets signal handling, joins a new process
 //! group, puts its descriptors in place, joins a prepared network namespace when it has one,
-//! changes directory, installs the seccomp filter when it must, asks to be traced by the
-//! parent thread, and executes. A failure before `execve` is
-//! reported through a close-on-exec pipe.
+//! changes directory, installs the seccomp filters it must (handing the exec supervisor the
+//! listener of the one that reports every `execve`), asks to be traced by the parent thread
+//! when it must, and executes. A failure before `execve` is reported through a close-on-exec
+//! pipe.
 
 use std::ffi::{CString, OsString};
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
@@ -55,6 +56,10 @@ pub(crate) struct Child {
     pub(crate) filter: Option<Vec<u8>>,
     /// A network namespace it joins before it executes.
     pub(crate) netns: Option<std::fs::File>,
+    /// A seccomp filter with a listener (see `seccomp::notify_program`), installed last, and
+    /// the socket the listener is sent over. The `execve` that follows waits for an answer on
+    /// that listener, so another thread must be ready to give it.
+    pub(crate) notify: Option<(Vec<u8>, OwnedFd)>,
 }
 
 /// Everything the child reads, laid out before the clone.
@@ -71,6 +76,11 @@ struct Prepared {
     filter: Option<Vec<u8>>,
     /// The network namespace to join, or -1.
     netns: RawFd,
+    notify_filter: Option<Vec<u8>>,
+    /// The socket the listener goes over, or -1.
+    notify_socket: RawFd,
+    /// Room for one `SCM_RIGHTS` message (the parent's, 32 bytes); the child writes into it.
+    notify_control: *mut u64,
     error_pipe: RawFd,
     /// The signal mask to restore in the child.
     mask: libc::sigset_t,
@@ -119,6 +129,15 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
         dups.push((from.as_raw_fd(), *target));
         keep.push(from);
     }
+    // Numbered above every target too; close-on-exec, and closed by the child once used.
+    let (notify_filter, notify_socket) = match child.notify {
+        Some((filter, socket)) => {
+            let moved = high(socket.as_raw_fd())?;
+            drop(socket);
+            (Some(filter), Some(moved))
+        }
+        None => (None, None),
+    };
     let program = cstring(child.program)?;
     let argv: Vec<CString> = child
         .argv
@@ -162,6 +181,7 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
     }
+    let mut control = Box::new([0u64; 4]);
     let mut prepared = Prepared {
         program,
         argv,
@@ -173,6 +193,9 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
         trace: child.trace,
         filter: child.filter,
         netns: child.netns.as_ref().map_or(-1, |f| f.as_raw_fd()),
+        notify_filter,
+        notify_socket: notify_socket.as_ref().map_or(-1, |f| f.as_raw_fd()),
+        notify_control: control.as_mut_ptr(),
         error_pipe: write_end.as_raw_fd(),
         mask: old,
     };
@@ -199,6 +222,8 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
     drop(write_end);
     drop(keep);
     drop(child.netns);
+    // The child's copy is closed (it executed or ended): the receiving thread sees the end.
+    drop(notify_socket);
     if pid < 0 {
         return Err(clone_error);
     }
@@ -215,6 +240,7 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
     }
     drop(prepared);
     drop(stack);
+    drop(control);
     Ok(pid)
 }
 
@@ -290,6 +316,11 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 return fail(p);
             }
         }
+        if let Some(f) = &p.notify_filter
+            && send_listener(p, f) != 0
+        {
+            return fail(p);
+        }
         if p.trace
             && libc::ptrace(
                 libc::PTRACE_TRACEME as _,
@@ -308,4 +339,61 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         );
     }
     fail(p)
+}
+
+/// In the child: install `filter` with a new listener and send the listener over the
+/// prepared socket, keeping no copy of either. Nonzero (with `errno` set) on failure.
+#[allow(unsafe_code)]
+fn send_listener(p: &Prepared, filter: &[u8]) -> libc::c_int {
+    #[repr(C)]
+    struct SockFprog {
+        len: libc::c_ushort,
+        filter: *const u8,
+    }
+    let prog = SockFprog {
+        len: (filter.len() / 8) as libc::c_ushort,
+        filter: filter.as_ptr(),
+    };
+    // SAFETY: system calls on locals and on the parent's prepared values, which it does not
+    // touch while suspended; the control buffer is written through a raw pointer to the
+    // child's view of it (the same memory, reserved for this).
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return -1;
+        }
+        let listener = libc::syscall(
+            libc::SYS_seccomp,
+            1, // SECCOMP_SET_MODE_FILTER
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &prog as *const SockFprog,
+        );
+        if listener < 0 {
+            return -1;
+        }
+        let listener = listener as RawFd;
+        let control = p.notify_control.cast::<u8>();
+        let space = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
+        let mut byte = 0u8;
+        let mut iov = libc::iovec {
+            iov_base: (&mut byte as *mut u8).cast(),
+            iov_len: 1,
+        };
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.cast();
+        msg.msg_controllen = space as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), listener);
+        let sent = libc::sendmsg(p.notify_socket, &msg, libc::MSG_NOSIGNAL);
+        libc::close(listener);
+        libc::close(p.notify_socket);
+        if sent != 1 {
+            return -1;
+        }
+    }
+    0
 }

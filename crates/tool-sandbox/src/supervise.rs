@@ -1,14 +1,21 @@
-//! The exec supervisor: every process of a sandboxed command is traced (`ptrace`, with the
+//! The exec supervisor by tracing: every process of a command is traced (`ptrace`, with the
 //! fork, vfork, clone and exec events), and every program it executes is decided by the
 //! policy's judge after the kernel has loaded it and before it runs its first instruction.
 //!
-//! Why `ptrace` and not seccomp user notification: a notification arrives at the `execve`
-//! system call's entry, while its arguments still sit in memory another thread of the caller
-//! can rewrite after the supervisor read them, so what was decided is not what runs. The
-//! `PTRACE_EVENT_EXEC` stop comes after the new image is in place: its arguments are on the new
-//! stack of a process that is stopped and, after `exec`, single-threaded. Children are attached
-//! by the kernel at `fork`/`clone` before they run, so nothing starts unseen; the seccomp
-//! filter (see `seccomp`) refuses `CLONE_UNTRACED` and `clone3`, the only ways around that.
+//! In bubblewrap, where the kernel has seccomp user notification, the `notify` supervisor is
+//! used instead: it stops only the thread that executes, once per `execve`, and decides at the
+//! same point with the same code (`Supervisor::on_exec`). Tracing every process is kept for
+//! commands outside bubblewrap, where no PID namespace holds the tree together (tracing is how
+//! every process is known, and killed), and for kernels without notification.
+//!
+//! Why the decision is made at the exec event and not at a notification: a notification
+//! arrives at the `execve` system call's entry, while its arguments still sit in memory
+//! another thread of the caller can rewrite after the supervisor read them, so what was
+//! decided is not what runs. The `PTRACE_EVENT_EXEC` stop comes after the new image is in
+//! place: its arguments are on the new stack of a process that is stopped and, after `exec`,
+//! single-threaded. Children are attached by the kernel at `fork`/`clone` before they run, so
+//! nothing starts unseen; the seccomp filter (see `seccomp`) refuses `CLONE_UNTRACED` and
+//! `clone3`, the only ways around that.
 //!
 //! What it breaks: a traced process cannot be traced again, so debuggers and `strace` cannot
 //! attach to programs inside the sandbox; and job-control stops (`SIGSTOP`) are let run on.
@@ -18,7 +25,6 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::Read as _;
 use std::os::unix::ffi::OsStringExt as _;
 use std::path::PathBuf;
 use std::process::ExitStatus;
@@ -31,7 +37,7 @@ use crate::{ExecApprover, Shared, Stop};
 
 /// Who started a process, which decides what its `exec`s are checked against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
+pub(crate) enum Role {
     /// bubblewrap setting the sandbox up: its first `exec` is the line's shell.
     Launcher,
     /// The shell of the line, or a fork of it that has not executed anything (a subshell, a
@@ -65,10 +71,9 @@ pub(crate) struct Supervisor {
 }
 
 #[allow(unsafe_code)]
-fn ptrace(request: libc::c_uint, pid: libc::pid_t, data: usize) -> libc::c_long {
-    // SAFETY: the requests used here (SETOPTIONS, CONT, GETEVENTMSG, GETSIGINFO) take a pid
-    // this thread traces and an integer or a pointer to a buffer of ours that outlives the
-    // call; the kernel checks the pid.
+pub(crate) fn ptrace(request: libc::c_uint, pid: libc::pid_t, data: usize) -> libc::c_long {
+    // SAFETY: the requests made with it (SETOPTIONS, SEIZE, CONT, INTERRUPT, DETACH) take a
+    // pid and an integer; the kernel checks the pid.
     unsafe {
         libc::ptrace(
             request as _,
@@ -105,7 +110,7 @@ fn event_message(pid: libc::pid_t) -> Option<libc::pid_t> {
 
 /// True when the stop is a group-stop rather than a signal being delivered.
 #[allow(unsafe_code)]
-fn is_group_stop(pid: libc::pid_t) -> bool {
+pub(crate) fn is_group_stop(pid: libc::pid_t) -> bool {
     let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
     // SAFETY: GETSIGINFO writes one siginfo_t to the buffer given, a local of ours.
     let r = unsafe {
@@ -171,7 +176,7 @@ pub(crate) fn start_tracing(pid: libc::pid_t) -> Result<(), std::io::Error> {
 }
 
 /// `WIFSTOPPED` and friends, spelled out (the libc functions are `unsafe` for no reason here).
-fn stopped(status: libc::c_int) -> bool {
+pub(crate) fn stopped(status: libc::c_int) -> bool {
     status & 0xff == 0x7f
 }
 fn stop_signal(status: libc::c_int) -> libc::c_int {
@@ -201,41 +206,100 @@ fn lossy(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// The path the caller passed to `execve` (`AT_EXECFN`), read from the new image's auxiliary
-/// vector and stack.
-fn exec_filename(pid: libc::pid_t) -> Option<Vec<u8>> {
-    use std::os::unix::fs::FileExt as _;
-    const AT_EXECFN: u64 = 31;
-    let auxv = std::fs::read(format!("/proc/{pid}/auxv")).ok()?;
-    let addr = auxv.chunks_exact(16).find_map(|pair| {
-        let key = u64::from_ne_bytes(pair[..8].try_into().ok()?);
-        let value = u64::from_ne_bytes(pair[8..].try_into().ok()?);
-        (key == AT_EXECFN).then_some(value)
-    })?;
-    let mem = std::fs::File::open(format!("/proc/{pid}/mem")).ok()?;
+/// Read `buf.len()` bytes at `addr` of the memory of `pid` (a tracee of ours), in one call.
+#[allow(unsafe_code)]
+pub(crate) fn read_memory(pid: libc::pid_t, addr: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as usize as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: the local iovec is our buffer, valid for its length; the remote one is only an
+    // address in the other process, which the kernel checks.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+/// Where the kernel laid out a newly loaded program's strings (`/proc/PID/stat`, fields 48 to
+/// 51): its arguments from `arg_start` to `arg_end`, its environment up to `env_end`, and
+/// right after it the path the caller passed to `execve` (`AT_EXECFN`), up to the top of the
+/// stack.
+struct Layout {
+    arg_start: u64,
+    arg_end: u64,
+    env_end: u64,
+}
+
+/// A small `/proc` file in one read (open, read, close: what the hot path can afford).
+pub(crate) fn read_small(path: &str) -> Option<Vec<u8>> {
+    use std::io::Read as _;
+    let mut f = std::fs::File::open(path).ok()?;
     let mut buf = vec![0u8; 4096];
-    let n = mem.read_at(&mut buf, addr).ok()?;
+    let n = f.read(&mut buf).ok()?;
     buf.truncate(n);
-    let end = buf.iter().position(|&b| b == 0)?;
-    buf.truncate(end);
     Some(buf)
+}
+
+fn layout(pid: libc::pid_t) -> Option<Layout> {
+    let stat = read_small(&format!("/proc/{pid}/stat"))?;
+    // The fields after the command name, which is in parentheses and may hold anything.
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    // Field 3 (the state) comes first.
+    let field = |n: usize| -> Option<u64> { rest.split_whitespace().nth(n - 3)?.parse().ok() };
+    let l = Layout {
+        arg_start: field(48)?,
+        arg_end: field(49)?,
+        env_end: field(51)?,
+    };
+    (l.arg_start != 0 && l.arg_end >= l.arg_start && l.env_end >= l.arg_end).then_some(l)
+}
+
+/// The arguments of the program `pid` has just loaded (what `/proc/PID/cmdline` gives then).
+fn arguments(pid: libc::pid_t, l: &Layout) -> Option<Vec<u8>> {
+    // The kernel's own bound on what `execve` takes.
+    const MAX: u64 = 32 * 1024 * 1024;
+    let len = (l.arg_end - l.arg_start).min(MAX) as usize;
+    let mut raw = vec![0u8; len];
+    let n = read_memory(pid, l.arg_start, &mut raw).ok()?;
+    raw.truncate(n);
+    Some(raw)
+}
+
+/// The path the caller passed to `execve` (`AT_EXECFN`): the string after the environment's.
+fn exec_filename(pid: libc::pid_t, l: &Layout) -> Option<Vec<u8>> {
+    const PAGE: u64 = 4096;
+    let mut out = Vec::new();
+    let mut at = l.env_end;
+    // Page by page, never past the page the string is known to reach, up to PATH_MAX.
+    while out.len() < 4096 {
+        let room = (PAGE - at % PAGE) as usize;
+        let mut buf = vec![0u8; room];
+        let n = read_memory(pid, at, &mut buf).ok()?;
+        buf.truncate(n);
+        if let Some(end) = buf.iter().position(|&b| b == 0) {
+            out.extend_from_slice(&buf[..end]);
+            return Some(out);
+        }
+        out.extend_from_slice(&buf);
+        at += n as u64;
+        if n == 0 {
+            return None;
+        }
+    }
+    None
 }
 
 fn load(pid: libc::pid_t) -> Option<Loaded> {
     use std::os::unix::fs::MetadataExt as _;
-    let mut raw = Vec::new();
-    {
-        // One read is usually all of it (read_to_end would make a second to see the end).
-        let mut f = std::fs::File::open(format!("/proc/{pid}/cmdline")).ok()?;
-        let mut buf = [0u8; 4096];
-        loop {
-            let n = f.read(&mut buf).ok()?;
-            raw.extend_from_slice(&buf[..n]);
-            if n < buf.len() {
-                break;
-            }
-        }
-    }
+    let layout = layout(pid)?;
+    let mut raw = arguments(pid, &layout)?;
     if raw.last() == Some(&0) {
         raw.pop();
     }
@@ -254,7 +318,7 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
     let mut exe_named = exe.clone();
     let mut interpreter: Option<Vec<Vec<u8>>> = None;
     if words.len() > 1
-        && let Some(execfn) = exec_filename(pid)
+        && let Some(execfn) = exec_filename(pid, &layout)
     {
         let execfn_path = PathBuf::from(OsString::from_vec(execfn.clone()));
         let seen = if execfn_path.is_absolute() {
@@ -426,7 +490,7 @@ impl Supervisor {
 
     /// Decide an `exec`. `Some(role)`: let it run, with this role from now on; `None`: the
     /// command was stopped.
-    fn on_exec(&mut self, pid: libc::pid_t, role: Role) -> Option<Role> {
+    pub(crate) fn on_exec(&mut self, pid: libc::pid_t, role: Role) -> Option<Role> {
         if self.shared.is_killed() {
             return None;
         }
@@ -516,5 +580,23 @@ impl Supervisor {
     fn stop(&self, stop: Stop) {
         self.shared.record_stop(stop);
         self.shared.kill_all();
+    }
+
+    /// Stop the command because a program it started could not be watched.
+    pub(crate) fn stop_unwatchable(&self, why: &std::io::Error) {
+        self.stop(Stop {
+            argv: Vec::new(),
+            exe: PathBuf::new(),
+            started_by_line: false,
+            decision: Decision::deny(
+                format!(
+                    "A program the command started could not be supervised ({why}), so the command was stopped. A program traced by another (a debugger, strace) cannot be supervised; a command that needs one can be let out of the sandbox with sandbox.excludedCommands."
+                ),
+                tool_core::DecisionReason::Check {
+                    name: "an exec the supervisor could not watch".into(),
+                },
+            ),
+            approved: None,
+        });
     }
 }
