@@ -317,6 +317,17 @@ impl Session {
             .definitions(&|n| self.is_offered(n))
     }
 
+    /// The offered tools themselves, in the registry's order: what a host that serves them
+    /// on (an MCP server) reads beyond their definitions, such as whether they only read.
+    pub fn offered_tools(&self) -> Vec<Arc<tool_core::RegisteredTool>> {
+        self.pipeline
+            .registry()
+            .tools()
+            .filter(|t| self.is_offered(t.name()))
+            .cloned()
+            .collect()
+    }
+
     /// Cancel whatever the current turn is running; the calls end with Claude Code's cancel
     /// texts. The next turn starts with a fresh token.
     pub fn cancel(&self) {

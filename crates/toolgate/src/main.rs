@@ -209,6 +209,20 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
     },
+    /// Serve the built-in tools over MCP (stdio) to any MCP client, under the project's policy
+    /// and hooks: every call goes through the schema check, the hooks and the policy; a
+    /// refusal or a bad input is a tool result with `isError`, and an ask goes to the client
+    /// by elicitation when it offers it (else it is refused, as in a headless run).
+    Mcp {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// The permission mode (default: the settings' default mode).
+        #[arg(long)]
+        mode: Option<String>,
+        /// Offer only these tools (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        tools: Option<Vec<String>>,
+    },
     /// Print the tool definitions in the Messages API's `tools` format, ready to send to a
     /// model: the built-in tools, less those the policy denies as a whole.
     Tools {
@@ -891,6 +905,44 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     file.display()
                 )
             }
+        }
+        Some(Command::Mcp {
+            policy,
+            mode,
+            tools,
+        }) => {
+            let ws = policy.workspace()?;
+            let home = home_dir(&ws);
+            let files = policy.sources(&ws, &home).read()?;
+            let loaded = Arc::new(files.policy()?);
+            let (hooks, notes) = tool_hooks::load_hooks(&files)?;
+            // Standard output is the protocol's: what loading noticed goes to standard error.
+            report_ignored(&files, &loaded, &notes);
+            let data = std::env::var_os("XDG_DATA_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join(".local/share"));
+            let session_id = format!("mcp-{}", uuid::Uuid::new_v4());
+            let mut ctx = decision_context(&ws, &home, &loaded, mode.as_deref())?;
+            ctx.tool_results_dir = data.join("toolgate/tool-results").join(&session_id);
+            ctx.task_output_dir = ctx.tool_results_dir.with_file_name("tasks");
+            ctx.session_id = session_id;
+            ctx.env = Arc::new(std::env::vars().collect());
+            let registry = builtin_tools::registry()?;
+            known_tools(&registry, tools.as_ref())?;
+            let make = move |approver: Option<Arc<dyn tool_core::Approver>>| {
+                let mut builder = Session::builder(registry.clone(), ctx.clone())
+                    .policy(loaded.clone())
+                    .hooks(hooks.clone());
+                if let Some(t) = &tools {
+                    builder = builder.offered_tools(t.clone());
+                }
+                if let Some(a) = approver {
+                    builder = builder.approver(a);
+                }
+                builder.build()
+            };
+            tool_mcp::GatedServer::new(make).serve_stdio().await?;
+            Ok(())
         }
         Some(Command::Run {
             file,
