@@ -72,7 +72,9 @@ fn mcp_tool(session: &Session) -> Vec<Tool> {
 }
 
 impl GatedServer {
-    /// A server for the sessions `make` builds (see [`MakeSession`]).
+    /// A server for the sessions `make` builds. `make` is given the approver asks go to
+    /// (`None`: asks are refused, the headless rule); it is called once for the tool list,
+    /// and once more at the first call, with an approver when the client offers elicitation.
     pub fn new<F>(make: F) -> Self
     where
         F: Fn(Option<Arc<dyn Approver>>) -> Session + Send + Sync + 'static,
