@@ -14,10 +14,16 @@
 //! # }
 //! ```
 //!
+//! [`ExternalServer`] goes the other way: it starts a server configured under
+//! `[mcp_servers.NAME]` in a policy file ([`server_specs`]) and offers its tools as
+//! `mcp__NAME__TOOL` tools for the registry, external tools that pass the same pipeline.
+//!
 //! A host that does not speak MCP does not depend on this crate, and so never compiles `rmcp`.
 
+mod client;
 mod server;
 
+pub use client::{ExternalServer, McpTool, ServerSpec, check_server_name, server_specs};
 pub use server::GatedServer;
 
 /// What can go wrong serving MCP.
@@ -30,4 +36,20 @@ pub enum Error {
     /// The connection failed after the handshake.
     #[error("the MCP connection failed: {0}")]
     Connection(String),
+    /// A policy file's `mcp_servers` could not be used.
+    #[error("{}: {message}", file.display())]
+    Config {
+        /// The file.
+        file: std::path::PathBuf,
+        /// What was wrong.
+        message: String,
+    },
+    /// An external server could not be started or asked.
+    #[error("MCP server {name}: {message}")]
+    Server {
+        /// The server's name.
+        name: String,
+        /// What went wrong.
+        message: String,
+    },
 }

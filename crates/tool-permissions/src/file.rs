@@ -49,6 +49,9 @@ struct Document {
     /// `hooks` tables belong to the hook loader (tool-hooks), which reads the same files.
     #[serde(default, rename = "hooks")]
     _hooks: Option<serde::de::IgnoredAny>,
+    /// `mcp_servers` tables belong to the MCP adapters (tool-mcp), which read the same files.
+    #[serde(default, rename = "mcp_servers")]
+    _mcp_servers: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     tests: Vec<Spanned<TestEntry>>,
     #[serde(default)]

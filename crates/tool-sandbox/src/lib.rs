@@ -380,7 +380,7 @@ impl Sandbox {
     /// Whether the seccomp filter that keeps every process traced is in place on this
     /// architecture.
     pub fn filters_clone(&self) -> bool {
-        seccomp::program(false, true).is_some()
+        seccomp::program(false, true, false).is_some()
     }
 }
 
@@ -624,7 +624,17 @@ impl Launch {
             Some(_) => absent::Undone::note(&self.mounts.undone),
             None => absent::Undone::default(),
         };
-        let program = seccomp::program(self.unix_sockets || sandbox.is_none(), sandbox.is_some());
+        // Stopping each exec needs every process free to be attached to: where every program is
+        // watched, no process of the command may trace another.
+        let refuse_ptrace = self.supervise
+            && !self.trace_every_process
+            && sandbox.is_some_and(|sb| sb.notify)
+            && self.judge.watching(true) == tool_core::sandbox::Watching::Everything;
+        let program = seccomp::program(
+            self.unix_sockets || sandbox.is_none(),
+            sandbox.is_some(),
+            refuse_ptrace,
+        );
         const SECCOMP_FD: RawFd = 10;
         let mut fds = self.fds;
         // Under bubblewrap, the seccomp program goes in through a pipe it reads; unconfined,

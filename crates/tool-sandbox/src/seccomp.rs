@@ -70,6 +70,7 @@ struct Abi {
     socket: u32,
     unshare: u32,
     prctl: u32,
+    ptrace: u32,
     execve: u32,
     execveat: u32,
     x32: Option<u32>,
@@ -82,6 +83,7 @@ const NATIVE: Option<Abi> = Some(Abi {
     socket: 41,
     unshare: 272,
     prctl: 157,
+    ptrace: 101,
     execve: 59,
     execveat: 322,
     x32: Some(0x4000_0000),
@@ -93,6 +95,7 @@ const NATIVE: Option<Abi> = Some(Abi {
     socket: 198,
     unshare: 97,
     prctl: 167,
+    ptrace: 117,
     execve: 221,
     execveat: 281,
     x32: None,
@@ -115,8 +118,10 @@ enum To {
 /// The filter as bytes, or `None` on an architecture it is not written for (the supervisor
 /// then cannot rule out `CLONE_UNTRACED`, and says so). `confined` (under bubblewrap), sockets
 /// of families the namespace does not enclose and new user namespaces are refused; with
-/// `unix_sockets`, `socket(AF_UNIX)` is let through then.
-pub(crate) fn program(unix_sockets: bool, confined: bool) -> Option<Vec<u8>> {
+/// `unix_sockets`, `socket(AF_UNIX)` is let through then. With `refuse_ptrace`, `ptrace`
+/// fails with `EPERM`: the supervisor that stops each `execve` must be able to attach to the
+/// process, which it cannot when another traces it.
+pub(crate) fn program(unix_sockets: bool, confined: bool, refuse_ptrace: bool) -> Option<Vec<u8>> {
     let abi = NATIVE?;
     // (code, jump if true, jump if false, k); jumps name a label.
     let mut body: Vec<(u16, To, To, u32)> = vec![
@@ -130,6 +135,9 @@ pub(crate) fn program(unix_sockets: bool, confined: bool) -> Option<Vec<u8>> {
     body.push((BPF_JEQ_K, To::NoSys, To::Next, SYS_CLONE3));
     for nr in SYS_IO_URING {
         body.push((BPF_JEQ_K, To::NoSys, To::Next, nr));
+    }
+    if refuse_ptrace {
+        body.push((BPF_JEQ_K, To::Perm, To::Next, abi.ptrace));
     }
     // prctl(PR_SET_MM, …): refused; the next instruction reloads the number.
     body.extend([
@@ -293,7 +301,7 @@ mod tests {
 
     #[test]
     fn the_filter_refuses_untraced_clones_and_clone3_and_passes_the_rest() {
-        let Some(prog) = program(false, true) else {
+        let Some(prog) = program(false, true, false) else {
             return;
         };
         let Some(abi) = NATIVE else {
@@ -356,7 +364,7 @@ mod tests {
             errno(libc::EPERM)
         );
         // Unconfined: Unix sockets and user namespaces as the system allows them.
-        let open = program(true, false).unwrap_or_default();
+        let open = program(true, false, false).unwrap_or_default();
         assert_eq!(run(&open, arch, abi.socket, 1), SECCOMP_RET_ALLOW);
         assert_eq!(
             run(&open, arch, abi.socket, 40),
@@ -364,7 +372,7 @@ mod tests {
             "AF_VSOCK"
         );
         // Confined with Unix sockets allowed: those too.
-        let unix = program(true, true).unwrap_or_default();
+        let unix = program(true, true, false).unwrap_or_default();
         assert_eq!(run(&unix, arch, abi.socket, 1), SECCOMP_RET_ALLOW);
         assert_eq!(run(&unix, arch, abi.socket, 40), errno(libc::EPERM));
         assert_eq!(
@@ -391,7 +399,11 @@ mod tests {
                 "PR_SET_NAME"
             );
             assert_eq!(run(p, arch, abi.execve, 0), SECCOMP_RET_ALLOW);
+            assert_eq!(run(p, arch, abi.ptrace, 0), SECCOMP_RET_ALLOW);
         }
+        let watched = program(false, true, true).unwrap_or_default();
+        assert_eq!(run(&watched, arch, abi.ptrace, 0), errno(libc::EPERM));
+        assert_eq!(run(&watched, arch, 0, 0), SECCOMP_RET_ALLOW, "read");
     }
 
     #[test]

@@ -349,6 +349,35 @@ enum PolicyCommand {
 }
 
 /// `--tools` names only tools the registry has.
+/// Start the MCP servers the policy files configure (`[mcp_servers.NAME]`) in `ws` and add
+/// their tools to `registry` as `mcp__NAME__TOOL`. A server that cannot start is reported on
+/// standard error and its tools are not offered; a bad configuration is an error.
+async fn add_mcp_servers(
+    files: &tool_permissions::PolicyFiles,
+    ws: &std::path::Path,
+    registry: &mut tool_core::ToolRegistry,
+) -> anyhow::Result<()> {
+    let (specs, notes) = tool_mcp::server_specs(files)?;
+    for n in notes {
+        eprintln!("toolgate: {n}");
+    }
+    for spec in specs {
+        match tool_mcp::ExternalServer::start(spec, ws).await {
+            Ok(server) => {
+                let (tools, notes) = server.tools().await?;
+                for n in notes {
+                    eprintln!("toolgate: {n}");
+                }
+                for t in tools {
+                    registry.register(t)?;
+                }
+            }
+            Err(e) => eprintln!("toolgate: {e}; its tools are not offered"),
+        }
+    }
+    Ok(())
+}
+
 fn known_tools(
     registry: &tool_core::ToolRegistry,
     tools: Option<&Vec<String>>,
@@ -927,7 +956,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             ctx.task_output_dir = ctx.tool_results_dir.with_file_name("tasks");
             ctx.session_id = session_id;
             ctx.env = Arc::new(std::env::vars().collect());
-            let registry = builtin_tools::registry()?;
+            let mut registry = builtin_tools::registry()?;
+            add_mcp_servers(&files, &ws, &mut registry).await?;
             known_tools(&registry, tools.as_ref())?;
             let make = move |approver: Option<Arc<dyn tool_core::Approver>>| {
                 let mut builder = Session::builder(registry.clone(), ctx.clone())
@@ -993,9 +1023,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(k) = &kept {
                 k.restore(&mut ctx);
             }
-            let registry = Arc::new(builtin_tools::registry()?);
+            let mut all_tools = builtin_tools::registry()?;
+            add_mcp_servers(&files, &ws, &mut all_tools).await?;
+            let registry = Arc::new(all_tools.clone());
             known_tools(&registry, tools.as_ref())?;
-            let mut builder = Session::builder(builtin_tools::registry()?, ctx.clone())
+            let mut builder = Session::builder(all_tools, ctx.clone())
                 .policy(Arc::new(loaded))
                 .hooks(hooks);
             if let Some(t) = tools {

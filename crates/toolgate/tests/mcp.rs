@@ -47,13 +47,17 @@ async def main(exe, ws, answer):
 asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))
 "#;
 
-/// A Python with the `mcp` package, installed on first use; `Err` says why there is none.
+/// The packages the tests take from PyPI: the official client (and server library), and a
+/// third-party server, `mcp-server-time`.
+const PACKAGES: [&str; 2] = ["mcp>=1.10,<3", "mcp-server-time"];
+
+/// A Python with the packages, installed on first use; `Err` says why there is none.
 fn python_with_mcp() -> Result<PathBuf, String> {
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-python-client");
     let python = venv.join("bin/python");
     let has_mcp = |p: &Path| {
         Command::new(p)
-            .args(["-c", "import mcp"])
+            .args(["-c", "import mcp, mcp_server_time"])
             .output()
             .is_ok_and(|o| o.status.success())
     };
@@ -72,12 +76,13 @@ fn python_with_mcp() -> Result<PathBuf, String> {
         ));
     }
     let installed = Command::new(venv.join("bin/pip"))
-        .args(["install", "--quiet", "mcp>=1.10,<3"])
+        .args(["install", "--quiet"])
+        .args(PACKAGES)
         .output()
         .map_err(|e| format!("pip could not run: {e}"))?;
     if !installed.status.success() || !has_mcp(&python) {
         return Err(format!(
-            "the Python `mcp` package could not be installed from PyPI: {}",
+            "the Python packages {PACKAGES:?} could not be installed from PyPI: {}",
             String::from_utf8_lossy(&installed.stderr).trim()
         ));
     }
@@ -85,7 +90,9 @@ fn python_with_mcp() -> Result<PathBuf, String> {
 }
 
 fn python_or_skip() -> Option<PathBuf> {
-    match python_with_mcp() {
+    // Installed once for all the tests of this file, which run at the same time.
+    static PYTHON: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    match PYTHON.get_or_init(python_with_mcp).clone() {
         Ok(p) => Some(p),
         Err(why) if std::env::var_os("TOOLGATE_REQUIRE_MCP").is_some() => {
             panic!("TOOLGATE_REQUIRE_MCP is set but {why}")
@@ -211,4 +218,165 @@ fn an_mcp_client_gets_the_gated_tools_with_their_errors_and_asks() {
             }
         }
     }
+}
+
+/// Run `toolgate run` on `turns` (tool_use blocks, one list per turn) in `ws`; the results.
+fn run_turns(ws: &Path, turns: Value) -> Vec<Value> {
+    let file = ws.join(".turns.json");
+    std::fs::write(&file, turns.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("run")
+        .arg(&file)
+        .arg("--dir")
+        .arg(ws)
+        .args(["--trust-project", "--json"])
+        .env("HOME", ws)
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn call(id: &str, name: &str, input: Value) -> Value {
+    serde_json::json!({"type": "tool_use", "id": id, "name": name, "input": input})
+}
+
+#[test]
+fn a_third_party_server_is_gated_by_the_same_rules_and_hooks() {
+    let Some(python) = python_or_skip() else {
+        return;
+    };
+    let server = python.with_file_name("mcp-server-time");
+    for rewrite in [true, false] {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let ws = dir.path();
+        std::fs::create_dir_all(ws.join(".toolgate")).unwrap_or_else(|e| panic!("{e}"));
+        let hook = if rewrite {
+            "[[hooks.PostToolUse]]\nmatcher = \"mcp__time__get_current_time\"\ncommand = \"printf '{\\\"hookSpecificOutput\\\":{\\\"hookEventName\\\":\\\"PostToolUse\\\",\\\"updatedMCPToolOutput\\\":\\\"rewritten by the hook\\\"}}'\"\n"
+        } else {
+            ""
+        };
+        std::fs::write(
+            ws.join(".toolgate/policy.toml"),
+            format!(
+                "[permissions]\nallow = [\"mcp__time\"]\ndeny = [\"mcp__time__convert_time\"]\n\n\
+                 [mcp_servers.time]\ncommand = {:?}\nargs = [\"--local-timezone\", \"UTC\"]\n\n{hook}",
+                server.display().to_string()
+            ),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let results = run_turns(
+            ws,
+            serde_json::json!([[
+                call(
+                    "t1",
+                    "mcp__time__get_current_time",
+                    serde_json::json!({"timezone": "UTC"})
+                ),
+                call(
+                    "t2",
+                    "mcp__time__convert_time",
+                    serde_json::json!({"source_timezone": "UTC", "time": "12:00", "target_timezone": "Europe/Paris"})
+                ),
+                call(
+                    "t3",
+                    "mcp__time__get_current_time",
+                    serde_json::json!({"tz": 5})
+                ),
+            ]]),
+        );
+        assert_eq!(results.len(), 3, "{results:?}");
+        let text = |i: usize| {
+            results[i]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        // The server's own answer, or the hook's in its place.
+        assert_eq!(results[0]["is_error"], Value::Null, "{results:?}");
+        if rewrite {
+            assert_eq!(text(0), "rewritten by the hook");
+        } else {
+            assert!(text(0).contains("\"timezone\": \"UTC\""), "{results:?}");
+        }
+        // The deny rule on one tool holds: the tool is not even offered.
+        assert_eq!(results[1]["is_error"], true);
+        assert!(
+            text(1).contains("No such tool available: mcp__time__convert_time"),
+            "{results:?}"
+        );
+        // The server's schema is checked like any other.
+        assert_eq!(results[2]["is_error"], true);
+        assert!(
+            text(2).contains("The required parameter `timezone` is missing"),
+            "{results:?}"
+        );
+    }
+}
+
+/// A server (on the `mcp` package) whose `die` tool ends it in the middle of the call.
+const DYING: &str = r#"
+import os
+try:
+    from mcp.server.mcpserver import MCPServer as Server
+except ImportError:
+    from mcp.server.fastmcp import FastMCP as Server
+
+app = Server("dying")
+
+@app.tool()
+def ping() -> str:
+    """Answer pong."""
+    return "pong"
+
+@app.tool()
+def die() -> str:
+    """End the server in the middle of the call."""
+    os._exit(1)
+
+app.run()
+"#;
+
+#[test]
+fn a_server_that_dies_mid_call_gives_that_call_an_error_and_is_started_again() {
+    let Some(python) = python_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let ws = dir.path();
+    std::fs::write(ws.join("dying.py"), DYING).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(ws.join(".toolgate")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        ws.join(".toolgate/policy.toml"),
+        format!(
+            "[permissions]\nallow = [\"mcp__dying\"]\n\n[mcp_servers.dying]\ncommand = {:?}\nargs = [\"dying.py\"]\n",
+            python.display().to_string()
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let results = run_turns(
+        ws,
+        serde_json::json!([
+            [call("d1", "mcp__dying__ping", serde_json::json!({}))],
+            [call("d2", "mcp__dying__die", serde_json::json!({}))],
+            [call("d3", "mcp__dying__ping", serde_json::json!({}))],
+        ]),
+    );
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results[0]["content"], "pong");
+    assert_eq!(results[1]["is_error"], true, "{results:?}");
+    assert!(
+        results[1]["content"]
+            .as_str()
+            .is_some_and(|t| t.contains("MCP server dying stopped while running die")),
+        "{results:?}"
+    );
+    assert_eq!(results[2]["content"], "pong", "{results:?}");
 }

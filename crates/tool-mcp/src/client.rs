@@ -1,0 +1,417 @@
+//! External MCP servers as tools: each server a child process spoken to over stdio, each of
+//! its tools a [`Tool`] named `mcp__SERVER__TOOL` that joins the registry and so passes the
+//! same schema check, hooks and policy as any other.
+//!
+//! Identity is the (server, tool) pair each [`McpTool`] holds: a call goes to that server's
+//! tool by its own name, never by splitting the registry's name again. Server names are
+//! checked when they are configured (letters, digits, `-` and `_`; no `__`, no `_` at either
+//! end), so `mcp__SERVER__TOOL` names one pair; two tools whose names come out the same are
+//! both left out.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rmcp::model::{CallToolRequestParams, ContentBlock as McpBlock};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt as _};
+use serde_json::Value;
+use tool_core::{Tool, ToolCallError, ToolContext, ToolOutput, ToolResultContent};
+
+use crate::Error;
+
+/// An external server to start: `[mcp_servers.NAME]` in a policy file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    /// The server's name, as tools are named after it (`mcp__NAME__TOOL`).
+    pub name: String,
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Variables added to the environment it inherits.
+    pub env: BTreeMap<String, String>,
+    /// The file that configured it.
+    pub source: PathBuf,
+}
+
+/// Why `name` cannot name a server, if it cannot (CONTRACT item 13).
+pub fn check_server_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a server name cannot be empty".into());
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!(
+            "the server name `{name}` has `{c}` in it; only letters, digits, `-` and `_` can be in one"
+        ));
+    }
+    if name.contains("__") {
+        return Err(format!(
+            "the server name `{name}` has `__` in it, which separates the server from the tool in `mcp__SERVER__TOOL`"
+        ));
+    }
+    if name.starts_with('_') || name.ends_with('_') {
+        return Err(format!(
+            "the server name `{name}` begins or ends with `_`, which would run into the `__` of `mcp__SERVER__TOOL`"
+        ));
+    }
+    Ok(())
+}
+
+/// The `mcp_servers` tables of the policy files, highest layer first winning a name. The
+/// project's own files configure servers only when the project is trusted (a server is a
+/// program that runs as soon as the session starts); what was left out is said in the notes.
+pub fn server_specs(
+    files: &tool_permissions::PolicyFiles,
+) -> Result<(Vec<ServerSpec>, Vec<String>), Error> {
+    let mut specs: Vec<ServerSpec> = Vec::new();
+    let mut notes = Vec::new();
+    for f in files.files() {
+        if f.is_claude_settings() {
+            continue;
+        }
+        let bad = |message: String| Error::Config {
+            file: f.path.clone(),
+            message,
+        };
+        let doc: toml::Table = toml::from_str(&f.text).map_err(|e| bad(e.to_string()))?;
+        let Some(servers) = doc.get("mcp_servers") else {
+            continue;
+        };
+        let servers = servers
+            .as_table()
+            .ok_or_else(|| bad("`mcp_servers` must be a table of servers".into()))?;
+        if f.layer.needs_trust() && !files.project_trusted() {
+            notes.push(format!(
+                "MCP servers in {} are not started: the project's policy is not trusted",
+                f.path.display()
+            ));
+            continue;
+        }
+        for (name, table) in servers {
+            check_server_name(name).map_err(|m| bad(format!("[mcp_servers.{name}]: {m}")))?;
+            if specs.iter().any(|s| s.name == *name) {
+                // A higher layer configured it already.
+                continue;
+            }
+            let table = table
+                .as_table()
+                .ok_or_else(|| bad(format!("[mcp_servers.{name}] must be a table")))?;
+            let mut spec = ServerSpec {
+                name: name.clone(),
+                command: String::new(),
+                args: Vec::new(),
+                env: BTreeMap::new(),
+                source: f.path.clone(),
+            };
+            for (key, value) in table {
+                let wrong = |what: &str| bad(format!("[mcp_servers.{name}] {key}: {what}"));
+                match key.as_str() {
+                    "command" => {
+                        spec.command = value
+                            .as_str()
+                            .ok_or_else(|| wrong("must be a string"))?
+                            .to_owned();
+                    }
+                    "args" => {
+                        spec.args = value
+                            .as_array()
+                            .ok_or_else(|| wrong("must be a list of strings"))?
+                            .iter()
+                            .map(|a| a.as_str().map(str::to_owned))
+                            .collect::<Option<_>>()
+                            .ok_or_else(|| wrong("must be a list of strings"))?;
+                    }
+                    "env" => {
+                        for (k, v) in value
+                            .as_table()
+                            .ok_or_else(|| wrong("must be a table of strings"))?
+                        {
+                            let v = v
+                                .as_str()
+                                .ok_or_else(|| wrong("must be a table of strings"))?;
+                            spec.env.insert(k.clone(), v.to_owned());
+                        }
+                    }
+                    other => {
+                        return Err(bad(format!(
+                            "[mcp_servers.{name}]: unknown key `{other}` (known: command, args, env)"
+                        )));
+                    }
+                }
+            }
+            if spec.command.is_empty() {
+                return Err(bad(format!("[mcp_servers.{name}] needs a `command`")));
+            }
+            specs.push(spec);
+        }
+    }
+    Ok((specs, notes))
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+/// A running external server, started again once after it died.
+#[derive(Debug)]
+pub struct ExternalServer {
+    spec: ServerSpec,
+    cwd: PathBuf,
+    client: tokio::sync::Mutex<Option<Client>>,
+}
+
+async fn connect(spec: &ServerSpec, cwd: &Path) -> Result<Client, String> {
+    let mut cmd = tokio::process::Command::new(&spec.command);
+    cmd.args(&spec.args).envs(&spec.env).current_dir(cwd);
+    let transport = TokioChildProcess::new(cmd).map_err(|e| {
+        format!(
+            "`{}` could not be started ({}): {e}",
+            spec.command,
+            spec.source.display()
+        )
+    })?;
+    ().serve(transport)
+        .await
+        .map_err(|e| format!("the handshake failed: {e}"))
+}
+
+impl ExternalServer {
+    /// Start the server in `cwd` and complete the handshake.
+    pub async fn start(spec: ServerSpec, cwd: &Path) -> Result<Arc<Self>, Error> {
+        let client = connect(&spec, cwd).await.map_err(|message| Error::Server {
+            name: spec.name.clone(),
+            message,
+        })?;
+        Ok(Arc::new(Self {
+            spec,
+            cwd: cwd.to_path_buf(),
+            client: tokio::sync::Mutex::new(Some(client)),
+        }))
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// Its tools as registry tools, and notes on tools left out.
+    pub async fn tools(self: &Arc<Self>) -> Result<(Vec<Arc<dyn Tool>>, Vec<String>), Error> {
+        let listed = {
+            let guard = self.client.lock().await;
+            let client = guard.as_ref().ok_or_else(|| Error::Server {
+                name: self.spec.name.clone(),
+                message: "it is not running".into(),
+            })?;
+            client.list_all_tools().await.map_err(|e| Error::Server {
+                name: self.spec.name.clone(),
+                message: format!("listing its tools failed: {e}"),
+            })?
+        };
+        let mut by_name: BTreeMap<String, Vec<rmcp::model::Tool>> = BTreeMap::new();
+        for t in listed {
+            by_name
+                .entry(format!("mcp__{}__{}", self.spec.name, normalize(&t.name)))
+                .or_default()
+                .push(t);
+        }
+        let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+        let mut notes = Vec::new();
+        for (name, mut same) in by_name {
+            if same.len() > 1 {
+                let remote: Vec<String> = same.iter().map(|t| t.name.to_string()).collect();
+                notes.push(format!(
+                    "the tools {} of MCP server {} all come out as {name}; none of them is offered",
+                    remote.join(", "),
+                    self.spec.name
+                ));
+                continue;
+            }
+            let Some(t) = same.pop() else { continue };
+            let read_only = t
+                .annotations
+                .as_ref()
+                .and_then(|a| a.read_only_hint)
+                .unwrap_or(false);
+            tools.push(Arc::new(McpTool {
+                server: self.clone(),
+                remote: t.name.to_string(),
+                name,
+                description: t.description.as_deref().unwrap_or_default().to_owned(),
+                schema: Value::Object((*t.input_schema).clone()),
+                read_only,
+            }));
+        }
+        Ok((tools, notes))
+    }
+
+    /// Call `tool` on the server; a server that died is started again once for the call.
+    async fn call(&self, tool: &str, input: Value) -> Result<rmcp::model::CallToolResult, String> {
+        let mut guard = self.client.lock().await;
+        if guard.as_ref().is_none_or(|c| c.is_transport_closed()) {
+            *guard = None;
+            let client = connect(&self.spec, &self.cwd).await.map_err(|e| {
+                format!(
+                    "MCP server {} is unavailable: it had stopped, and starting it again failed: {e}",
+                    self.spec.name
+                )
+            })?;
+            *guard = Some(client);
+        }
+        let Some(client) = guard.as_ref() else {
+            return Err(format!("MCP server {} is unavailable", self.spec.name));
+        };
+        let arguments = match input {
+            Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        match client.call_tool(params).await {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                let stopped = client.is_transport_closed();
+                if stopped {
+                    *guard = None;
+                }
+                Err(if stopped {
+                    format!(
+                        "MCP server {} stopped while running {tool} ({e}); it will be started again for the next call",
+                        self.spec.name
+                    )
+                } else {
+                    format!("MCP server {} failed to run {tool}: {e}", self.spec.name)
+                })
+            }
+        }
+    }
+}
+
+/// A tool name as it can appear in `mcp__SERVER__TOOL`: other characters than letters,
+/// digits, `-` and `_` become `_`.
+fn normalize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// One tool of an external server.
+#[derive(Debug)]
+pub struct McpTool {
+    server: Arc<ExternalServer>,
+    /// Its name on the server.
+    remote: String,
+    /// `mcp__SERVER__TOOL`.
+    name: String,
+    description: String,
+    schema: Value,
+    read_only: bool,
+}
+
+impl McpTool {
+    /// The (server, tool) pair this tool calls.
+    pub fn identity(&self) -> (&str, &str) {
+        (self.server.name(), &self.remote)
+    }
+}
+
+/// MCP content as the model sees it: text blocks as text, images as images.
+fn to_content(result: &rmcp::model::CallToolResult) -> ToolResultContent {
+    let blocks: Vec<tool_core::ContentBlock> = result
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            McpBlock::Text(t) => Some(tool_core::ContentBlock::Text {
+                text: t.text.clone(),
+            }),
+            McpBlock::Image(i) => Some(tool_core::ContentBlock::Image {
+                source: tool_core::ImageSource::Base64 {
+                    media_type: i.mime_type.clone(),
+                    data: i.data.clone(),
+                },
+            }),
+            other => serde_json::to_string(other)
+                .ok()
+                .map(|text| tool_core::ContentBlock::Text { text }),
+        })
+        .collect();
+    match blocks.as_slice() {
+        [tool_core::ContentBlock::Text { text }] => ToolResultContent::Text(text.clone()),
+        _ => ToolResultContent::Blocks(blocks),
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> String {
+        self.description.clone()
+    }
+
+    fn input_schema(&self) -> Value {
+        self.schema.clone()
+    }
+
+    fn is_concurrency_safe(&self, _input: &Value) -> bool {
+        self.read_only
+    }
+
+    fn is_read_only(&self, _input: &Value) -> bool {
+        self.read_only
+    }
+
+    fn is_external(&self) -> bool {
+        true
+    }
+
+    async fn call(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {
+        let result = self
+            .server
+            .call(&self.remote, input)
+            .await
+            .map_err(ToolCallError::new)?;
+        let content = to_content(&result);
+        if result.is_error == Some(true) {
+            let text = match &content {
+                ToolResultContent::Text(t) => t.clone(),
+                ToolResultContent::Blocks(_) => {
+                    serde_json::to_string(&result.content).unwrap_or_default()
+                }
+            };
+            return Err(ToolCallError::new(text));
+        }
+        let raw = serde_json::to_value(&result.content).unwrap_or(Value::Null);
+        Ok(ToolOutput::new(raw, content))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_names_that_would_blur_the_pair_are_refused() {
+        for ok in ["time", "git-hub", "my_server", "a1"] {
+            assert!(check_server_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "a__b", "_a", "a_", "a.b", "a b", "ä"] {
+            assert!(check_server_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tool_names_keep_only_what_a_tool_name_can_hold() {
+        assert_eq!(normalize("get_current-time"), "get_current-time");
+        assert_eq!(normalize("files.read v2"), "files_read_v2");
+    }
+}
