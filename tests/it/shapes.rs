@@ -59,6 +59,9 @@ fn the_example_shapes_build_what_the_readme_says() {
             .and_then(|c| c.trim().parse().ok())
             .unwrap_or_else(|| panic!("no crate count in the README row: {row}"));
         let built = packages(&format!("example-{example}"));
+        // A host that does not speak MCP never compiles the MCP SDK.
+        let mcp: Vec<&String> = built.iter().filter(|p| p.starts_with("rmcp ")).collect();
+        assert!(mcp.is_empty(), "{example} pulls in {mcp:?}");
         assert_eq!(
             built.len(),
             stated,
