@@ -1429,3 +1429,166 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// The argument that makes xtask a trivial MCP server on stdio (for `bench mcp`).
+pub(crate) const ECHO_SERVER_ARG: &str = "__mcp_echo_server";
+
+/// A trivial MCP server: one read-only tool, `echo`, that answers its `text`.
+struct EchoServer;
+
+impl rmcp::ServerHandler for EchoServer {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_tools()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<rmcp::model::PaginatedRequestParams>,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        });
+        let serde_json::Value::Object(schema) = schema else {
+            return Err(rmcp::ErrorData::internal_error("schema", None));
+        };
+        let mut tool =
+            rmcp::model::Tool::new("echo", "Answer the text.", std::sync::Arc::new(schema));
+        tool.annotations = Some(rmcp::model::ToolAnnotations::new().read_only(true));
+        Ok(rmcp::model::ListToolsResult::with_all_items(vec![tool]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let text = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("text"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        Ok(
+            rmcp::model::CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)])
+                .into(),
+        )
+    }
+}
+
+/// Serve [`EchoServer`] on stdio until the client leaves; the exit status.
+pub(crate) fn echo_server() -> i32 {
+    use rmcp::ServiceExt as _;
+    let Ok(rt) = tokio::runtime::Runtime::new() else {
+        return 1;
+    };
+    let served = rt.block_on(async {
+        let running = EchoServer
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| e.to_string())?;
+        running.waiting().await.map_err(|e| e.to_string())
+    });
+    i32::from(served.is_err())
+}
+
+/// `cargo xtask bench mcp`: what the gate adds to a call of an external stdio server's tool:
+/// 200 calls of a trivial tool (`echo`) straight through an MCP client, against 200 through a
+/// toolgate session (registry, schema, policy, hooks) to the same kind of server, alternating.
+pub(crate) async fn mcp() -> anyhow::Result<()> {
+    use rmcp::ServiceExt as _;
+    if cfg!(debug_assertions) {
+        return rerun_release("mcp");
+    }
+    let exe = std::env::current_exe()?;
+    let dir = tempfile::tempdir()?;
+    let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
+    std::fs::create_dir_all(&ws)?;
+    std::fs::create_dir_all(&home)?;
+    let ws = std::fs::canonicalize(&ws)?;
+    // Straight: an MCP client and the server, nothing between.
+    let mut cmd = tokio::process::Command::new(&exe);
+    cmd.arg(ECHO_SERVER_ARG);
+    let direct = ().serve(rmcp::transport::TokioChildProcess::new(cmd)?).await?;
+    // Gated: the same server's tool in a session's registry, under a policy that allows it.
+    let spec = tool_mcp::ServerSpec {
+        name: "bench".into(),
+        command: exe.display().to_string(),
+        args: vec![ECHO_SERVER_ARG.into()],
+        env: Default::default(),
+        source: ws.join(".toolgate/policy.toml"),
+    };
+    let server = tool_mcp::ExternalServer::start(spec, &ws).await?;
+    let (tools, _) = server.tools().await?;
+    let mut registry = tool_core::ToolRegistry::new();
+    for t in tools {
+        registry.register(t)?;
+    }
+    let mut b = tool_permissions::PolicyBuilder::new();
+    b.trust_project(true);
+    b.claude_settings_str(
+        &serde_json::json!({"permissions": {"allow": ["mcp__bench"], "deny": ["mcp__other"]}})
+            .to_string(),
+        tool_permissions::Layer::Project,
+        &ws.join(".claude/settings.json"),
+        &ws,
+    )?;
+    let ctx = tool_core::ToolContext::new(&ws, &home, home.join("results"));
+    let mut session = tool_orchestrator::Session::builder(registry, ctx)
+        .policy(std::sync::Arc::new(b.build()))
+        .build();
+    let params = || {
+        rmcp::model::CallToolRequestParams::new("echo").with_arguments(
+            serde_json::json!({"text": "hi"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        )
+    };
+    let gated_call = tool_core::ToolUse::new(
+        "toolu_bench",
+        "mcp__bench__echo",
+        serde_json::json!({"text": "hi"}),
+    );
+    for _ in 0..20 {
+        direct.call_tool(params()).await?;
+        let out = session.run_call(&gated_call).await;
+        if out.is_error {
+            bail!("the gated call failed: {}", out.content.to_text());
+        }
+    }
+    let (mut straight, mut gated) = (Vec::new(), Vec::new());
+    for _ in 0..200 {
+        let start = Instant::now();
+        direct.call_tool(params()).await?;
+        straight.push(start.elapsed());
+        let start = Instant::now();
+        let out = session.run_call(&gated_call).await;
+        gated.push(start.elapsed());
+        if out.is_error || out.content.to_text() != "hi" {
+            bail!("the gated call answered {}", out.content.to_text());
+        }
+    }
+    let (s, g) = (median(straight), median(gated));
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!(
+        "A call of a trivial tool (echo) of an external stdio MCP server, median of 200 (interleaved):"
+    );
+    println!("  straight through an MCP client: {:.0} us", us(s));
+    println!(
+        "  through a toolgate session (registry, schema, policy): {:.0} us",
+        us(g)
+    );
+    println!(
+        "  added by the gate: {:.0} us (target: at most 1 ms)",
+        us(g.saturating_sub(s))
+    );
+    Ok(())
+}

@@ -35,7 +35,7 @@ enum Task {
     },
     /// Run a benchmark and print the figures beside the reference tool's (`read`).
     Bench {
-        /// Which benchmark: read, grep, rules, hooks, pipeline, guard or sandbox.
+        /// Which benchmark: read, grep, rules, hooks, pipeline, guard, sandbox or mcp.
         which: String,
         /// Size of the generated file in MiB (read; default 1024).
         #[arg(long, default_value_t = 1024)]
@@ -181,6 +181,9 @@ fn main() -> anyhow::Result<()> {
     if args.get(1).is_some_and(|a| a == bench::MEASURE_ARG) {
         std::process::exit(bench::spawn_and_measure(&args[2..]));
     }
+    if args.get(1).is_some_and(|a| a == bench::ECHO_SERVER_ARG) {
+        std::process::exit(bench::echo_server());
+    }
     tokio::runtime::Runtime::new()?.block_on(run(Cli::parse()))
 }
 
@@ -210,9 +213,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             "pipeline" => bench::pipeline().await,
             "guard" => bench::guard(),
             "sandbox" => bench::sandbox().await,
+            "mcp" => bench::mcp().await,
             other => {
                 bail!(
-                    "unknown benchmark `{other}` (available: read, grep, rules, hooks, pipeline, guard, sandbox)"
+                    "unknown benchmark `{other}` (available: read, grep, rules, hooks, pipeline, guard, sandbox, mcp)"
                 )
             }
         },

@@ -303,7 +303,15 @@ fn record_here(scenario_file: &Path, claude: &Path) -> anyhow::Result<Value> {
     command.extend(args);
 
     let mut env: Vec<(String, String)> = vec![
-        ("PATH".into(), SYSTEM_PATH.into()),
+        // The oracle's PATH, with this build's `toolgate` first, as the conformance runner
+        // has it: a scenario's hook `toolgate guard` or MCP server `toolgate mcp` runs it.
+        (
+            "PATH".into(),
+            match scenario::toolgate_dir() {
+                Some(dir) => format!("{}:{SYSTEM_PATH}", dir.display()),
+                None => SYSTEM_PATH.into(),
+            },
+        ),
         ("HOME".into(), subs.home.display().to_string()),
         (
             "USER".into(),

@@ -153,6 +153,76 @@ pub fn server_specs(
     Ok((specs, notes))
 }
 
+/// The servers of an MCP configuration in Claude Code's format (`.mcp.json`, or what
+/// `--mcp-config` takes): `{"mcpServers": {"NAME": {"command": …, "args": […], "env": {…}}}}`.
+/// Only stdio servers (no `type`, or `"stdio"`) can be started.
+pub fn specs_from_mcp_json(text: &str, source: &Path) -> Result<Vec<ServerSpec>, Error> {
+    let bad = |message: String| Error::Config {
+        file: source.to_path_buf(),
+        message,
+    };
+    let doc: Value = serde_json::from_str(text)
+        .map_err(|e| bad(format!("line {} column {}: {e}", e.line(), e.column())))?;
+    let Some(servers) = doc.get("mcpServers") else {
+        return Ok(Vec::new());
+    };
+    let servers = servers
+        .as_object()
+        .ok_or_else(|| bad("`mcpServers` must be an object".into()))?;
+    let mut specs = Vec::new();
+    for (name, entry) in servers {
+        check_server_name(name).map_err(|m| bad(format!("mcpServers.{name}: {m}")))?;
+        let wrong = |what: &str| bad(format!("mcpServers.{name}: {what}"));
+        let entry = entry
+            .as_object()
+            .ok_or_else(|| wrong("must be an object"))?;
+        if let Some(kind) = entry.get("type").and_then(Value::as_str)
+            && kind != "stdio"
+        {
+            return Err(wrong(&format!(
+                "a `{kind}` server; toolgate starts stdio servers only"
+            )));
+        }
+        let command = entry
+            .get("command")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+            .ok_or_else(|| wrong("needs a `command` string"))?
+            .to_owned();
+        let args = match entry.get("args") {
+            None => Vec::new(),
+            Some(a) => a
+                .as_array()
+                .and_then(|a| {
+                    a.iter()
+                        .map(|x| x.as_str().map(str::to_owned))
+                        .collect::<Option<Vec<_>>>()
+                })
+                .ok_or_else(|| wrong("`args` must be a list of strings"))?,
+        };
+        let mut env = BTreeMap::new();
+        if let Some(e) = entry.get("env") {
+            for (k, v) in e
+                .as_object()
+                .ok_or_else(|| wrong("`env` must be an object of strings"))?
+            {
+                let v = v
+                    .as_str()
+                    .ok_or_else(|| wrong("`env` must be an object of strings"))?;
+                env.insert(k.clone(), v.to_owned());
+            }
+        }
+        specs.push(ServerSpec {
+            name: name.clone(),
+            command,
+            args,
+            env,
+            source: source.to_path_buf(),
+        });
+    }
+    Ok(specs)
+}
+
 type Client = RunningService<RoleClient, ()>;
 
 /// A running external server, started again once after it died.
@@ -322,7 +392,7 @@ impl McpTool {
     }
 }
 
-/// MCP content as the model sees it: text blocks as text, images as images.
+/// MCP content as the model sees it: text blocks as text, images as images, in a list.
 fn to_content(result: &rmcp::model::CallToolResult) -> ToolResultContent {
     let blocks: Vec<tool_core::ContentBlock> = result
         .content
@@ -342,10 +412,8 @@ fn to_content(result: &rmcp::model::CallToolResult) -> ToolResultContent {
                 .map(|text| tool_core::ContentBlock::Text { text }),
         })
         .collect();
-    match blocks.as_slice() {
-        [tool_core::ContentBlock::Text { text }] => ToolResultContent::Text(text.clone()),
-        _ => ToolResultContent::Blocks(blocks),
-    }
+    // Claude Code passes an MCP tool's content on as blocks, a single text block too.
+    ToolResultContent::Blocks(blocks)
 }
 
 #[async_trait::async_trait]
@@ -382,13 +450,8 @@ impl Tool for McpTool {
             .map_err(ToolCallError::new)?;
         let content = to_content(&result);
         if result.is_error == Some(true) {
-            let text = match &content {
-                ToolResultContent::Text(t) => t.clone(),
-                ToolResultContent::Blocks(_) => {
-                    serde_json::to_string(&result.content).unwrap_or_default()
-                }
-            };
-            return Err(ToolCallError::new(text));
+            // An error result reaches the model as its text, in one string.
+            return Err(ToolCallError::new(content.to_text()));
         }
         let raw = serde_json::to_value(&result.content).unwrap_or(Value::Null);
         Ok(ToolOutput::new(raw, content))
@@ -407,6 +470,34 @@ mod tests {
         for bad in ["", "a__b", "_a", "a_", "a.b", "a b", "ä"] {
             assert!(check_server_name(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn claude_codes_mcp_json_gives_stdio_servers_and_refuses_the_rest() {
+        let src = Path::new("/p/.mcp.json");
+        let specs = specs_from_mcp_json(
+            r#"{"mcpServers": {"time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"], "env": {"A": "1"}}}}"#,
+            src,
+        )
+        .unwrap_or_default();
+        assert_eq!(specs.len(), 1);
+        assert_eq!(specs[0].name, "time");
+        assert_eq!(specs[0].args, ["--local-timezone", "UTC"]);
+        assert_eq!(specs[0].env.get("A").map(String::as_str), Some("1"));
+        for bad in [
+            r#"{"mcpServers": {"a__b": {"command": "x"}}}"#,
+            r#"{"mcpServers": {"web": {"type": "http", "url": "https://x"}}}"#,
+            r#"{"mcpServers": {"x": {"args": []}}}"#,
+            r#"{"mcpServers": {"x": {"command": "x", "args": [1]}}}"#,
+            r#"{"mcpServers": []}"#,
+            "{",
+        ] {
+            assert!(specs_from_mcp_json(bad, src).is_err(), "{bad}");
+        }
+        assert!(
+            specs_from_mcp_json("{}", src).is_ok_and(|s| s.is_empty()),
+            "no servers"
+        );
     }
 
     #[test]

@@ -23,7 +23,9 @@
 mod client;
 mod server;
 
-pub use client::{ExternalServer, McpTool, ServerSpec, check_server_name, server_specs};
+pub use client::{
+    ExternalServer, McpTool, ServerSpec, check_server_name, server_specs, specs_from_mcp_json,
+};
 pub use server::GatedServer;
 
 /// What can go wrong serving MCP.

@@ -178,9 +178,10 @@ impl Scenario {
         let mut args = self.cli_args.iter();
         while let Some(a) = args.next() {
             match a.as_str() {
-                "--tools" => {
+                "--tools" | "--mcp-config" => {
                     args.next();
                 }
+                "--strict-mcp-config" => {}
                 "--permission-mode" => {
                     if args
                         .next()
@@ -683,6 +684,61 @@ pub struct Run {
 /// trusted unless it says otherwise), the offered tools from `--tools`, hooks' and spilled
 /// results' paths laid out as Claude Code lays them out under the scenario's home.
 pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
+    session_with(s, subs, Vec::new())
+}
+
+/// The MCP servers the scenario gives Claude Code (`--mcp-config`, a file or JSON text),
+/// started in the workspace with the session's `PATH`; their tools.
+async fn mcp_tools(
+    s: &Scenario,
+    subs: &Subs,
+    path: &str,
+) -> Result<Vec<Arc<dyn tool_core::Tool>>, RunError> {
+    let mut tools = Vec::new();
+    let mut args = s.cli_args.iter();
+    while let Some(a) = args.next() {
+        if a != "--mcp-config" {
+            continue;
+        }
+        let Some(value) = args.next().map(|v| subs.apply(v)) else {
+            continue;
+        };
+        let (text, source) = if value.trim_start().starts_with('{') {
+            (value.clone(), subs.ws.join("--mcp-config"))
+        } else {
+            let file = subs.ws.join(&value);
+            let text = fs::read_to_string(&file)
+                .map_err(|e| RunError::Failed(format!("{}: {e}", file.display())))?;
+            (subs.apply(&text), file)
+        };
+        let specs = tool_mcp::specs_from_mcp_json(&text, &source)
+            .map_err(|e| RunError::Unsupported(e.to_string()))?;
+        for mut spec in specs {
+            spec.env
+                .entry("PATH".into())
+                .or_insert_with(|| path.to_owned());
+            spec.env
+                .entry("HOME".into())
+                .or_insert_with(|| subs.home.display().to_string());
+            let server = tool_mcp::ExternalServer::start(spec, &subs.ws)
+                .await
+                .map_err(|e| RunError::Failed(e.to_string()))?;
+            let (found, _notes) = server
+                .tools()
+                .await
+                .map_err(|e| RunError::Failed(e.to_string()))?;
+            tools.extend(found);
+        }
+    }
+    Ok(tools)
+}
+
+/// [`session_for`] with more tools (an MCP server's) in the registry.
+fn session_with(
+    s: &Scenario,
+    subs: &Subs,
+    extra: Vec<Arc<dyn tool_core::Tool>>,
+) -> Result<Session, RunError> {
     let session_id = s
         .session_id
         .clone()
@@ -718,16 +774,7 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
     ctx.session_id = session_id;
     let mut env: BTreeMap<String, String> = BTreeMap::new();
     env.insert("HOME".into(), subs.home.display().to_string());
-    // The oracle's PATH, with the directory of this build's `toolgate` first, so a scenario's
-    // hook command `toolgate guard` runs the guard being tested.
-    let system_path = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
-    env.insert(
-        "PATH".into(),
-        match toolgate_dir() {
-            Some(dir) => format!("{}:{system_path}", dir.display()),
-            None => system_path.to_owned(),
-        },
-    );
+    env.insert("PATH".into(), session_path(s, subs));
     for (k, v) in &s.env {
         env.insert(k.clone(), subs.apply(v));
     }
@@ -765,6 +812,11 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
         .extend(policy.additional_directories().iter().cloned());
     let hooks = scenario_hooks(subs, s.trust_workspace.unwrap_or(true))?;
     let mut registry = builtin_tools::registry().map_err(|e| RunError::Failed(e.to_string()))?;
+    for t in extra {
+        registry
+            .register(t)
+            .map_err(|e| RunError::Failed(e.to_string()))?;
+    }
     // Claude Code's other tools: left out of `--tools`, each gets its not-offered text.
     registry.know_names(CLAUDE_CODE_OTHER_TOOLS.iter().copied());
     let mut builder = Session::builder(registry, ctx)
@@ -774,6 +826,20 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
         builder = builder.offered_tools(tools);
     }
     Ok(builder.build())
+}
+
+/// The `PATH` of a scenario's commands: the oracle's, with the directory of this build's
+/// `toolgate` first (so a hook command `toolgate guard`, or an MCP server `toolgate mcp`, runs
+/// the build being tested), unless the scenario sets its own.
+fn session_path(s: &Scenario, subs: &Subs) -> String {
+    if let Some(p) = s.env.get("PATH") {
+        return subs.apply(p);
+    }
+    let system_path = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+    match toolgate_dir() {
+        Some(dir) => format!("{}:{system_path}", dir.display()),
+        None => system_path.to_owned(),
+    }
 }
 
 /// The hooks of a scenario's settings files; the workspace's only when it is trusted.
@@ -806,7 +872,9 @@ fn scenario_hooks(subs: &Subs, trusted: bool) -> Result<tool_hooks::Hooks, RunEr
 pub async fn run(s: &Scenario, layout: &Layout) -> Result<Run, RunError> {
     let subs = &layout.subs;
     let turns = s.parsed_turns(subs).map_err(RunError::Failed)?;
-    let mut session = session_for(s, subs)?;
+    let path = session_path(s, subs);
+    let extra = mcp_tools(s, subs, &path).await?;
+    let mut session = session_with(s, subs, extra)?;
     let mut results = Vec::new();
     let mut extra_blocks = Vec::new();
     for turn in turns {
