@@ -1921,3 +1921,41 @@ fn recorded_hook_inputs_of_every_tool_get_no_answer_unless_harmful() {
     }
     assert!(tools.len() >= 20, "{tools:?}");
 }
+
+#[test]
+fn guard_decides_claude_codes_mcp_calls_by_server_wildcard_and_tool_rules() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    let home = d.path().join("home");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::create_dir_all(home.join(".config/toolgate")).unwrap();
+    // The user layer: one policy for toolgate's own MCP client and for Claude Code's.
+    std::fs::write(
+        home.join(".config/toolgate/policy.toml"),
+        "[permissions]\nallow = [\"mcp__time__*\"]\nask = [\"mcp__github\"]\ndeny = [\"mcp__github__delete_repo\", \"mcp__time__convert_time\"]\n",
+    )
+    .unwrap();
+    let call = |tool: &str| {
+        let input = serde_json::json!({"cwd": ws, "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": {"anything": 1}})
+        .to_string();
+        let (out, _, ok) = guard(&["--allow"], &input, &home);
+        assert!(ok, "{out}");
+        (guard_verdict(&out), out)
+    };
+    for (tool, expected) in [
+        ("mcp__github__delete_repo", "deny"),
+        ("mcp__github__get_issue", "ask"),
+        ("mcp__time__get_current_time", "allow"),
+        ("mcp__time__convert_time", "deny"),
+        // Another server whose name starts the same is not covered.
+        ("mcp__github2__get_issue", ""),
+        ("mcp__other__x", ""),
+    ] {
+        let (verdict, out) = call(tool);
+        assert_eq!(verdict, expected, "{tool}: {out}");
+        if expected == "deny" {
+            assert!(out.contains(&format!("`{tool}`")), "{tool}: the rule is named: {out}");
+        }
+    }
+}
