@@ -62,11 +62,14 @@ pub fn check_server_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The `mcp_servers` tables of the policy files, highest layer first winning a name. The
+/// The servers to start for a session in `project`: the `mcp_servers` tables of the policy
+/// files, highest layer first winning a name, then Claude Code's `project/.mcp.json`. The
 /// project's own files configure servers only when the project is trusted (a server is a
-/// program that runs as soon as the session starts); what was left out is said in the notes.
+/// program that runs as soon as the session starts; `.mcp.json` is among the files trust is
+/// bound to); what was left out is said in the notes.
 pub fn server_specs(
     files: &tool_permissions::PolicyFiles,
+    project: &Path,
 ) -> Result<(Vec<ServerSpec>, Vec<String>), Error> {
     let mut specs: Vec<ServerSpec> = Vec::new();
     let mut notes = Vec::new();
@@ -148,6 +151,27 @@ pub fn server_specs(
                 return Err(bad(format!("[mcp_servers.{name}] needs a `command`")));
             }
             specs.push(spec);
+        }
+    }
+    let mcp_json = project.join(".mcp.json");
+    match std::fs::read_to_string(&mcp_json) {
+        Ok(text) if files.project_trusted() => {
+            for spec in specs_from_mcp_json(&text, &mcp_json)? {
+                if !specs.iter().any(|s| s.name == spec.name) {
+                    specs.push(spec);
+                }
+            }
+        }
+        Ok(_) => notes.push(format!(
+            "MCP servers in {} are not started: the project is not trusted",
+            mcp_json.display()
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(Error::Config {
+                file: mcp_json,
+                message: e.to_string(),
+            });
         }
     }
     Ok((specs, notes))

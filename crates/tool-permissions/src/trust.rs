@@ -10,13 +10,19 @@ use sha2::{Digest, Sha256};
 
 use crate::Error;
 
-/// The project files whose content trust covers, relative to the project root.
+/// The project files whose content trust covers, relative to the project root. `.mcp.json`
+/// (Claude Code's MCP servers, programs started with the session) is among them.
 pub const TRUSTED_FILES: &[&str] = &[
     ".toolgate/policy.toml",
     ".toolgate/policy.local.toml",
     ".claude/settings.json",
     ".claude/settings.local.json",
+    ".mcp.json",
 ];
+
+/// Files of [`TRUSTED_FILES`] that count only when present: they were added to the list later,
+/// and a project without one hashes as it did before, so its recorded trust holds.
+const COUNTED_WHEN_PRESENT: &[&str] = &[".mcp.json"];
 
 /// The hash of a project's policy content: every file of [`TRUSTED_FILES`], present or not,
 /// by name and bytes. `sha256:` followed by 64 hex digits.
@@ -43,6 +49,9 @@ pub fn project_hash(root: &Path) -> Result<String, Error> {
 pub(crate) fn hash_contents(contents: &[Option<Vec<u8>>]) -> String {
     let mut h = Sha256::new();
     for (name, content) in TRUSTED_FILES.iter().zip(contents) {
+        if content.is_none() && COUNTED_WHEN_PRESENT.contains(name) {
+            continue;
+        }
         h.update(name.as_bytes());
         h.update([0]);
         match content {
@@ -207,6 +216,36 @@ mod tests {
         std::fs::create_dir_all(root.join(".claude")).unwrap();
         std::fs::write(root.join(".claude/settings.local.json"), "{}").unwrap();
         assert!(!store.trusts_project(&root).unwrap());
+    }
+
+    #[test]
+    fn an_mcp_json_counts_when_present_and_leaves_older_trust_alone_when_absent() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join(".toolgate")).unwrap();
+        std::fs::write(root.join(".toolgate/policy.toml"), "[permissions]\n").unwrap();
+        // The hash as it was before `.mcp.json` was listed: the first four files only.
+        let mut h = Sha256::new();
+        for name in &TRUSTED_FILES[..4] {
+            h.update(name.as_bytes());
+            h.update([0]);
+            match std::fs::read(root.join(name)) {
+                Ok(bytes) => {
+                    h.update((bytes.len() as u64).to_le_bytes());
+                    h.update(&bytes);
+                }
+                Err(_) => h.update(b"absent"),
+            }
+            h.update([0]);
+        }
+        let before: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        let without = project_hash(root).unwrap();
+        assert_eq!(without, format!("sha256:{before}"));
+        std::fs::write(root.join(".mcp.json"), "{\"mcpServers\": {}}").unwrap();
+        let with = project_hash(root).unwrap();
+        assert_ne!(with, without);
+        std::fs::write(root.join(".mcp.json"), "{\"mcpServers\": {\"x\": {}}}").unwrap();
+        assert_ne!(project_hash(root).unwrap(), with);
     }
 
     #[test]

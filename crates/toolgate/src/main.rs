@@ -357,7 +357,7 @@ async fn add_mcp_servers(
     ws: &std::path::Path,
     registry: &mut tool_core::ToolRegistry,
 ) -> anyhow::Result<()> {
-    let (specs, notes) = tool_mcp::server_specs(files)?;
+    let (specs, notes) = tool_mcp::server_specs(files, ws)?;
     for n in notes {
         eprintln!("toolgate: {n}");
     }
@@ -787,6 +787,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     .filter(|h| h.file.starts_with(&ws))
                 {
                     outln!("  hook  {}", hook_line(h));
+                }
+                // So do its MCP servers, started with every session once trusted.
+                let mut as_trusted = sources.clone();
+                as_trusted.trust = Trust::Trusted;
+                let (servers, _) = tool_mcp::server_specs(&as_trusted.read()?, &ws)?;
+                for s in servers.iter().filter(|s| s.source.starts_with(&ws)) {
+                    outln!("  mcp   {}: {} {}", s.name, s.command, s.args.join(" "));
                 }
                 let hash = files.project_hash();
                 store.record(&ws, hash)?;

@@ -1955,7 +1955,10 @@ fn guard_decides_claude_codes_mcp_calls_by_server_wildcard_and_tool_rules() {
         let (verdict, out) = call(tool);
         assert_eq!(verdict, expected, "{tool}: {out}");
         if expected == "deny" {
-            assert!(out.contains(&format!("`{tool}`")), "{tool}: the rule is named: {out}");
+            assert!(
+                out.contains(&format!("`{tool}`")),
+                "{tool}: the rule is named: {out}"
+            );
         }
     }
 }

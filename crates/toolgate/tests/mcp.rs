@@ -220,8 +220,13 @@ fn an_mcp_client_gets_the_gated_tools_with_their_errors_and_asks() {
     }
 }
 
-/// Run `toolgate run` on `turns` (tool_use blocks, one list per turn) in `ws`; the results.
+/// Run `toolgate run` on `turns` (tool_use blocks, one list per turn) in `ws`, the project
+/// trusted; the results.
 fn run_turns(ws: &Path, turns: Value) -> Vec<Value> {
+    run_turns_trusting(ws, turns, true)
+}
+
+fn run_turns_trusting(ws: &Path, turns: Value, trusted: bool) -> Vec<Value> {
     let file = ws.join(".turns.json");
     std::fs::write(&file, turns.to_string()).unwrap_or_else(|e| panic!("{e}"));
     let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
@@ -229,7 +234,11 @@ fn run_turns(ws: &Path, turns: Value) -> Vec<Value> {
         .arg(&file)
         .arg("--dir")
         .arg(ws)
-        .args(["--trust-project", "--json"])
+        .args(if trusted {
+            &["--trust-project", "--json"][..]
+        } else {
+            &["--json"][..]
+        })
         .env("HOME", ws)
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -242,6 +251,20 @@ fn run_turns(ws: &Path, turns: Value) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
+}
+
+/// A result's text: its content string, or its text blocks joined (an MCP tool's success
+/// comes as blocks, as Claude Code passes it on).
+fn text_of(result: &Value) -> String {
+    match &result["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
 }
 
 fn call(id: &str, name: &str, input: Value) -> Value {
@@ -293,12 +316,7 @@ fn a_third_party_server_is_gated_by_the_same_rules_and_hooks() {
             ]]),
         );
         assert_eq!(results.len(), 3, "{results:?}");
-        let text = |i: usize| {
-            results[i]["content"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        };
+        let text = |i: usize| text_of(&results[i]);
         // The server's own answer, or the hook's in its place.
         assert_eq!(results[0]["is_error"], Value::Null, "{results:?}");
         if rewrite {
@@ -370,7 +388,7 @@ fn a_server_that_dies_mid_call_gives_that_call_an_error_and_is_started_again() {
         ]),
     );
     assert_eq!(results.len(), 3, "{results:?}");
-    assert_eq!(results[0]["content"], "pong");
+    assert_eq!(text_of(&results[0]), "pong");
     assert_eq!(results[1]["is_error"], true, "{results:?}");
     assert!(
         results[1]["content"]
@@ -378,5 +396,48 @@ fn a_server_that_dies_mid_call_gives_that_call_an_error_and_is_started_again() {
             .is_some_and(|t| t.contains("MCP server dying stopped while running die")),
         "{results:?}"
     );
-    assert_eq!(results[2]["content"], "pong", "{results:?}");
+    assert_eq!(text_of(&results[2]), "pong", "{results:?}");
+}
+
+#[test]
+fn claude_codes_mcp_json_starts_its_servers_only_in_a_trusted_project() {
+    let Some(python) = python_or_skip() else {
+        return;
+    };
+    let server = python.with_file_name("mcp-server-time");
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let ws = dir.path();
+    std::fs::write(
+        ws.join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"time": {"command": server, "args": ["--local-timezone", "UTC"]}}})
+            .to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // Claude Code's own settings allow the server's tools (a user-layer rule needs no trust).
+    std::fs::create_dir_all(ws.join(".claude")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        ws.join(".claude/settings.json"),
+        r#"{"permissions": {"allow": ["mcp__time"]}}"#,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let turns = serde_json::json!([[call(
+        "t1",
+        "mcp__time__get_current_time",
+        serde_json::json!({"timezone": "UTC"})
+    )]]);
+    let trusted = run_turns_trusting(ws, turns.clone(), true);
+    assert_eq!(trusted[0]["is_error"], Value::Null, "{trusted:?}");
+    assert!(
+        text_of(&trusted[0]).contains("\"timezone\": \"UTC\""),
+        "{trusted:?}"
+    );
+    // Not trusted: the server is not started, so there is no such tool.
+    let untrusted = run_turns_trusting(ws, turns, false);
+    assert_eq!(untrusted[0]["is_error"], true, "{untrusted:?}");
+    assert!(
+        untrusted[0]["content"]
+            .as_str()
+            .is_some_and(|t| t.contains("No such tool available: mcp__time__get_current_time")),
+        "{untrusted:?}"
+    );
 }
