@@ -346,6 +346,25 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
     })
 }
 
+/// Whether `pid`, held at its exec stop, is dying or dead since (killed with its command):
+/// its `/proc` entry is gone, it is a zombie, or the kernel marks it exiting (`PF_EXITING`
+/// among the flags of `/proc/PID/stat`, set before its memory goes).
+fn gone(pid: libc::pid_t) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    let Some(stat) = read_small(&format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let Some(close) = stat.iter().rposition(|&b| b == b')') else {
+        return true;
+    };
+    let rest = String::from_utf8_lossy(&stat[close + 1..]).into_owned();
+    let mut fields = rest.split_whitespace();
+    // Field 3, the state, comes first; field 9, the flags, six after it.
+    let state = fields.next().unwrap_or("X");
+    let flags: u64 = fields.nth(5).and_then(|f| f.parse().ok()).unwrap_or(0);
+    matches!(state, "Z" | "X" | "x") || flags & PF_EXITING != 0
+}
+
 impl Supervisor {
     /// Trace until every process of the sandbox has ended. `launcher` is bubblewrap (when
     /// `confined`) or the line's shell itself, already traced with [`OPTIONS`]. Its end is the
@@ -517,6 +536,10 @@ impl Supervisor {
         }
         let started_by_line = role == Role::Line;
         let Some(loaded) = load(pid) else {
+            if gone(pid) {
+                // Killed while it was held (the command ended around it): nothing runs.
+                return None;
+            }
             self.stop(Stop {
                 argv: Vec::new(),
                 exe: PathBuf::new(),
