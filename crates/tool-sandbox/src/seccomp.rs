@@ -123,15 +123,7 @@ enum To {
 /// process, which it cannot when another traces it.
 pub(crate) fn program(unix_sockets: bool, confined: bool, refuse_ptrace: bool) -> Option<Vec<u8>> {
     let abi = NATIVE?;
-    // (code, jump if true, jump if false, k); jumps name a label.
-    let mut body: Vec<(u16, To, To, u32)> = vec![
-        (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARCH),
-        (BPF_JEQ_K, To::Next, To::NoSys, abi.arch),
-        (BPF_LD_W_ABS, To::Next, To::Next, OFF_NR),
-    ];
-    if let Some(bit) = abi.x32 {
-        body.push((BPF_JGE_K, To::NoSys, To::Next, bit));
-    }
+    let mut body = native_only(&abi);
     body.push((BPF_JEQ_K, To::NoSys, To::Next, SYS_CLONE3));
     for nr in SYS_IO_URING {
         body.push((BPF_JEQ_K, To::NoSys, To::Next, nr));
@@ -193,7 +185,19 @@ pub(crate) fn program(unix_sockets: bool, confined: bool, refuse_ptrace: bool) -
 /// number. `None` on an architecture it is not written for.
 pub(crate) fn notify_program() -> Option<Vec<u8>> {
     let abi = NATIVE?;
-    let mut body: Vec<(u16, To, To, u32)> = vec![
+    let mut body = native_only(&abi);
+    body.extend([
+        (BPF_JEQ_K, To::Notify, To::Next, abi.execve),
+        (BPF_JEQ_K, To::Notify, To::Allow, abi.execveat),
+    ]);
+    Some(assemble(&body))
+}
+
+/// The start of every program: a system call of another ABI (another architecture, or x32)
+/// fails with `ENOSYS`; then the call's number is loaded for the checks that follow. Each
+/// instruction is (code, jump if true, jump if false, k), jumps naming a label.
+fn native_only(abi: &Abi) -> Vec<(u16, To, To, u32)> {
+    let mut body = vec![
         (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARCH),
         (BPF_JEQ_K, To::Next, To::NoSys, abi.arch),
         (BPF_LD_W_ABS, To::Next, To::Next, OFF_NR),
@@ -201,11 +205,7 @@ pub(crate) fn notify_program() -> Option<Vec<u8>> {
     if let Some(bit) = abi.x32 {
         body.push((BPF_JGE_K, To::NoSys, To::Next, bit));
     }
-    body.extend([
-        (BPF_JEQ_K, To::Notify, To::Next, abi.execve),
-        (BPF_JEQ_K, To::Notify, To::Allow, abi.execveat),
-    ]);
-    Some(assemble(&body))
+    body
 }
 
 /// The program's bytes: `body`, then the four returns its jumps name.

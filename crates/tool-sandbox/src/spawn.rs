@@ -301,15 +301,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             return fail(p);
         }
         if let Some(f) = &p.filter {
-            #[repr(C)]
-            struct SockFprog {
-                len: libc::c_ushort,
-                filter: *const u8,
-            }
-            let prog = SockFprog {
-                len: (f.len() / 8) as libc::c_ushort,
-                filter: f.as_ptr(),
-            };
+            let prog = SockFprog::of(f);
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
                 || libc::syscall(libc::SYS_seccomp, 1, 0, &prog as *const SockFprog) != 0
             {
@@ -341,19 +333,28 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     fail(p)
 }
 
+/// `struct sock_fprog`: a classic BPF program as `seccomp(2)` takes it.
+#[repr(C)]
+struct SockFprog {
+    len: libc::c_ushort,
+    filter: *const u8,
+}
+
+impl SockFprog {
+    /// The program of `bytes` (8 bytes an instruction), borrowed for the call.
+    fn of(bytes: &[u8]) -> Self {
+        Self {
+            len: (bytes.len() / 8) as libc::c_ushort,
+            filter: bytes.as_ptr(),
+        }
+    }
+}
+
 /// In the child: install `filter` with a new listener and send the listener over the
 /// prepared socket, keeping no copy of either. Nonzero (with `errno` set) on failure.
 #[allow(unsafe_code)]
 fn send_listener(p: &Prepared, filter: &[u8]) -> libc::c_int {
-    #[repr(C)]
-    struct SockFprog {
-        len: libc::c_ushort,
-        filter: *const u8,
-    }
-    let prog = SockFprog {
-        len: (filter.len() / 8) as libc::c_ushort,
-        filter: filter.as_ptr(),
-    };
+    let prog = SockFprog::of(filter);
     // SAFETY: system calls on locals and on the parent's prepared values, which it does not
     // touch while suspended; the control buffer is written through a raw pointer to the
     // child's view of it (the same memory, reserved for this).
