@@ -1524,6 +1524,7 @@ pub(crate) async fn mcp() -> anyhow::Result<()> {
         args: vec![ECHO_SERVER_ARG.into()],
         env: Default::default(),
         source: ws.join(".toolgate/policy.toml"),
+        paths: Default::default(),
     };
     let server = tool_mcp::ExternalServer::start(spec, &ws).await?;
     let (tools, _) = server.tools().await?;

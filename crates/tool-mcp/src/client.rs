@@ -34,6 +34,18 @@ pub struct ServerSpec {
     pub env: BTreeMap<String, String>,
     /// The file that configured it.
     pub source: PathBuf,
+    /// Which arguments of which of its tools are paths, checked against Read and Edit deny
+    /// rules (`[mcp_servers.NAME.paths] TOOL = { read = ["path"], write = ["dest"] }`).
+    pub paths: BTreeMap<String, PathArgs>,
+}
+
+/// The arguments of one tool that name paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathArgs {
+    /// Arguments the tool reads from.
+    pub read: Vec<String>,
+    /// Arguments the tool writes to.
+    pub write: Vec<String>,
 }
 
 /// Why `name` cannot name a server, if it cannot (CONTRACT item 13).
@@ -110,6 +122,7 @@ pub fn server_specs(
                 args: Vec::new(),
                 env: BTreeMap::new(),
                 source: f.path.clone(),
+                paths: BTreeMap::new(),
             };
             for (key, value) in table {
                 let wrong = |what: &str| bad(format!("[mcp_servers.{name}] {key}: {what}"));
@@ -140,9 +153,44 @@ pub fn server_specs(
                             spec.env.insert(k.clone(), v.to_owned());
                         }
                     }
+                    "paths" => {
+                        let tools = value
+                            .as_table()
+                            .ok_or_else(|| wrong("must be a table of tools"))?;
+                        for (tool, kinds) in tools {
+                            let kinds = kinds.as_table().ok_or_else(|| {
+                                wrong(&format!("{tool} must be a table with `read` and `write`"))
+                            })?;
+                            let mut args = PathArgs::default();
+                            for (kind, list) in kinds {
+                                let names: Vec<String> = list
+                                    .as_array()
+                                    .and_then(|a| {
+                                        a.iter()
+                                            .map(|x| x.as_str().map(str::to_owned))
+                                            .collect::<Option<_>>()
+                                    })
+                                    .ok_or_else(|| {
+                                        wrong(&format!(
+                                            "{tool}.{kind} must be a list of argument names"
+                                        ))
+                                    })?;
+                                match kind.as_str() {
+                                    "read" => args.read = names,
+                                    "write" => args.write = names,
+                                    other => {
+                                        return Err(wrong(&format!(
+                                            "{tool}: unknown key `{other}` (known: read, write)"
+                                        )));
+                                    }
+                                }
+                            }
+                            spec.paths.insert(tool.clone(), args);
+                        }
+                    }
                     other => {
                         return Err(bad(format!(
-                            "[mcp_servers.{name}]: unknown key `{other}` (known: command, args, env)"
+                            "[mcp_servers.{name}]: unknown key `{other}` (known: command, args, env, paths)"
                         )));
                     }
                 }
@@ -242,6 +290,7 @@ pub fn specs_from_mcp_json(text: &str, source: &Path) -> Result<Vec<ServerSpec>,
             args,
             env,
             source: source.to_path_buf(),
+            paths: BTreeMap::new(),
         });
     }
     Ok(specs)
@@ -329,8 +378,15 @@ impl ExternalServer {
                 .as_ref()
                 .and_then(|a| a.read_only_hint)
                 .unwrap_or(false);
+            let paths = self
+                .spec
+                .paths
+                .get(t.name.as_ref())
+                .cloned()
+                .unwrap_or_default();
             tools.push(Arc::new(McpTool {
                 server: self.clone(),
+                paths,
                 remote: t.name.to_string(),
                 name,
                 description: t.description.as_deref().unwrap_or_default().to_owned(),
@@ -400,6 +456,8 @@ fn normalize(name: &str) -> String {
 #[derive(Debug)]
 pub struct McpTool {
     server: Arc<ExternalServer>,
+    /// Which of its arguments are paths.
+    paths: PathArgs,
     /// Its name on the server.
     remote: String,
     /// `mcp__SERVER__TOOL`.
@@ -464,6 +522,32 @@ impl Tool for McpTool {
 
     fn is_external(&self) -> bool {
         true
+    }
+
+    /// The arguments the policy names as paths: one a Read deny rule covers (read) or an
+    /// Edit deny rule covers (write) refuses the call, with the text Read and Edit give. A
+    /// relative path is taken from the server's working directory, as the server takes it.
+    async fn validate_input(
+        &self,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<(), tool_core::ValidationFailure> {
+        const DENIED: &str = "File is in a directory that is denied by your permission settings.";
+        let path_of = |arg: &String| -> Option<PathBuf> {
+            let p = Path::new(input.get(arg)?.as_str()?);
+            Some(tool_core::normalize(&self.server.cwd.join(p)))
+        };
+        for p in self.paths.read.iter().filter_map(path_of) {
+            if ctx.path_policy.read_denied(&p, ctx) {
+                return Err(tool_core::ValidationFailure::new(1, DENIED));
+            }
+        }
+        for p in self.paths.write.iter().filter_map(path_of) {
+            if ctx.path_policy.edit_denied(&p, ctx) {
+                return Err(tool_core::ValidationFailure::new(2, DENIED));
+            }
+        }
+        Ok(())
     }
 
     async fn call(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {

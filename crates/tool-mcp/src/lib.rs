@@ -24,7 +24,8 @@ mod client;
 mod server;
 
 pub use client::{
-    ExternalServer, McpTool, ServerSpec, check_server_name, server_specs, specs_from_mcp_json,
+    ExternalServer, McpTool, PathArgs, ServerSpec, check_server_name, server_specs,
+    specs_from_mcp_json,
 };
 pub use server::GatedServer;
 

@@ -359,6 +359,16 @@ def die() -> str:
     """End the server in the middle of the call."""
     os._exit(1)
 
+@app.tool()
+def read_file(path: str) -> str:
+    """Say which file it would read."""
+    return "would read " + path
+
+@app.tool()
+def write_file(path: str, content: str) -> str:
+    """Say which file it would write."""
+    return "would write " + path
+
 app.run()
 "#;
 
@@ -440,4 +450,71 @@ fn claude_codes_mcp_json_starts_its_servers_only_in_a_trusted_project() {
             .is_some_and(|t| t.contains("No such tool available: mcp__time__get_current_time")),
         "{untrusted:?}"
     );
+}
+
+#[test]
+fn path_arguments_a_policy_names_are_checked_against_read_and_edit_deny_rules() {
+    let Some(python) = python_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let ws = dir.path();
+    std::fs::write(ws.join("dying.py"), DYING).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(ws.join(".toolgate")).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(
+        ws.join(".toolgate/policy.toml"),
+        format!(
+            "[permissions]\nallow = [\"mcp__fs\"]\ndeny = [\"Read(./secret.txt)\", \"Edit(./locked/**)\"]\n\n\
+             [mcp_servers.fs]\ncommand = {:?}\nargs = [\"dying.py\"]\n\n\
+             [mcp_servers.fs.paths]\nread_file = {{ read = [\"path\"] }}\nwrite_file = {{ write = [\"path\"] }}\n",
+            python.display().to_string()
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let abs = |p: &str| ws.join(p).display().to_string();
+    let results = run_turns(
+        ws,
+        serde_json::json!([[
+            call(
+                "p1",
+                "mcp__fs__read_file",
+                serde_json::json!({"path": "secret.txt"})
+            ),
+            call(
+                "p2",
+                "mcp__fs__read_file",
+                serde_json::json!({"path": abs("secret.txt")})
+            ),
+            call(
+                "p3",
+                "mcp__fs__read_file",
+                serde_json::json!({"path": "open.txt"})
+            ),
+            call(
+                "p4",
+                "mcp__fs__write_file",
+                serde_json::json!({"path": "locked/a.txt", "content": "x"})
+            ),
+            call(
+                "p5",
+                "mcp__fs__write_file",
+                serde_json::json!({"path": "free/a.txt", "content": "x"})
+            ),
+            // Not a path argument of this tool: the server's business.
+            call("p6", "mcp__fs__ping", serde_json::json!({})),
+        ]]),
+    );
+    assert_eq!(results.len(), 6, "{results:?}");
+    let denied = "File is in a directory that is denied by your permission settings.";
+    for i in [0, 1, 3] {
+        assert_eq!(results[i]["is_error"], true, "{i}: {results:?}");
+        assert!(text_of(&results[i]).contains(denied), "{i}: {results:?}");
+    }
+    assert_eq!(text_of(&results[2]), "would read open.txt", "{results:?}");
+    assert_eq!(
+        text_of(&results[4]),
+        "would write free/a.txt",
+        "{results:?}"
+    );
+    assert_eq!(text_of(&results[5]), "pong", "{results:?}");
 }
