@@ -113,91 +113,11 @@ pub fn server_specs(
                 // A higher layer configured it already.
                 continue;
             }
-            let table = table
-                .as_table()
+            let entry = serde_json::to_value(table)
+                .ok()
+                .and_then(|v| v.as_object().cloned())
                 .ok_or_else(|| bad(format!("[mcp_servers.{name}] must be a table")))?;
-            let mut spec = ServerSpec {
-                name: name.clone(),
-                command: String::new(),
-                args: Vec::new(),
-                env: BTreeMap::new(),
-                source: f.path.clone(),
-                paths: BTreeMap::new(),
-            };
-            for (key, value) in table {
-                let wrong = |what: &str| bad(format!("[mcp_servers.{name}] {key}: {what}"));
-                match key.as_str() {
-                    "command" => {
-                        spec.command = value
-                            .as_str()
-                            .ok_or_else(|| wrong("must be a string"))?
-                            .to_owned();
-                    }
-                    "args" => {
-                        spec.args = value
-                            .as_array()
-                            .ok_or_else(|| wrong("must be a list of strings"))?
-                            .iter()
-                            .map(|a| a.as_str().map(str::to_owned))
-                            .collect::<Option<_>>()
-                            .ok_or_else(|| wrong("must be a list of strings"))?;
-                    }
-                    "env" => {
-                        for (k, v) in value
-                            .as_table()
-                            .ok_or_else(|| wrong("must be a table of strings"))?
-                        {
-                            let v = v
-                                .as_str()
-                                .ok_or_else(|| wrong("must be a table of strings"))?;
-                            spec.env.insert(k.clone(), v.to_owned());
-                        }
-                    }
-                    "paths" => {
-                        let tools = value
-                            .as_table()
-                            .ok_or_else(|| wrong("must be a table of tools"))?;
-                        for (tool, kinds) in tools {
-                            let kinds = kinds.as_table().ok_or_else(|| {
-                                wrong(&format!("{tool} must be a table with `read` and `write`"))
-                            })?;
-                            let mut args = PathArgs::default();
-                            for (kind, list) in kinds {
-                                let names: Vec<String> = list
-                                    .as_array()
-                                    .and_then(|a| {
-                                        a.iter()
-                                            .map(|x| x.as_str().map(str::to_owned))
-                                            .collect::<Option<_>>()
-                                    })
-                                    .ok_or_else(|| {
-                                        wrong(&format!(
-                                            "{tool}.{kind} must be a list of argument names"
-                                        ))
-                                    })?;
-                                match kind.as_str() {
-                                    "read" => args.read = names,
-                                    "write" => args.write = names,
-                                    other => {
-                                        return Err(wrong(&format!(
-                                            "{tool}: unknown key `{other}` (known: read, write)"
-                                        )));
-                                    }
-                                }
-                            }
-                            spec.paths.insert(tool.clone(), args);
-                        }
-                    }
-                    other => {
-                        return Err(bad(format!(
-                            "[mcp_servers.{name}]: unknown key `{other}` (known: command, args, env, paths)"
-                        )));
-                    }
-                }
-            }
-            if spec.command.is_empty() {
-                return Err(bad(format!("[mcp_servers.{name}] needs a `command`")));
-            }
+            let spec = server_entry(name, &entry, &f.path, Form::Policy)?;
             specs.push(spec);
         }
     }
@@ -244,56 +164,121 @@ pub fn specs_from_mcp_json(text: &str, source: &Path) -> Result<Vec<ServerSpec>,
     let mut specs = Vec::new();
     for (name, entry) in servers {
         check_server_name(name).map_err(|m| bad(format!("mcpServers.{name}: {m}")))?;
-        let wrong = |what: &str| bad(format!("mcpServers.{name}: {what}"));
         let entry = entry
             .as_object()
-            .ok_or_else(|| wrong("must be an object"))?;
-        if let Some(kind) = entry.get("type").and_then(Value::as_str)
-            && kind != "stdio"
-        {
-            return Err(wrong(&format!(
-                "a `{kind}` server; toolgate starts stdio servers only"
-            )));
-        }
-        let command = entry
-            .get("command")
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty())
-            .ok_or_else(|| wrong("needs a `command` string"))?
-            .to_owned();
-        let args = match entry.get("args") {
-            None => Vec::new(),
-            Some(a) => a
-                .as_array()
-                .and_then(|a| {
-                    a.iter()
-                        .map(|x| x.as_str().map(str::to_owned))
-                        .collect::<Option<Vec<_>>>()
-                })
-                .ok_or_else(|| wrong("`args` must be a list of strings"))?,
-        };
-        let mut env = BTreeMap::new();
-        if let Some(e) = entry.get("env") {
-            for (k, v) in e
-                .as_object()
-                .ok_or_else(|| wrong("`env` must be an object of strings"))?
-            {
-                let v = v
-                    .as_str()
-                    .ok_or_else(|| wrong("`env` must be an object of strings"))?;
-                env.insert(k.clone(), v.to_owned());
-            }
-        }
-        specs.push(ServerSpec {
-            name: name.clone(),
-            command,
-            args,
-            env,
-            source: source.to_path_buf(),
-            paths: BTreeMap::new(),
-        });
+            .ok_or_else(|| bad(format!("mcpServers.{name}: must be an object")))?;
+        specs.push(server_entry(name, entry, source, Form::McpJson)?);
     }
     Ok(specs)
+}
+
+/// Where a server's entry was written: the two forms differ only in what else they allow.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// `[mcp_servers.NAME]` in a policy file: `paths` too, no unknown keys.
+    Policy,
+    /// An entry of Claude Code's `mcpServers`: `type` too (stdio only), other keys passed over.
+    McpJson,
+}
+
+/// One server's entry (`command`, `args`, `env`, and what its form allows), named `name`.
+fn server_entry(
+    name: &str,
+    entry: &serde_json::Map<String, Value>,
+    source: &Path,
+    form: Form,
+) -> Result<ServerSpec, Error> {
+    let label = match form {
+        Form::Policy => format!("[mcp_servers.{name}]"),
+        Form::McpJson => format!("mcpServers.{name}:"),
+    };
+    let wrong = |what: String| Error::Config {
+        file: source.to_path_buf(),
+        message: format!("{label} {what}"),
+    };
+    let strings = |v: &Value, what: &str| -> Result<Vec<String>, Error> {
+        v.as_array()
+            .and_then(|a| {
+                a.iter()
+                    .map(|x| x.as_str().map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+            })
+            .ok_or_else(|| wrong(format!("{what} must be a list of strings")))
+    };
+    let mut spec = ServerSpec {
+        name: name.to_owned(),
+        command: String::new(),
+        args: Vec::new(),
+        env: BTreeMap::new(),
+        source: source.to_path_buf(),
+        paths: BTreeMap::new(),
+    };
+    for (key, value) in entry {
+        match (key.as_str(), form) {
+            ("command", _) => {
+                spec.command = value
+                    .as_str()
+                    .ok_or_else(|| wrong("`command` must be a string".into()))?
+                    .to_owned();
+            }
+            ("args", _) => spec.args = strings(value, "`args`")?,
+            ("env", _) => {
+                for (k, v) in value
+                    .as_object()
+                    .ok_or_else(|| wrong("`env` must be a table of strings".into()))?
+                {
+                    let v = v
+                        .as_str()
+                        .ok_or_else(|| wrong("`env` must be a table of strings".into()))?;
+                    spec.env.insert(k.clone(), v.to_owned());
+                }
+            }
+            ("paths", Form::Policy) => {
+                let tools = value
+                    .as_object()
+                    .ok_or_else(|| wrong("`paths` must be a table of tools".into()))?;
+                for (tool, kinds) in tools {
+                    let kinds = kinds.as_object().ok_or_else(|| {
+                        wrong(format!(
+                            "`paths.{tool}` must be a table with `read` and `write`"
+                        ))
+                    })?;
+                    let mut args = PathArgs::default();
+                    for (kind, list) in kinds {
+                        let names = strings(list, &format!("`paths.{tool}.{kind}`"))?;
+                        match kind.as_str() {
+                            "read" => args.read = names,
+                            "write" => args.write = names,
+                            other => {
+                                return Err(wrong(format!(
+                                    "`paths.{tool}`: unknown key `{other}` (known: read, write)"
+                                )));
+                            }
+                        }
+                    }
+                    spec.paths.insert(tool.clone(), args);
+                }
+            }
+            ("type", Form::McpJson) => {
+                if value.as_str() != Some("stdio") {
+                    return Err(wrong(format!(
+                        "a `{}` server; toolgate starts stdio servers only",
+                        value.as_str().unwrap_or("?")
+                    )));
+                }
+            }
+            (other, Form::Policy) => {
+                return Err(wrong(format!(
+                    "unknown key `{other}` (known: command, args, env, paths)"
+                )));
+            }
+            (_, Form::McpJson) => {}
+        }
+    }
+    if spec.command.is_empty() {
+        return Err(wrong("needs a `command`".into()));
+    }
+    Ok(spec)
 }
 
 type Client = RunningService<RoleClient, ()>;
