@@ -43,6 +43,7 @@ pub(crate) fn args(
     plan: &MountPlan,
     stand_ins: &StandIns,
     seccomp_fd: Option<i32>,
+    info_fd: Option<i32>,
     cwd: &Path,
     own_network: bool,
 ) -> Vec<OsString> {
@@ -124,6 +125,9 @@ pub(crate) fn args(
     ]);
     if let Some(fd) = seccomp_fd {
         push(&[&"--seccomp", &fd.to_string()]);
+    }
+    if let Some(fd) = info_fd {
+        push(&[&"--info-fd", &fd.to_string()]);
     }
     push(&[&"--chdir", &cwd]);
     a

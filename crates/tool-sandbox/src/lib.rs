@@ -214,6 +214,55 @@ impl Shared {
             decision: decision.clone(),
         });
     }
+    /// Once bubblewrap has ended: kill what is left of the command (its background jobs) and
+    /// wait until its PID namespace is empty, so that nothing of it runs once its status is
+    /// out. The namespace's init ends only after every other process in it has been reaped;
+    /// `reap`: this thread's tracees among them are reaped here meanwhile.
+    #[allow(unsafe_code)]
+    fn end_namespace(&self, reap: bool) {
+        let Some(init) = lock(&self.ns_init).take() else {
+            return;
+        };
+        // SAFETY: pidfd_send_signal on a pidfd of ours, with no siginfo.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                init.as_raw_fd(),
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            );
+        }
+        let deadline = std::time::Instant::now() + NAMESPACE_END;
+        loop {
+            let mut fd = libc::pollfd {
+                fd: init.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: poll on one descriptor of ours.
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let wait = if reap {
+                5
+            } else {
+                left.as_millis().min(1000) as libc::c_int
+            };
+            let r = unsafe { libc::poll(&mut fd, 1, wait) };
+            if r > 0
+                || (r < 0
+                    && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted)
+            {
+                return;
+            }
+            if reap {
+                notify::reap_tracees();
+            }
+            if std::time::Instant::now() >= deadline {
+                tracing::warn!("the sandbox's PID namespace did not empty in time");
+                return;
+            }
+        }
+    }
     #[allow(unsafe_code)]
     fn finish(&self, status: ExitStatus) {
         *lock(&self.status) = Some(status);
@@ -636,7 +685,15 @@ impl Launch {
             refuse_ptrace,
         );
         const SECCOMP_FD: RawFd = 10;
+        const INFO_FD: RawFd = 11;
         let mut fds = self.fds;
+        let by_notify =
+            self.supervise && !self.trace_every_process && sandbox.is_some_and(|sb| sb.notify);
+        // Bubblewrap says on this pipe which process is the init of the sandbox's PID
+        // namespace, to kill the namespace by and to see it gone. Tracing the whole tree, the
+        // supervisor sees that process end itself (and reading the pipe before the launcher
+        // is let go would wait forever).
+        let mut info = None;
         // Under bubblewrap, the seccomp program goes in through a pipe it reads; unconfined,
         // the child installs it itself before it executes the command.
         // A fresh network namespace made ahead, when this process can make them; else
@@ -648,10 +705,16 @@ impl Launch {
                     Some(prog) => Some(pipe_with(prog).map_err(Error::Prepare)?),
                     None => None,
                 };
+                if !self.supervise || by_notify {
+                    let (read, write) = pipe().map_err(Error::Prepare)?;
+                    fds.push((write, INFO_FD));
+                    info = Some(read);
+                }
                 let mut args = bwrap::args(
                     &self.mounts,
                     &sb.stand_ins,
                     seccomp.as_ref().map(|_| SECCOMP_FD),
+                    info.as_ref().map(|_| INFO_FD),
                     &self.cwd,
                     prepared.is_none(),
                 );
@@ -689,8 +752,6 @@ impl Launch {
         let shared = Arc::new(Shared::default());
         let (tx, rx) = std::sync::mpsc::channel::<Result<libc::pid_t, std::io::Error>>();
         let confined = sandbox.is_some();
-        let by_notify =
-            self.supervise && !self.trace_every_process && sandbox.is_some_and(|sb| sb.notify);
         let cwd = self.cwd.clone();
         let supervise = self.supervise;
         let (stdin, stdout, stderr) = (self.stdin, self.stdout, self.stderr);
@@ -787,6 +848,9 @@ impl Launch {
                 if !supervise {
                     thread_shared.track(pid);
                     let _ = tx.send(Ok(pid));
+                    if let Some(init) = info.and_then(|i| ns_init_from_info(i, pid)) {
+                        thread_shared.set_ns_init(init);
+                    }
                     let status = supervise::wait_pid(pid).map_or_else(
                         |_| {
                             use std::os::unix::process::ExitStatusExt as _;
@@ -798,6 +862,7 @@ impl Launch {
                         },
                     );
                     thread_shared.untrack(pid);
+                    thread_shared.end_namespace(false);
                     placeholders.release();
                     let removed = undone.undo();
                     lock(&thread_shared.report).removed = removed;
@@ -852,7 +917,16 @@ impl Launch {
                     confined,
                 };
                 let status = match listener {
-                    Some(l) => supervisor.run_notify(pid, l),
+                    Some(l) => {
+                        if let Some(init) = info.and_then(|i| ns_init_from_info(i, pid)) {
+                            thread_shared.set_ns_init(init);
+                        }
+                        let status = supervisor.run_notify(pid, l);
+                        // Programs held at their exec stops as the command was killed are
+                        // this thread's tracees: reaped while the namespace empties.
+                        thread_shared.end_namespace(true);
+                        status
+                    }
                     None => supervisor.run(pid, confined),
                 };
                 placeholders.release();
@@ -892,6 +966,47 @@ fn pipe_with(bytes: &[u8]) -> std::io::Result<OwnedFd> {
     w.write_all(bytes)?;
     drop(w);
     Ok(read)
+}
+
+/// A pipe, both ends closed on exec (the child's end is moved to its number by the spawn).
+#[allow(unsafe_code)]
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    use std::os::fd::FromRawFd as _;
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: pipe2 writes two descriptors into the array, which we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The init of the sandbox's PID namespace, from what bubblewrap (`launcher`) wrote to its
+/// `--info-fd` (`{"child-pid": N, ...}`): a pidfd, once it is sure to be that process.
+fn ns_init_from_info(info: OwnedFd, launcher: libc::pid_t) -> Option<OwnedFd> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    // Bubblewrap writes it and closes its end before the sandbox's first process runs; the
+    // end of input comes then (or at once, when bubblewrap failed before).
+    std::fs::File::from(info).read_to_string(&mut text).ok()?;
+    let after = &text[text.find("\"child-pid\"")? + "\"child-pid\"".len()..];
+    let after = after.trim_start().strip_prefix(':')?.trim_start();
+    let digits = after
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(after.len());
+    let pid: libc::pid_t = after[..digits].parse().ok()?;
+    let pidfd = notify::pidfd_open(pid).ok()?;
+    // Held by a pidfd, the process cannot change; it is the one meant if it is bubblewrap's
+    // child still, or (bubblewrap having ended) the init of a PID namespace below ours.
+    let nspid_is_init = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", pidfd.as_raw_fd()))
+        .ok()
+        .and_then(|t| {
+            let line = t.lines().find_map(|l| l.strip_prefix("NSpid:"))?;
+            let ids: Vec<&str> = line.split_whitespace().collect();
+            Some(ids.len() >= 2 && ids.last() == Some(&"1"))
+        })
+        .unwrap_or(false);
+    (notify::parent_of(pid) == Some(launcher) || nspid_is_init).then_some(pidfd)
 }
 
 /// A running sandboxed command.
@@ -1015,6 +1130,10 @@ impl Running {
 
 /// How often what a background command left is put right while it runs.
 const SETTLE_EVERY: Duration = Duration::from_secs(1);
+
+/// How long a command's PID namespace may take to empty once its shell has ended (killed
+/// processes end at once; one stuck in the kernel holds the namespace's init meanwhile).
+const NAMESPACE_END: Duration = Duration::from_secs(10);
 
 /// The background commands started in this process.
 fn background() -> std::sync::MutexGuard<'static, Vec<std::sync::Weak<Shared>>> {

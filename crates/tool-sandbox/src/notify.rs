@@ -250,7 +250,7 @@ fn is_line(tid: libc::pid_t, mark: &LineMark) -> bool {
 }
 
 #[allow(unsafe_code)]
-fn pidfd_open(pid: libc::pid_t) -> std::io::Result<OwnedFd> {
+pub(crate) fn pidfd_open(pid: libc::pid_t) -> std::io::Result<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor, then ours.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     if fd < 0 {
@@ -281,6 +281,11 @@ fn wait_any(block: bool) -> Option<(libc::pid_t, libc::c_int)> {
     }
 }
 
+/// Reap, without waiting, what of this thread's tracees has ended.
+pub(crate) fn reap_tracees() {
+    while wait_any(false).is_some() {}
+}
+
 /// A pidfd of the parent of `pid` (a stopped tracee of ours, so its parent cannot change
 /// while this looks).
 fn parent_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
@@ -290,7 +295,7 @@ fn parent_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
     (parent_of(pid)? == ppid).then_some(fd)
 }
 
-fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
+pub(crate) fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The fields after the command name, which is in parentheses and may hold anything.
     let rest = &stat[stat.rfind(')')? + 1..];

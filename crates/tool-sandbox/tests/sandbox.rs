@@ -3,6 +3,7 @@
 //! `TOOLGATE_REQUIRE_SANDBOX` is set (CI sets it), where they fail.
 
 use std::io::{Read as _, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -496,5 +497,45 @@ fn killing_a_command_ends_every_process_in_it() {
             start.elapsed() < Duration::from_secs(60),
             "the command ended when killed"
         );
+    }
+}
+
+/// When a command's shell has ended, nothing it started is left: its status is reported only
+/// once every process of it is gone. A background writer blocked opening a FIFO shows one
+/// left behind: a reader opening the FIFO then would let it open (and, killed, close it
+/// without writing), so the reader would see an empty pipe instead of no writer at all.
+#[test]
+fn a_command_has_ended_only_when_every_process_of_it_has() {
+    let Some(sb) = sandbox() else { return };
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path();
+    let fifo = dir.join("p");
+    let script = "[ -p p ] || mkfifo p; sh -c 'echo from-writer > p' & sleep 0.05; echo started";
+    // No supervisor, stopping each exec, tracing every process.
+    for (supervise, every) in [(false, false), (true, false), (true, true)] {
+        for round in 0..25 {
+            let running = Launch::new("/bin/sh", ["-c", script])
+                .cwd(dir)
+                .stdin(tool_sandbox::Io::Null)
+                .plan(writable(dir), NetworkPlan::Blocked)
+                .judge(Arc::new(Judge::default()))
+                .supervise(supervise)
+                .trace_every_process(every)
+                .spawn(sb)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert!(running.wait_blocking().success());
+            let mut reader = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&fifo)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let mut buf = [0u8; 64];
+            let read = reader.read(&mut buf);
+            assert!(
+                matches!(read, Ok(0)),
+                "round {round} (supervised: {supervise}, every process: {every}): a writer \
+                 outlived its command: {read:?}"
+            );
+        }
     }
 }
