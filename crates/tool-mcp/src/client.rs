@@ -142,7 +142,58 @@ pub fn server_specs(
             });
         }
     }
+    // A server that is this very program (the `toolgate mcp` that Claude Code starts from the
+    // same `.mcp.json`, say) would read the same files and start itself again, without end.
+    if let Some(me) = this_program() {
+        specs.retain(|spec| {
+            let itself = spec.program(project).is_some_and(|p| p == me);
+            if itself {
+                notes.push(format!(
+                    "MCP server `{}` ({}) is this program itself; it is not started from here",
+                    spec.name,
+                    spec.source.display()
+                ));
+            }
+            !itself
+        });
+    }
     Ok((specs, notes))
+}
+
+/// This process's executable, resolved, also after a rebuild replaced it.
+fn this_program() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let text = exe.to_string_lossy();
+    let exe = match text.strip_suffix(" (deleted)") {
+        Some(path) => PathBuf::from(path),
+        None => exe,
+    };
+    std::fs::canonicalize(exe).ok()
+}
+
+impl ServerSpec {
+    /// The executable the server's command names, resolved as starting it in `cwd` would
+    /// (a name without a slash through `PATH`, the server's own `PATH` first), if it exists.
+    pub fn program(&self, cwd: &Path) -> Option<PathBuf> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let runnable = |p: &Path| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        };
+        let found = if self.command.contains('/') {
+            let p = cwd.join(&self.command);
+            runnable(&p).then_some(p)
+        } else {
+            let path = self
+                .env
+                .get("PATH")
+                .map(std::ffi::OsString::from)
+                .or_else(|| std::env::var_os("PATH"))?;
+            std::env::split_paths(&path)
+                .map(|d| cwd.join(d).join(&self.command))
+                .find(|p| runnable(p))
+        };
+        std::fs::canonicalize(found?).ok()
+    }
 }
 
 /// The servers of an MCP configuration in Claude Code's format (`.mcp.json`, or what
@@ -554,6 +605,49 @@ impl Tool for McpTool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A project whose `.mcp.json` names this very program (as `toolgate mcp` is named in the
+    /// `.mcp.json` Claude Code starts it from) and another server: this program is not started
+    /// from it, whether named through `PATH` or by its path; the other one is.
+    #[test]
+    fn a_server_that_is_this_program_is_not_started_by_itself() {
+        let me = this_program().unwrap_or_else(|| panic!("no current executable"));
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (ws, home) = (dir.path().join("ws"), dir.path().join("home"));
+        std::fs::create_dir_all(&ws).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&home).unwrap_or_else(|e| panic!("{e}"));
+        let name = me
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let bin_dir = me
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let mcp_json = serde_json::json!({"mcpServers": {
+            "byname": {"command": name, "args": ["mcp"], "env": {"PATH": bin_dir}},
+            "bypath": {"command": me.display().to_string(), "args": ["mcp"]},
+            "other": {"command": "sh", "args": ["-c", "exit 0"]},
+        }});
+        std::fs::write(ws.join(".mcp.json"), mcp_json.to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let files = tool_permissions::PolicySources::standard(
+            &ws,
+            &home,
+            None,
+            tool_permissions::Trust::Trusted,
+        )
+        .read()
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (specs, notes) = server_specs(&files, &ws).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["other"], "{notes:?}");
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes.iter().all(|n| n.contains("is this program itself")),
+            "{notes:?}"
+        );
+    }
 
     #[test]
     fn server_names_that_would_blur_the_pair_are_refused() {

@@ -687,14 +687,17 @@ pub fn session_for(s: &Scenario, subs: &Subs) -> Result<Session, RunError> {
     session_with(s, subs, Vec::new())
 }
 
-/// The MCP servers the scenario gives Claude Code (`--mcp-config`, a file or JSON text),
-/// started in the workspace with the session's `PATH`; their tools.
+/// The MCP servers the scenario gives Claude Code, started in the workspace with the
+/// session's `PATH`; their tools. Those of `--mcp-config` (a file or JSON text), then those of
+/// the workspace's `.mcp.json` unless `--strict-mcp-config` is given: Claude Code 2.1.332 in
+/// `-p` mode starts the project's servers whether or not the workspace is trusted (recorded:
+/// mc_project_mcp_json, mc_project_mcp_json_untrusted); a name given twice is started once.
 async fn mcp_tools(
     s: &Scenario,
     subs: &Subs,
     path: &str,
 ) -> Result<Vec<Arc<dyn tool_core::Tool>>, RunError> {
-    let mut tools = Vec::new();
+    let mut configs: Vec<(String, PathBuf)> = Vec::new();
     let mut args = s.cli_args.iter();
     while let Some(a) = args.next() {
         if a != "--mcp-config" {
@@ -703,17 +706,31 @@ async fn mcp_tools(
         let Some(value) = args.next().map(|v| subs.apply(v)) else {
             continue;
         };
-        let (text, source) = if value.trim_start().starts_with('{') {
-            (value.clone(), subs.ws.join("--mcp-config"))
+        if value.trim_start().starts_with('{') {
+            configs.push((value.clone(), subs.ws.join("--mcp-config")));
         } else {
             let file = subs.ws.join(&value);
             let text = fs::read_to_string(&file)
                 .map_err(|e| RunError::Failed(format!("{}: {e}", file.display())))?;
-            (subs.apply(&text), file)
-        };
+            configs.push((subs.apply(&text), file));
+        }
+    }
+    let project = subs.ws.join(".mcp.json");
+    if !s.cli_args.iter().any(|a| a == "--strict-mcp-config")
+        && let Ok(text) = fs::read_to_string(&project)
+    {
+        configs.push((subs.apply(&text), project));
+    }
+    let mut tools = Vec::new();
+    let mut started: Vec<String> = Vec::new();
+    for (text, source) in configs {
         let specs = tool_mcp::specs_from_mcp_json(&text, &source)
             .map_err(|e| RunError::Unsupported(e.to_string()))?;
         for mut spec in specs {
+            if started.contains(&spec.name) {
+                continue;
+            }
+            started.push(spec.name.clone());
             spec.env
                 .entry("PATH".into())
                 .or_insert_with(|| path.to_owned());
