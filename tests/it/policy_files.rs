@@ -551,3 +551,67 @@ fn mcp_tool_name_patterns_deny_and_ask_but_never_allow() {
         "{warnings:#?}"
     );
 }
+
+/// The arguments a policy names as paths of an external tool only restrict its calls: Read and
+/// Edit denies refuse, their asks and protected paths ask (even under a whole-tool allow), and
+/// a path inside the project allows nothing by itself.
+#[test]
+fn an_external_tools_path_arguments_restrict_and_never_allow() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let ws = std::fs::canonicalize(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    for d in ["src", "secret", "cfg", "locked", ".git"] {
+        std::fs::create_dir_all(ws.join(d)).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let mut b = PolicyBuilder::new();
+    b.trust_project(true)
+        .toml_str(
+            "[permissions]\nallow = [\"mcp__fs\"]\n\
+             deny = [\"Read(./.env)\", \"Edit(./locked/**)\"]\n\
+             ask = [\"Read(./secret/**)\", \"Edit(./cfg/**)\"]\n",
+            Layer::Project,
+            &ws.join(".toolgate/policy.toml"),
+            &ws,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let p = b.build();
+    let ctx = ToolContext::new(&ws, "/h", "/tmp/r");
+    let paths = |read: &[&str], write: &[&str]| PermissionSubject::ToolPaths {
+        read: read.iter().map(|r| ws.join(r)).collect(),
+        write: write.iter().map(|w| ws.join(w)).collect(),
+    };
+    let cases = [
+        (paths(&[".env"], &[]), Verdict::Deny),
+        (paths(&["src/a.rs"], &["locked/a"]), Verdict::Deny),
+        (paths(&["locked/a"], &[]), Verdict::Allow),
+        (paths(&["secret/k"], &["src/b.rs"]), Verdict::Ask),
+        (paths(&[], &["cfg/x"]), Verdict::Ask),
+        (paths(&[], &[".git/config"]), Verdict::Ask),
+        (paths(&[], &[".claude/settings.json"]), Verdict::Ask),
+        (paths(&["src/a.rs"], &["src/b.rs"]), Verdict::Allow),
+    ];
+    for (subject, want) in cases {
+        let d = toolgate_tests::decide(&p, &ctx, "mcp__fs__copy", &subject, false);
+        assert_eq!(d.verdict, want, "{subject:?}: {d:?}");
+    }
+    let denied = toolgate_tests::decide(&p, &ctx, "mcp__fs__copy", &paths(&[".env"], &[]), false);
+    assert_eq!(
+        denied.message,
+        format!(
+            "Permission to read {} has been denied.",
+            ws.join(".env").display()
+        )
+    );
+    // A read-only tool no rule names, reading inside the project: its path does not allow it.
+    let other = toolgate_tests::decide(
+        &p,
+        &ctx,
+        "mcp__other__read",
+        &paths(&["src/a.rs"], &[]),
+        true,
+    );
+    assert_eq!(other.verdict, Verdict::Ask, "{other:?}");
+    assert_eq!(
+        other.message,
+        "Claude requested permissions to use mcp__other__read, but you haven't granted it yet."
+    );
+}

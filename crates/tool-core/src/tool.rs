@@ -24,6 +24,17 @@ pub enum PermissionSubject {
     ShellCommand(String),
     /// A URL fetched.
     Url(String),
+    /// Paths a call of a tool that is not a file tool reads and writes (absolute): an
+    /// external tool's arguments that a policy names as paths. They only restrict the call:
+    /// Read and Edit deny rules refuse it, their ask rules and protected paths ask, and
+    /// nothing about them allows it (rules naming the tool decide that, as for
+    /// [`Nothing`](Self::Nothing)).
+    ToolPaths {
+        /// Paths it reads.
+        read: Vec<PathBuf>,
+        /// Paths it writes.
+        write: Vec<PathBuf>,
+    },
     /// Nothing beyond the tool itself.
     #[default]
     Nothing,

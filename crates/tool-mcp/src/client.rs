@@ -17,7 +17,9 @@ use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt as _};
 use serde_json::Value;
-use tool_core::{Tool, ToolCallError, ToolContext, ToolOutput, ToolResultContent};
+use tool_core::{
+    PermissionSubject, Tool, ToolCallError, ToolContext, ToolOutput, ToolResultContent,
+};
 
 use crate::Error;
 
@@ -169,6 +171,21 @@ fn this_program() -> Option<PathBuf> {
         None => exe,
     };
     std::fs::canonicalize(exe).ok()
+}
+
+impl McpTool {
+    /// The paths this call's path arguments name (read, written), absolute: a relative one
+    /// is taken from the server's working directory, as the server takes it.
+    fn path_args(&self, input: &Value) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let path_of = |arg: &String| -> Option<PathBuf> {
+            let p = Path::new(input.get(arg)?.as_str()?);
+            Some(tool_core::normalize(&self.server.cwd.join(p)))
+        };
+        (
+            self.paths.read.iter().filter_map(path_of).collect(),
+            self.paths.write.iter().filter_map(path_of).collect(),
+        )
+    }
 }
 
 impl ServerSpec {
@@ -561,29 +578,32 @@ impl Tool for McpTool {
     }
 
     /// The arguments the policy names as paths: one a Read deny rule covers (read) or an
-    /// Edit deny rule covers (write) refuses the call, with the text Read and Edit give. A
-    /// relative path is taken from the server's working directory, as the server takes it.
+    /// Edit deny rule covers (write) refuses the call, with the text Read and Edit give.
     async fn validate_input(
         &self,
         input: &Value,
         ctx: &ToolContext,
     ) -> Result<(), tool_core::ValidationFailure> {
         const DENIED: &str = "File is in a directory that is denied by your permission settings.";
-        let path_of = |arg: &String| -> Option<PathBuf> {
-            let p = Path::new(input.get(arg)?.as_str()?);
-            Some(tool_core::normalize(&self.server.cwd.join(p)))
-        };
-        for p in self.paths.read.iter().filter_map(path_of) {
-            if ctx.path_policy.read_denied(&p, ctx) {
-                return Err(tool_core::ValidationFailure::new(1, DENIED));
-            }
+        let (read, write) = self.path_args(input);
+        if read.iter().any(|p| ctx.path_policy.read_denied(p, ctx)) {
+            return Err(tool_core::ValidationFailure::new(1, DENIED));
         }
-        for p in self.paths.write.iter().filter_map(path_of) {
-            if ctx.path_policy.edit_denied(&p, ctx) {
-                return Err(tool_core::ValidationFailure::new(2, DENIED));
-            }
+        if write.iter().any(|p| ctx.path_policy.edit_denied(p, ctx)) {
+            return Err(tool_core::ValidationFailure::new(2, DENIED));
         }
         Ok(())
+    }
+
+    /// The same arguments for the policy: their Read and Edit ask rules, and protected paths
+    /// written, make the call ask; they never allow it (rules naming the tool do).
+    fn permission_subject(&self, input: &Value, _ctx: &ToolContext) -> PermissionSubject {
+        let (read, write) = self.path_args(input);
+        if read.is_empty() && write.is_empty() {
+            PermissionSubject::Nothing
+        } else {
+            PermissionSubject::ToolPaths { read, write }
+        }
     }
 
     async fn call(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {

@@ -36,7 +36,8 @@ pub fn narrowest_rule(tool: &str, subject: &PermissionSubject) -> Result<String,
         .to_string()
     };
     match subject {
-        PermissionSubject::Nothing => Ok(tool.to_owned()),
+        // The paths only restrict such a call: the rule that allows it names the tool.
+        PermissionSubject::Nothing | PermissionSubject::ToolPaths { .. } => Ok(tool.to_owned()),
         PermissionSubject::ShellCommand(command) => {
             let units = crate::shell_rule::units(command)
                 .ok_or("the command cannot be analysed, so no rule can describe it")?;

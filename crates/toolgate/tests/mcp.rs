@@ -455,7 +455,7 @@ fn claude_codes_mcp_json_starts_its_servers_only_in_a_trusted_project() {
 }
 
 #[test]
-fn path_arguments_a_policy_names_are_checked_against_read_and_edit_deny_rules() {
+fn path_arguments_a_policy_names_are_checked_against_read_and_edit_rules() {
     let Some(python) = python_or_skip() else {
         return;
     };
@@ -466,7 +466,8 @@ fn path_arguments_a_policy_names_are_checked_against_read_and_edit_deny_rules() 
     std::fs::write(
         ws.join(".toolgate/policy.toml"),
         format!(
-            "[permissions]\nallow = [\"mcp__fs\"]\ndeny = [\"Read(./secret.txt)\", \"Edit(./locked/**)\"]\n\n\
+            "[permissions]\nallow = [\"mcp__fs\"]\ndeny = [\"Read(./secret.txt)\", \"Edit(./locked/**)\"]\n\
+             ask = [\"Read(./private/**)\", \"Edit(./cfg/**)\"]\n\n\
              [mcp_servers.fs]\ncommand = {:?}\nargs = [\"dying.py\"]\n\n\
              [mcp_servers.fs.paths]\nread_file = {{ read = [\"path\"] }}\nwrite_file = {{ write = [\"path\"] }}\n",
             python.display().to_string()
@@ -504,9 +505,35 @@ fn path_arguments_a_policy_names_are_checked_against_read_and_edit_deny_rules() 
             ),
             // Not a path argument of this tool: the server's business.
             call("p6", "mcp__fs__ping", serde_json::json!({})),
+            // Ask rules and protected paths ask (refused here, with no one to ask), whatever
+            // allows the server's tools.
+            call(
+                "p7",
+                "mcp__fs__read_file",
+                serde_json::json!({"path": "private/key"})
+            ),
+            call(
+                "p8",
+                "mcp__fs__write_file",
+                serde_json::json!({"path": "cfg/app.toml", "content": "x"})
+            ),
+            call(
+                "p9",
+                "mcp__fs__write_file",
+                serde_json::json!({"path": ".git/hooks/pre-commit", "content": "x"})
+            ),
         ]]),
     );
-    assert_eq!(results.len(), 6, "{results:?}");
+    assert_eq!(results.len(), 9, "{results:?}");
+    for (i, tool) in [(6, "read_file"), (7, "write_file"), (8, "write_file")] {
+        assert_eq!(results[i]["is_error"], true, "{i}: {results:?}");
+        assert!(
+            text_of(&results[i]).contains(&format!(
+                "requested permissions to use mcp__fs__{tool}, but you haven't granted it yet"
+            )),
+            "{i}: {results:?}"
+        );
+    }
     let denied = "File is in a directory that is denied by your permission settings.";
     for i in [0, 1, 3] {
         assert_eq!(results[i]["is_error"], true, "{i}: {results:?}");

@@ -229,12 +229,19 @@ impl Policy {
     /// links whose identity the deny rules' walk could not settle.
     fn path_identity_ask(&self, request: &PermissionRequest<'_>) -> Option<Decision> {
         let ctx = request.ctx;
-        let (paths, families): (&[PathBuf], &[PathFamily]) = match request.subject {
-            PermissionSubject::ReadPaths(p) => (p, &[PathFamily::Read]),
-            PermissionSubject::WritePaths(p) => (p, &[PathFamily::Edit, PathFamily::Read]),
+        const READ: &[PathFamily] = &[PathFamily::Read];
+        const WRITE: &[PathFamily] = &[PathFamily::Edit, PathFamily::Read];
+        let touched: Vec<(&PathBuf, &[PathFamily])> = match request.subject {
+            PermissionSubject::ReadPaths(p) => p.iter().map(|p| (p, READ)).collect(),
+            PermissionSubject::WritePaths(p) => p.iter().map(|p| (p, WRITE)).collect(),
+            PermissionSubject::ToolPaths { read, write } => read
+                .iter()
+                .map(|p| (p, READ))
+                .chain(write.iter().map(|p| (p, WRITE)))
+                .collect(),
             _ => return None,
         };
-        let why = paths.iter().find_map(|p| {
+        let why = touched.into_iter().find_map(|(p, families)| {
             if tool_core::is_unc(p) {
                 Some("a UNC or device path")
             } else if crate::path_rule::short_name_spelling(p, ctx) {
@@ -277,6 +284,18 @@ impl Policy {
             PermissionSubject::Url(url) => self
                 .domain_rule(RuleList::Deny, url)
                 .map(|e| Decision::deny(permission_denied(request.tool_name), e.reason())),
+            PermissionSubject::ToolPaths { read, write } => {
+                let (read, write) = (
+                    PermissionSubject::ReadPaths(read.clone()),
+                    PermissionSubject::WritePaths(write.clone()),
+                );
+                [write, read].iter().find_map(|subject| {
+                    self.content_deny(&PermissionRequest {
+                        subject,
+                        ..*request
+                    })
+                })
+            }
             _ => None,
         }
     }
@@ -380,11 +399,18 @@ impl PermissionPolicy for Policy {
     fn decide(&self, request: &PermissionRequest<'_>) -> Decision {
         // A path no system opens is refused outright: it names nothing, and walking it
         // through the rules costs time for nothing.
-        if let PermissionSubject::ReadPaths(paths) | PermissionSubject::WritePaths(paths) =
-            request.subject
-            && let Some(p) = paths
-                .iter()
-                .find(|p| p.as_os_str().len() > tool_core::MAX_PATH_BYTES)
+        let all_paths: &[PathBuf] = match request.subject {
+            PermissionSubject::ReadPaths(paths) | PermissionSubject::WritePaths(paths) => paths,
+            _ => &[],
+        };
+        let tool_paths = match request.subject {
+            PermissionSubject::ToolPaths { read, write } => read.iter().chain(write.iter()),
+            _ => [].iter().chain([].iter()),
+        };
+        if let Some(p) = all_paths
+            .iter()
+            .chain(tool_paths)
+            .find(|p| p.as_os_str().len() > tool_core::MAX_PATH_BYTES)
         {
             let shown: String = p.to_string_lossy().chars().take(80).collect();
             return Decision::deny(
@@ -638,6 +664,29 @@ impl Policy {
             }
             PermissionSubject::Url(url) => {
                 if let Some(e) = self.domain_rule(RuleList::Ask, url) {
+                    return Decision::ask(Self::ask_message(request), e.reason());
+                }
+            }
+            PermissionSubject::ToolPaths { read, write } => {
+                let protected = write
+                    .iter()
+                    .find_map(|p| crate::protected::protected_at(p, ctx));
+                if let Some(protection) = protected {
+                    return Decision::ask(
+                        Self::ask_message(request),
+                        DecisionReason::Check {
+                            name: protection.name().into(),
+                        },
+                    );
+                }
+                let rule = write
+                    .iter()
+                    .find_map(|p| self.path_rule(RuleList::Ask, PathFamily::Edit, p, ctx))
+                    .or_else(|| {
+                        read.iter()
+                            .find_map(|p| self.path_rule(RuleList::Ask, PathFamily::Read, p, ctx))
+                    });
+                if let Some(e) = rule {
                     return Decision::ask(Self::ask_message(request), e.reason());
                 }
             }
