@@ -383,6 +383,40 @@ struct Decided {
 /// the project it applies those rules itself, so they also keep the guard quiet: a call they
 /// allow gets no answer, and Claude Code decides it, instead of the guard asking about the
 /// project's ordinary work. Trust only adds allow rules; deny and ask rules always apply.
+/// The subject of a call of `tool` whose path arguments a policy names
+/// (`[mcp_servers.NAME.paths]`): the tool is found by building each configured (server, tool)
+/// pair's name and comparing it whole, never by splitting `tool`. A relative path is taken
+/// from the project, where the server runs.
+fn mcp_path_subject(
+    files: &tool_permissions::PolicyFiles,
+    project: &Path,
+    tool: &str,
+    input: &Value,
+) -> Result<Option<tool_core::PermissionSubject>, String> {
+    if !tool.starts_with("mcp__") {
+        return Ok(None);
+    }
+    let (specs, _) = tool_mcp::server_specs(files, project).map_err(|e| e.to_string())?;
+    let Some(args) = specs.iter().find_map(|s| {
+        s.paths
+            .iter()
+            .find(|(t, _)| format!("mcp__{}__{t}", s.name) == tool)
+            .map(|(_, a)| a)
+    }) else {
+        return Ok(None);
+    };
+    let of = |names: &[String]| -> Vec<PathBuf> {
+        names
+            .iter()
+            .filter_map(|n| input.get(n)?.as_str())
+            .map(|p| tool_core::normalize(&project.join(p)))
+            .collect()
+    };
+    let (read, write) = (of(&args.read), of(&args.write));
+    Ok((!read.is_empty() || !write.is_empty())
+        .then_some(tool_core::PermissionSubject::ToolPaths { read, write }))
+}
+
 fn decide(
     v: &Value,
     home: &Path,
@@ -418,22 +452,43 @@ fn decide(
         ),
     };
     let model = tool_permissions::call_model(tool);
+    // Whether the call's path arguments (an MCP tool's, as the policy names them) were
+    // decided on.
+    let on_paths = std::cell::Cell::new(false);
     let decide_with = |trust: Trust| -> Result<Decision, String> {
         let sources = PolicySources::standard(&project, home, xdg, trust);
-        let policy = sources.load().map_err(|e| e.to_string())?;
+        let files = sources.read().map_err(|e| e.to_string())?;
+        let policy = files.policy().map_err(|e| e.to_string())?;
         let mut ctx = ToolContext::new(&project, home, project.join(".toolgate-guard-results"));
         ctx.cwd = cwd.clone();
         if let Some(mode) = mode {
             ctx = ctx.with_permission_mode(mode);
         }
+        if let Some(subject) = mcp_path_subject(&files, &project, tool, &tool_input)? {
+            on_paths.set(true);
+            let ctx = ctx.with_policy_defaults(&policy);
+            let request = tool_core::PermissionRequest {
+                tool_name: tool,
+                input: &tool_input,
+                subject: &subject,
+                read_only: false,
+                requires_user_interaction: false,
+                ctx: &ctx,
+            };
+            return Ok(tool_core::PermissionPolicy::decide(&policy, &request));
+        }
         tool_permissions::decide_call(&policy, tool, &tool_input, &ctx).map_err(|e| e.to_string())
     };
     // A tool decided by name, or WebFetch on its domain: what a rule decided is answered,
     // nothing else (the engine's default ask, or a mode's refusal of it, is Claude Code's own
-    // to make). The tools whose input names paths or a command line are decided in full.
+    // to make); for an MCP tool, what its path arguments made of it too (a protected path
+    // written asks). The tools whose input names paths or a command line are decided in full.
     let speaks = |d: &Decision| match model {
         CallModel::File { .. } | CallModel::Search { .. } | CallModel::Shell { .. } => true,
-        CallModel::Url | CallModel::Named => matches!(d.reason, DecisionReason::Rule { .. }),
+        CallModel::Url | CallModel::Named => {
+            matches!(d.reason, DecisionReason::Rule { .. })
+                || (on_paths.get() && matches!(d.reason, DecisionReason::Check { .. }))
+        }
     };
     let claude_trusts = crate::sandbox_cmd::claude_code_trusts(home, &project);
     if !answer_allow {

@@ -1962,3 +1962,47 @@ fn guard_decides_claude_codes_mcp_calls_by_server_wildcard_and_tool_rules() {
         }
     }
 }
+
+/// The path arguments a policy names for a server's tools restrict Claude Code's calls of them
+/// through the guard as they do toolgate's own: a Read deny refuses, an Edit ask and a
+/// protected path ask, even where a rule allows the server's tools; the rest is allowed by
+/// that rule.
+#[test]
+fn guard_checks_the_path_arguments_a_policy_names_for_an_mcp_tool() {
+    let d = tempfile::tempdir().unwrap();
+    let ws = d.path().join("ws");
+    let home = d.path().join("home");
+    std::fs::create_dir_all(ws.join(".toolgate")).unwrap();
+    std::fs::create_dir_all(ws.join(".git")).unwrap();
+    std::fs::create_dir_all(home.join(".config/toolgate")).unwrap();
+    // The user layer allows the server's tools and names their path arguments; the project's
+    // deny and ask rules hold without trust.
+    std::fs::write(
+        home.join(".config/toolgate/policy.toml"),
+        "[permissions]\nallow = [\"mcp__fs\"]\n\n\
+         [mcp_servers.fs]\ncommand = \"my-fs-server\"\n\n\
+         [mcp_servers.fs.paths]\nread_file = { read = [\"path\"] }\nwrite_file = { write = [\"path\"] }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join(".toolgate/policy.toml"),
+        "[permissions]\ndeny = [\"Read(./.env)\"]\nask = [\"Edit(./cfg/**)\"]\n",
+    )
+    .unwrap();
+    for (tool, path, expected) in [
+        ("mcp__fs__read_file", ".env", "deny"),
+        ("mcp__fs__read_file", "src/main.rs", "allow"),
+        ("mcp__fs__write_file", "cfg/app.toml", "ask"),
+        ("mcp__fs__write_file", ".git/config", "ask"),
+        ("mcp__fs__write_file", "out/a.txt", "allow"),
+        // Not a path argument: `path` of another tool is the server's business.
+        ("mcp__fs__stat", ".env", "allow"),
+    ] {
+        let input = serde_json::json!({"cwd": ws, "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": {"path": path}})
+        .to_string();
+        let (out, err, ok) = guard(&["--allow"], &input, &home);
+        assert!(ok, "{out}");
+        assert_eq!(guard_verdict(&out), expected, "{tool} {path}: {out} {err}");
+    }
+}
