@@ -626,6 +626,69 @@ impl Tool for McpTool {
 mod tests {
     use super::*;
 
+    /// Every string over `alphabet` of length 1 to `max`.
+    fn strings(alphabet: &[char], max: usize) -> Vec<String> {
+        let mut all: Vec<String> = Vec::new();
+        let mut last = vec![String::new()];
+        for _ in 0..max {
+            last = last
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            all.extend(last.iter().cloned());
+        }
+        all
+    }
+
+    /// Over every server name the check accepts and every tool name a server can list (short
+    /// ones, over the characters that matter: `_`, `-` and one that is normalized), a full name
+    /// `mcp__SERVER__TOOL` names one (server, tool) pair, and a server's rules (`mcp__S`,
+    /// `mcp__S__*`) name exactly that server's tools.
+    #[test]
+    fn full_names_name_one_pair_and_server_rules_one_server() {
+        let servers: Vec<String> = strings(&['a', 'b', '_', '-'], 4)
+            .into_iter()
+            .filter(|s| check_server_name(s).is_ok())
+            .collect();
+        let tools = strings(&['a', '_', '-', '.'], 3);
+        let mut seen: std::collections::HashMap<String, (&str, String)> =
+            std::collections::HashMap::new();
+        for s in &servers {
+            for t in &tools {
+                let t = normalize(t);
+                let full = format!("mcp__{s}__{t}");
+                if let Some(other) = seen.insert(full.clone(), (s, t.clone())) {
+                    assert_eq!(other, (s.as_str(), t.clone()), "{full} names two pairs");
+                }
+            }
+        }
+        let rules: Vec<(
+            String,
+            tool_permissions::PermissionRule,
+            tool_permissions::PermissionRule,
+        )> = servers
+            .iter()
+            .map(|s| {
+                let parse = |r: String| {
+                    tool_permissions::PermissionRule::parse(&r)
+                        .unwrap_or_else(|e| panic!("{r}: {e}"))
+                };
+                (
+                    s.clone(),
+                    parse(format!("mcp__{s}")),
+                    parse(format!("mcp__{s}__*")),
+                )
+            })
+            .collect();
+        for (full, (server, _)) in &seen {
+            for (s, whole, wildcard) in &rules {
+                let mine = s == server;
+                assert_eq!(whole.names_tool(full), mine, "mcp__{s} and {full}");
+                assert_eq!(wildcard.names_tool(full), mine, "mcp__{s}__* and {full}");
+            }
+        }
+    }
+
     /// A project whose `.mcp.json` names this very program (as `toolgate mcp` is named in the
     /// `.mcp.json` Claude Code starts it from) and another server: this program is not started
     /// from it, whether named through `PATH` or by its path; the other one is.

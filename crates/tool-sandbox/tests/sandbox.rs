@@ -539,3 +539,168 @@ fn a_command_has_ended_only_when_every_process_of_it_has() {
         }
     }
 }
+
+/// A small deterministic generator (xorshift), so a failing script can be made again from its
+/// seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A generated script, with what each marked program (`/bin/true mN`) is: started by the
+/// line's own shell (a fork of it, however deep: subshells, pipelines, substitutions,
+/// background jobs, orphans, functions, `eval`, `exec` in a subshell), or by a program the line
+/// started (`sh -c`, `env`, `xargs`).
+struct Generated {
+    script: String,
+    truth: Vec<(String, bool)>,
+    /// Orphaned jobs: each makes `.done_N` when its programs have run.
+    orphans: Vec<String>,
+}
+
+fn generate(rng: &mut Rng) -> Generated {
+    let mut g = Generated {
+        script: String::new(),
+        truth: Vec::new(),
+        orphans: Vec::new(),
+    };
+    let list = gen_list(rng, &mut g, 0, true, false);
+    g.script = format!("{list}\nwait");
+    // Orphaned jobs cannot be waited for: the line waits for their marks (up to 10 s).
+    for done in &g.orphans {
+        g.script.push_str(&format!(
+            "\nn=0; while [ ! -e {done} ] && [ $n -lt 1000 ]; do /bin/sleep 0.01; n=$((n+1)); done"
+        ));
+    }
+    g
+}
+
+fn gen_list(rng: &mut Rng, g: &mut Generated, depth: u32, line: bool, quoted: bool) -> String {
+    let n = 1 + rng.below(3);
+    (0..n)
+        .map(|_| gen_command(rng, g, depth, line, quoted))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn marker(g: &mut Generated, line: bool) -> String {
+    let m = format!("m{}", g.truth.len());
+    g.truth.push((m.clone(), line));
+    format!("/bin/true {m}")
+}
+
+fn gen_command(rng: &mut Rng, g: &mut Generated, depth: u32, line: bool, quoted: bool) -> String {
+    let choice = if depth >= 3 { 0 } else { rng.below(15) };
+    let d = depth + 1;
+    match choice {
+        0 => marker(g, line),
+        1 => format!("( {}\nwait )", gen_list(rng, g, d, line, quoted)),
+        2 => format!("{{ {}\n}}", gen_list(rng, g, d, line, quoted)),
+        3 => format!("{{ {}\nwait\n}} &", gen_list(rng, g, d, line, quoted)),
+        4 => format!(
+            "{{ {}\nwait\n}} | {{ {}\nwait\n}}",
+            gen_command(rng, g, d, line, quoted),
+            gen_command(rng, g, d, line, quoted)
+        ),
+        5 => format!(": \"$( {}\nwait )\"", gen_list(rng, g, d, line, quoted)),
+        6 => format!(
+            "if {}; then {}\nfi",
+            marker(g, line),
+            gen_list(rng, g, d, line, quoted)
+        ),
+        7 => format!("for i in 1; do {}\ndone", gen_list(rng, g, d, line, quoted)),
+        8 => {
+            let name = format!("f{}", g.truth.len());
+            format!(
+                "{name}() {{ {}\n}}; {name}",
+                gen_list(rng, g, d, line, quoted)
+            )
+        }
+        9 => format!("( exec {} )", marker(g, line)),
+        10 => {
+            let done = format!(".done_{}", g.orphans.len());
+            g.orphans.push(done.clone());
+            format!(
+                "( ( {}\nwait\n: > {done} ) & )",
+                gen_list(rng, g, d, line, quoted)
+            )
+        }
+        11 if !quoted => format!("eval '{}'", gen_list(rng, g, d, line, true)),
+        // What a program the line started starts is that program's.
+        11 | 12 if !quoted => format!("/bin/sh -c '{}\nwait'", gen_list(rng, g, d, false, true)),
+        13 => format!("/usr/bin/env {}", marker(g, false)),
+        14 => format!("echo x | /usr/bin/xargs {}", marker(g, false)),
+        _ => format!("command {}", marker(g, line)),
+    }
+}
+
+/// Differential: generated scripts, run by `sh` and `bash` under both supervisors, each
+/// marked program seen once and told as the generator built it (line or descendant). Allow
+/// rules are checked against the line's programs only, so telling one of them as a descendant
+/// would let it run unchecked. `TOOLGATE_SANDBOX_CASES` runs more seeds than the default 12.
+#[test]
+fn generated_scripts_have_every_program_told_as_line_or_descendant_as_built() {
+    let Some(sb) = sandbox() else { return };
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path();
+    let cases: u64 = std::env::var("TOOLGATE_SANDBOX_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(12);
+    for seed in 1..=cases {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ seed.wrapping_mul(0x2545_f491_4f6c_dd1d));
+        let g = generate(&mut rng);
+        for shell in ["/bin/sh", "/bin/bash"] {
+            for every in EVERY_PROCESS {
+                for done in &g.orphans {
+                    let _ = std::fs::remove_file(dir.join(done));
+                }
+                let judge = Arc::new(Judge::default());
+                let out = dir.join(".out");
+                let file = std::fs::File::create(&out).unwrap_or_else(|e| panic!("{e}"));
+                let err = file.try_clone().unwrap_or_else(|e| panic!("{e}"));
+                let running = Launch::new(shell, ["-c", g.script.as_str()])
+                    .cwd(dir)
+                    .stdin(tool_sandbox::Io::Null)
+                    .stdout(file)
+                    .stderr(err)
+                    .plan(writable(dir), NetworkPlan::Blocked)
+                    .judge(judge.clone())
+                    .trace_every_process(every)
+                    .spawn(sb)
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let status = running.wait_blocking();
+                let text = std::fs::read_to_string(&out).unwrap_or_default();
+                let case = format!(
+                    "seed {seed}, {shell}, tracing every process: {every}\n{}\n{text}",
+                    g.script
+                );
+                assert!(status.success(), "{case}");
+                let seen = judge.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let marked: Vec<(String, bool)> = seen
+                    .iter()
+                    .filter(|(argv, _)| argv.first().is_some_and(|a| a == "/bin/true"))
+                    .filter_map(|(argv, line)| Some((argv.get(1)?.clone(), *line)))
+                    .collect();
+                for (m, line) in &g.truth {
+                    let got: Vec<bool> = marked
+                        .iter()
+                        .filter(|(x, _)| x == m)
+                        .map(|(_, l)| *l)
+                        .collect();
+                    assert_eq!(
+                        got,
+                        vec![*line],
+                        "{m} should be seen once, started by the line: {line}; {case}"
+                    );
+                }
+            }
+        }
+    }
+}
