@@ -324,14 +324,7 @@ pub(crate) fn decide_full(case: &Value, input: &Value, extra: &Extra) -> Result<
     };
     // A tool the project does not have is still decided by the engine when its permission
     // subject is plain: WebFetch's URL (domain rules), an MCP tool's name (whole-tool rules).
-    let engine_only = if matches!(registry.lookup(tool, &|_| true), Lookup::Found(_)) {
-        None
-    } else {
-        match engine_subject(tool, &input) {
-            Ok(s) => Some(s),
-            Err(why) => return Err(why),
-        }
-    };
+    let known = matches!(registry.lookup(tool, &|_| true), Lookup::Found(_));
     let mut b = PolicyBuilder::new();
     b.trust_project(stage.trusted);
     for (key, list) in [
@@ -369,6 +362,11 @@ pub(crate) fn decide_full(case: &Value, input: &Value, extra: &Extra) -> Result<
             Err(e) => return Err(format!("mode: {e}")),
         }
     }
+    let engine_only = if known {
+        None
+    } else {
+        Some(engine_subject(tool, &input, &ctx.cwd, &ctx.home)?)
+    };
     if let Some(hook) = hook {
         return match run_with_hooks(&hook, &stage, built, tool, &input, ctx) {
             Ok(v) => Ok(Decided::Hooked(v)),
@@ -508,6 +506,8 @@ fn run_with_hooks(
 fn engine_subject(
     tool: &str,
     input: &Value,
+    cwd: &Path,
+    home: &Path,
 ) -> Result<(String, tool_core::PermissionSubject), String> {
     use tool_core::PermissionSubject;
     let missing = || format!("tool {tool} does not exist in the project");
@@ -516,18 +516,21 @@ fn engine_subject(
             Some(url) => Ok((tool.to_owned(), PermissionSubject::Url(url.to_owned()))),
             None => Err(missing()),
         },
+        // As toolgate's MCP client and the guard decide a tool no policy declares the path
+        // arguments of: those whose key says they are paths, read and written.
         "MCP" => {
             let name = input["tool_name"].as_str().ok_or_else(missing)?;
-            let has_path = input["arguments"]
-                .as_object()
-                .is_some_and(|a| a.keys().any(|k| k.contains("path")));
-            if has_path {
-                return Err(format!(
-                    "{} (its path-typed arguments need a declared MCP tool)",
-                    missing()
-                ));
+            let found = tool_permissions::path_arguments(&input["arguments"], cwd, home);
+            if found.is_empty() {
+                return Ok((name.to_owned(), PermissionSubject::Nothing));
             }
-            Ok((name.to_owned(), PermissionSubject::Nothing))
+            Ok((
+                name.to_owned(),
+                PermissionSubject::ToolPaths {
+                    read: found.clone(),
+                    write: found,
+                },
+            ))
         }
         t if t.starts_with("mcp__") => Ok((t.to_owned(), PermissionSubject::Nothing)),
         _ => Err(missing()),

@@ -175,15 +175,27 @@ fn this_program() -> Option<PathBuf> {
 
 impl McpTool {
     /// The paths this call's path arguments name (read, written), absolute: a relative one
-    /// is taken from the server's working directory, as the server takes it.
-    fn path_args(&self, input: &Value) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    /// is taken from the server's working directory, as the server takes it. Those the
+    /// policy declares for the tool; for a tool it declares nothing for, the arguments whose
+    /// key says they are paths ([`tool_permissions::path_arguments`]), read, and written too
+    /// unless the server marks the tool read-only.
+    fn path_args(&self, input: &Value, ctx: &ToolContext) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let Some(declared) = &self.paths else {
+            let found = tool_permissions::path_arguments(input, &self.server.cwd, &ctx.home);
+            let written = if self.read_only {
+                Vec::new()
+            } else {
+                found.clone()
+            };
+            return (found, written);
+        };
         let path_of = |arg: &String| -> Option<PathBuf> {
             let p = Path::new(input.get(arg)?.as_str()?);
             Some(tool_core::normalize(&self.server.cwd.join(p)))
         };
         (
-            self.paths.read.iter().filter_map(path_of).collect(),
-            self.paths.write.iter().filter_map(path_of).collect(),
+            declared.read.iter().filter_map(path_of).collect(),
+            declared.write.iter().filter_map(path_of).collect(),
         )
     }
 }
@@ -431,12 +443,7 @@ impl ExternalServer {
                 .as_ref()
                 .and_then(|a| a.read_only_hint)
                 .unwrap_or(false);
-            let paths = self
-                .spec
-                .paths
-                .get(t.name.as_ref())
-                .cloned()
-                .unwrap_or_default();
+            let paths = self.spec.paths.get(t.name.as_ref()).cloned();
             tools.push(Arc::new(McpTool {
                 server: self.clone(),
                 paths,
@@ -509,8 +516,8 @@ fn normalize(name: &str) -> String {
 #[derive(Debug)]
 pub struct McpTool {
     server: Arc<ExternalServer>,
-    /// Which of its arguments are paths.
-    paths: PathArgs,
+    /// Which of its arguments are paths, as the policy declares them.
+    paths: Option<PathArgs>,
     /// Its name on the server.
     remote: String,
     /// `mcp__SERVER__TOOL`.
@@ -577,15 +584,15 @@ impl Tool for McpTool {
         true
     }
 
-    /// The arguments the policy names as paths: one a Read deny rule covers (read) or an
-    /// Edit deny rule covers (write) refuses the call, with the text Read and Edit give.
+    /// The call's path arguments (see `path_args`): one a Read deny rule covers (read) or an
+    /// Edit deny rule covers (written) refuses the call, with the text Read and Edit give.
     async fn validate_input(
         &self,
         input: &Value,
         ctx: &ToolContext,
     ) -> Result<(), tool_core::ValidationFailure> {
         const DENIED: &str = "File is in a directory that is denied by your permission settings.";
-        let (read, write) = self.path_args(input);
+        let (read, write) = self.path_args(input, ctx);
         if read.iter().any(|p| ctx.path_policy.read_denied(p, ctx)) {
             return Err(tool_core::ValidationFailure::new(1, DENIED));
         }
@@ -597,8 +604,8 @@ impl Tool for McpTool {
 
     /// The same arguments for the policy: their Read and Edit ask rules, and protected paths
     /// written, make the call ask; they never allow it (rules naming the tool do).
-    fn permission_subject(&self, input: &Value, _ctx: &ToolContext) -> PermissionSubject {
-        let (read, write) = self.path_args(input);
+    fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
+        let (read, write) = self.path_args(input, ctx);
         if read.is_empty() && write.is_empty() {
             PermissionSubject::Nothing
         } else {

@@ -93,6 +93,44 @@ fn required(tool: &str) -> &'static [&'static str] {
     }
 }
 
+/// The paths a call of a tool this engine does not know the input of (an MCP tool's) names in
+/// arguments whose key says they are paths (`path`, `paths`, `file_path`, `source`,
+/// `destination`, `directory`, ...; a string, or a list of strings, at the top level), absolute,
+/// a relative one taken from `base` (where the server runs), `~/` from `home`. A URL is not a
+/// path. These only restrict the call ([`PermissionSubject::ToolPaths`]): a key that is not a
+/// path after all can only make a deny or ask rule cover the call.
+pub fn path_arguments(input: &Value, base: &Path, home: &Path) -> Vec<std::path::PathBuf> {
+    const PATH_WORDS: [&str; 10] = [
+        "path", "file", "dir", "folder", "source", "src", "dest", "target", "root", "cwd",
+    ];
+    let Some(fields) = input.as_object() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (key, value) in fields {
+        let key = key.to_ascii_lowercase();
+        if !PATH_WORDS.iter().any(|w| key.contains(w)) {
+            continue;
+        }
+        let strings: Vec<&str> = match value {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        for s in strings {
+            if s.is_empty() || s.contains("://") {
+                continue;
+            }
+            let expanded = match s.strip_prefix("~/") {
+                Some(rest) => home.join(rest),
+                None => base.join(s),
+            };
+            out.push(tool_core::normalize(&expanded));
+        }
+    }
+    out
+}
+
 /// The subject a call of `tool` with `input` is decided on, and whether it only reads.
 /// A field the model left out gives no subject (the call is then decided by name).
 pub fn call_subject(tool: &str, input: &Value, ctx: &ToolContext) -> (PermissionSubject, bool) {
@@ -243,4 +281,36 @@ pub fn decide_call(
         ctx,
     };
     Ok(policy.decide(&request))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_arguments_are_found_by_key_and_resolved_from_the_base() {
+        let base = Path::new("/w/p");
+        let home = Path::new("/h");
+        let input = serde_json::json!({
+            "path": "a/../b.txt",
+            "file_path": "/abs/c",
+            "paths": ["d", 5, "~/e"],
+            "sourceDir": "src",
+            "Destination": "/out",
+            "url": "https://x/y",
+            "content": "not/a/path",
+            "target": "",
+            "count": 3,
+            "nested": {"path": "deep"},
+        });
+        let mut found = path_arguments(&input, base, home);
+        found.sort();
+        let want: Vec<std::path::PathBuf> =
+            ["/abs/c", "/h/e", "/out", "/w/p/b.txt", "/w/p/d", "/w/p/src"]
+                .iter()
+                .map(std::path::PathBuf::from)
+                .collect();
+        assert_eq!(found, want);
+        assert!(path_arguments(&serde_json::json!("path"), base, home).is_empty());
+    }
 }

@@ -114,7 +114,9 @@ mod trust;
 
 use std::path::PathBuf;
 
-pub use calls::{CallModel, call_model, call_subject, decide_call, split_absolute_glob};
+pub use calls::{
+    CallModel, call_model, call_subject, decide_call, path_arguments, split_absolute_glob,
+};
 pub use check::{TestReport, decide, run_call_tests, run_tests};
 pub use file::{PolicyTest, line_column};
 pub use lint::{LintWarning, Severity};

@@ -128,6 +128,21 @@ pub struct Report {
     pub approvals: Vec<Approved>,
 }
 
+/// SIGKILL the process a pidfd of ours holds (a pidfd cannot come to name another process).
+#[allow(unsafe_code)]
+fn kill_by_pidfd(pidfd: &OwnedFd) {
+    // SAFETY: pidfd_send_signal on a pidfd of ours, with no siginfo.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        );
+    }
+}
+
 /// State shared by the supervisor thread, the network filter and the handle.
 #[derive(Default)]
 pub(crate) struct Shared {
@@ -176,16 +191,7 @@ impl Shared {
     fn kill_all(&self) {
         self.killed.store(true, Ordering::SeqCst);
         if let Some(init) = lock(&self.ns_init).as_ref() {
-            // SAFETY: pidfd_send_signal on a pidfd of ours, with no siginfo.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    init.as_raw_fd(),
-                    libc::SIGKILL,
-                    std::ptr::null::<libc::siginfo_t>(),
-                    0,
-                );
-            }
+            kill_by_pidfd(init);
         }
         for &pid in lock(&self.pids).iter() {
             // SAFETY: kill(2) on a live tracee's pid; it touches no memory.
@@ -223,16 +229,7 @@ impl Shared {
         let Some(init) = lock(&self.ns_init).take() else {
             return;
         };
-        // SAFETY: pidfd_send_signal on a pidfd of ours, with no siginfo.
-        unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                init.as_raw_fd(),
-                libc::SIGKILL,
-                std::ptr::null::<libc::siginfo_t>(),
-                0,
-            );
-        }
+        kill_by_pidfd(&init);
         let deadline = std::time::Instant::now() + NAMESPACE_END;
         loop {
             let mut fd = libc::pollfd {
@@ -951,17 +948,9 @@ impl Launch {
 }
 
 /// A pipe whose read end holds `bytes` and is at its end of input.
-#[allow(unsafe_code)]
 fn pipe_with(bytes: &[u8]) -> std::io::Result<OwnedFd> {
     use std::io::Write as _;
-    use std::os::fd::FromRawFd as _;
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: pipe2 writes two descriptors into the array, which we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just created and are owned by nobody else.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (read, write) = pipe()?;
     let mut w = std::fs::File::from(write);
     w.write_all(bytes)?;
     drop(w);

@@ -383,13 +383,15 @@ struct Decided {
 /// the project it applies those rules itself, so they also keep the guard quiet: a call they
 /// allow gets no answer, and Claude Code decides it, instead of the guard asking about the
 /// project's ordinary work. Trust only adds allow rules; deny and ask rules always apply.
-/// The subject of a call of `tool` whose path arguments a policy names
-/// (`[mcp_servers.NAME.paths]`): the tool is found by building each configured (server, tool)
-/// pair's name and comparing it whole, never by splitting `tool`. A relative path is taken
-/// from the project, where the server runs.
+/// The subject of a call of an MCP tool `tool` on its path arguments: those a policy names
+/// (`[mcp_servers.NAME.paths]`; the tool is found by building each configured (server, tool)
+/// pair's name and comparing it whole, never by splitting `tool`), else those whose key says
+/// they are paths, taken as read and written (nothing says the tool only reads). A relative
+/// path is taken from the project, where the server runs.
 fn mcp_path_subject(
     files: &tool_permissions::PolicyFiles,
     project: &Path,
+    home: &Path,
     tool: &str,
     input: &Value,
 ) -> Result<Option<tool_core::PermissionSubject>, String> {
@@ -397,14 +399,12 @@ fn mcp_path_subject(
         return Ok(None);
     }
     let (specs, _) = tool_mcp::server_specs(files, project).map_err(|e| e.to_string())?;
-    let Some(args) = specs.iter().find_map(|s| {
+    let declared = specs.iter().find_map(|s| {
         s.paths
             .iter()
             .find(|(t, _)| format!("mcp__{}__{t}", s.name) == tool)
             .map(|(_, a)| a)
-    }) else {
-        return Ok(None);
-    };
+    });
     let of = |names: &[String]| -> Vec<PathBuf> {
         names
             .iter()
@@ -412,7 +412,13 @@ fn mcp_path_subject(
             .map(|p| tool_core::normalize(&project.join(p)))
             .collect()
     };
-    let (read, write) = (of(&args.read), of(&args.write));
+    let (read, write) = match declared {
+        Some(args) => (of(&args.read), of(&args.write)),
+        None => {
+            let found = tool_permissions::path_arguments(input, project, home);
+            (found.clone(), found)
+        }
+    };
     Ok((!read.is_empty() || !write.is_empty())
         .then_some(tool_core::PermissionSubject::ToolPaths { read, write }))
 }
@@ -464,7 +470,7 @@ fn decide(
         if let Some(mode) = mode {
             ctx = ctx.with_permission_mode(mode);
         }
-        if let Some(subject) = mcp_path_subject(&files, &project, tool, &tool_input)? {
+        if let Some(subject) = mcp_path_subject(&files, &project, home, tool, &tool_input)? {
             on_paths.set(true);
             let ctx = ctx.with_policy_defaults(&policy);
             let request = tool_core::PermissionRequest {

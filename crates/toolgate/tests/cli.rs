@@ -1963,10 +1963,10 @@ fn guard_decides_claude_codes_mcp_calls_by_server_wildcard_and_tool_rules() {
     }
 }
 
-/// The path arguments a policy names for a server's tools restrict Claude Code's calls of them
-/// through the guard as they do toolgate's own: a Read deny refuses, an Edit ask and a
-/// protected path ask, even where a rule allows the server's tools; the rest is allowed by
-/// that rule.
+/// The path arguments a policy names for a server's tools (or, for a tool it names none for,
+/// those whose key says they are paths) restrict Claude Code's calls of them through the guard
+/// as they do toolgate's own: a Read deny refuses, an Edit ask and a protected path ask, even
+/// where a rule allows the server's tools; the rest is allowed by that rule.
 #[test]
 fn guard_checks_the_path_arguments_a_policy_names_for_an_mcp_tool() {
     let d = tempfile::tempdir().unwrap();
@@ -1995,8 +1995,16 @@ fn guard_checks_the_path_arguments_a_policy_names_for_an_mcp_tool() {
         ("mcp__fs__write_file", "cfg/app.toml", "ask"),
         ("mcp__fs__write_file", ".git/config", "ask"),
         ("mcp__fs__write_file", "out/a.txt", "allow"),
-        // Not a path argument: `path` of another tool is the server's business.
-        ("mcp__fs__stat", ".env", "allow"),
+        // A tool the policy declares nothing for: its `path` is taken for a path by its key.
+        ("mcp__fs__stat", ".env", "deny"),
+        ("mcp__filesystem__read_file", ".env", "deny"),
+        (
+            "mcp__filesystem__write_file",
+            ".git/hooks/pre-commit",
+            "ask",
+        ),
+        // Otherwise the rules naming the tool decide: none names this server.
+        ("mcp__filesystem__read_file", "src/main.rs", ""),
     ] {
         let input = serde_json::json!({"cwd": ws, "hook_event_name": "PreToolUse",
             "tool_name": tool, "tool_input": {"path": path}})
@@ -2004,5 +2012,24 @@ fn guard_checks_the_path_arguments_a_policy_names_for_an_mcp_tool() {
         let (out, err, ok) = guard(&["--allow"], &input, &home);
         assert!(ok, "{out}");
         assert_eq!(guard_verdict(&out), expected, "{tool} {path}: {out} {err}");
+    }
+    // Lists and other keys that name paths; a URL is not one.
+    for (input, expected) in [
+        (serde_json::json!({"paths": ["src/a.rs", ".env"]}), "deny"),
+        (
+            serde_json::json!({"source": "src/a.rs", "destination": "cfg/b.toml"}),
+            "ask",
+        ),
+        (
+            serde_json::json!({"url": "https://example.com/.env", "query": ".env"}),
+            "",
+        ),
+    ] {
+        let call = serde_json::json!({"cwd": ws, "hook_event_name": "PreToolUse",
+            "tool_name": "mcp__filesystem__op", "tool_input": input})
+        .to_string();
+        let (out, err, ok) = guard(&["--allow"], &call, &home);
+        assert!(ok, "{out}");
+        assert_eq!(guard_verdict(&out), expected, "{input}: {out} {err}");
     }
 }
