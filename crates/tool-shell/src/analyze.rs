@@ -1474,6 +1474,31 @@ impl Walker {
                         word.push(n);
                     }
                 }
+                // A parameter whose value is known (`$IFS` above all): expanded, and outside
+                // quotes split on IFS, as bash would had the line parsed.
+                (q @ (None | Some('"')), '$') if let Some((name, after)) = parameter(&chars) => {
+                    let Var::Known(value) = vars.get(&name) else {
+                        word.push('$');
+                        in_word = true;
+                        continue;
+                    };
+                    chars = after;
+                    let ifs = match vars.get("IFS") {
+                        Var::Known(v) => v,
+                        Var::Unknown => String::new(),
+                    };
+                    for v in value.chars() {
+                        if q.is_none() && ifs.contains(v) {
+                            flush_word(&mut word, &mut in_word, &mut cur);
+                        } else {
+                            word.push(v);
+                            in_word = true;
+                        }
+                    }
+                    if q.is_some() {
+                        in_word = true;
+                    }
+                }
                 (Some(_), c) => word.push(c),
                 (None, '\'' | '"') => {
                     quote = Some(c);
@@ -1568,6 +1593,31 @@ impl Walker {
             }
         }
     }
+}
+
+/// The parameter a `$` just read names (`NAME`, `{NAME}`), and the characters after it; `None`
+/// for anything else (`$(`, `$1`, `${x:-y}`, ...), which stays as it is.
+fn parameter<'t>(
+    chars: &std::iter::Peekable<std::str::Chars<'t>>,
+) -> Option<(String, std::iter::Peekable<std::str::Chars<'t>>)> {
+    let mut ahead = chars.clone();
+    let braced = ahead.peek() == Some(&'{');
+    if braced {
+        ahead.next();
+    }
+    let mut name = String::new();
+    while let Some(&c) = ahead.peek() {
+        if c == '_' || c.is_ascii_alphabetic() || (!name.is_empty() && c.is_ascii_digit()) {
+            name.push(c);
+            ahead.next();
+        } else {
+            break;
+        }
+    }
+    if name.is_empty() || (braced && ahead.next() != Some('}')) {
+        return None;
+    }
+    Some((name, ahead))
 }
 
 /// Does the text hold a heredoc operator (`<<`, `<<-`; not a here-string `<<<`)? Quotes are
