@@ -1454,6 +1454,8 @@ impl Walker {
     /// They are never certain; they let deny rules see the programs.
     fn scan(&mut self, text: &str, vars: &Vars) {
         self.a.parsed = false;
+        // What the line assigns on its way (`X=curl; $X ...`), for the words after.
+        let mut vars = vars.clone();
         let mut cur: Vec<String> = Vec::new();
         let mut word = String::new();
         let mut in_word = false;
@@ -1527,6 +1529,7 @@ impl Walker {
                     flush_word(&mut word, &mut in_word, &mut cur);
                     if !cur.is_empty() {
                         segments.push(std::mem::take(&mut cur));
+                        learn_assignments(segments.last().map_or(&[][..], |s| s), &mut vars);
                     }
                 }
                 // `$'...'`: decoded as bash decodes it.
@@ -1552,6 +1555,7 @@ impl Walker {
                     flush_word(&mut word, &mut in_word, &mut cur);
                     if !cur.is_empty() {
                         segments.push(std::mem::take(&mut cur));
+                        learn_assignments(segments.last().map_or(&[][..], |s| s), &mut vars);
                     }
                 }
                 (None, c) => {
@@ -1625,6 +1629,25 @@ fn parameter<'t>(
 fn has_heredoc(t: &str) -> bool {
     t.match_indices("<<")
         .any(|(i, _)| !t[i + 2..].starts_with('<') && !t[..i].ends_with('<'))
+}
+
+/// A scanned segment made of assignments only (`X=curl`): their values, known, for what the
+/// scan reads after it.
+fn learn_assignments(segment: &[String], vars: &mut Vars) {
+    if segment.is_empty() || !segment.iter().all(|w| is_assignment(w)) {
+        return;
+    }
+    for w in segment {
+        if let Some((name, value)) = w.split_once('=') {
+            // A value that still holds an expansion the scan could not make is not known.
+            let value = if value.contains(['$', '`']) {
+                Var::Unknown
+            } else {
+                Var::Known(value.to_owned())
+            };
+            vars.set(name, value);
+        }
+    }
 }
 
 fn is_assignment(word: &str) -> bool {
