@@ -520,17 +520,9 @@ fn engine_subject(
         // arguments of: those whose key says they are paths, read and written.
         "MCP" => {
             let name = input["tool_name"].as_str().ok_or_else(missing)?;
-            let found = tool_permissions::path_arguments(&input["arguments"], cwd, home);
-            if found.is_empty() {
-                return Ok((name.to_owned(), PermissionSubject::Nothing));
-            }
-            Ok((
-                name.to_owned(),
-                PermissionSubject::ToolPaths {
-                    read: found.clone(),
-                    write: found,
-                },
-            ))
+            let (read, write) =
+                tool_permissions::tool_path_arguments(&input["arguments"], None, false, cwd, home);
+            Ok((name.to_owned(), PermissionSubject::tool_paths(read, write)))
         }
         t if t.starts_with("mcp__") => Ok((t.to_owned(), PermissionSubject::Nothing)),
         _ => Err(missing()),

@@ -40,6 +40,18 @@ pub enum PermissionSubject {
     Nothing,
 }
 
+impl PermissionSubject {
+    /// [`ToolPaths`](Self::ToolPaths) of these paths, or [`Nothing`](Self::Nothing) when there
+    /// are none.
+    pub fn tool_paths(read: Vec<PathBuf>, write: Vec<PathBuf>) -> Self {
+        if read.is_empty() && write.is_empty() {
+            Self::Nothing
+        } else {
+            Self::ToolPaths { read, write }
+        }
+    }
+}
+
 /// What an interrupt (the user sending a new message) does to a running call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum InterruptBehavior {

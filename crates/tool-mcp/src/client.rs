@@ -36,8 +36,8 @@ pub struct ServerSpec {
     pub env: BTreeMap<String, String>,
     /// The file that configured it.
     pub source: PathBuf,
-    /// Which arguments of which of its tools are paths, checked against Read and Edit deny
-    /// rules (`[mcp_servers.NAME.paths] TOOL = { read = ["path"], write = ["dest"] }`).
+    /// Which arguments of which of its tools are paths, checked against Read and Edit rules
+    /// (`[mcp_servers.NAME.paths] TOOL = { read = ["path"], write = ["dest"] }`).
     pub paths: BTreeMap<String, PathArgs>,
 }
 
@@ -180,22 +180,14 @@ impl McpTool {
     /// key says they are paths ([`tool_permissions::path_arguments`]), read, and written too
     /// unless the server marks the tool read-only.
     fn path_args(&self, input: &Value, ctx: &ToolContext) -> (Vec<PathBuf>, Vec<PathBuf>) {
-        let Some(declared) = &self.paths else {
-            let found = tool_permissions::path_arguments(input, &self.server.cwd, &ctx.home);
-            let written = if self.read_only {
-                Vec::new()
-            } else {
-                found.clone()
-            };
-            return (found, written);
-        };
-        let path_of = |arg: &String| -> Option<PathBuf> {
-            let p = Path::new(input.get(arg)?.as_str()?);
-            Some(tool_core::normalize(&self.server.cwd.join(p)))
-        };
-        (
-            declared.read.iter().filter_map(path_of).collect(),
-            declared.write.iter().filter_map(path_of).collect(),
+        tool_permissions::tool_path_arguments(
+            input,
+            self.paths
+                .as_ref()
+                .map(|d| (d.read.as_slice(), d.write.as_slice())),
+            self.read_only,
+            &self.server.cwd,
+            &ctx.home,
         )
     }
 }
@@ -606,11 +598,7 @@ impl Tool for McpTool {
     /// written, make the call ask; they never allow it (rules naming the tool do).
     fn permission_subject(&self, input: &Value, ctx: &ToolContext) -> PermissionSubject {
         let (read, write) = self.path_args(input, ctx);
-        if read.is_empty() && write.is_empty() {
-            PermissionSubject::Nothing
-        } else {
-            PermissionSubject::ToolPaths { read, write }
-        }
+        PermissionSubject::tool_paths(read, write)
     }
 
     async fn call(&self, input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolCallError> {

@@ -131,6 +131,31 @@ pub fn path_arguments(input: &Value, base: &Path, home: &Path) -> Vec<std::path:
     out
 }
 
+/// The paths (read, written) of a call of a tool that is not a file tool: the arguments
+/// `declared` names (read, written), else those [`path_arguments`] finds, read, and written
+/// too unless the tool only reads. Relative paths are taken from `base`.
+pub fn tool_path_arguments(
+    input: &Value,
+    declared: Option<(&[String], &[String])>,
+    read_only: bool,
+    base: &Path,
+    home: &Path,
+) -> (Vec<std::path::PathBuf>, Vec<std::path::PathBuf>) {
+    let Some((read, write)) = declared else {
+        let found = path_arguments(input, base, home);
+        let written = if read_only { Vec::new() } else { found.clone() };
+        return (found, written);
+    };
+    let of = |names: &[String]| -> Vec<std::path::PathBuf> {
+        names
+            .iter()
+            .filter_map(|n| input.get(n)?.as_str())
+            .map(|p| tool_core::normalize(&base.join(p)))
+            .collect()
+    };
+    (of(read), of(write))
+}
+
 /// The subject a call of `tool` with `input` is decided on, and whether it only reads.
 /// A field the model left out gives no subject (the call is then decided by name).
 pub fn call_subject(tool: &str, input: &Value, ctx: &ToolContext) -> (PermissionSubject, bool) {

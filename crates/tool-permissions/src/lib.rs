@@ -116,6 +116,7 @@ use std::path::PathBuf;
 
 pub use calls::{
     CallModel, call_model, call_subject, decide_call, path_arguments, split_absolute_glob,
+    tool_path_arguments,
 };
 pub use check::{TestReport, decide, run_call_tests, run_tests};
 pub use file::{PolicyTest, line_column};

@@ -286,15 +286,6 @@ pub(crate) fn reap_tracees() {
     while wait_any(false).is_some() {}
 }
 
-/// A pidfd of the parent of `pid` (a stopped tracee of ours, so its parent cannot change
-/// while this looks).
-fn parent_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
-    let ppid = parent_of(pid)?;
-    let fd = pidfd_open(ppid).ok()?;
-    // Still its parent once the pidfd is held: then the pidfd is that process.
-    (parent_of(pid)? == ppid).then_some(fd)
-}
-
 pub(crate) fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The fields after the command name, which is in parentheses and may hold anything.
@@ -450,12 +441,6 @@ impl Supervisor {
             if event == libc::PTRACE_EVENT_EXEC {
                 // From a thread other than the leader, the leader's pid carries on.
                 held = pid;
-                if role == Role::Launcher {
-                    // The line's shell, loaded: its namespace's init is its parent.
-                    if let Some(init) = parent_pidfd(pid) {
-                        self.shared.set_ns_init(init);
-                    }
-                }
                 match self.on_exec(pid, role) {
                     Some(_) => {
                         if role == Role::Launcher {

@@ -375,14 +375,6 @@ struct Decided {
     explicit_allow: bool,
 }
 
-/// The decision for the call the hook input describes; `None` when the guard has nothing to
-/// say (a tool it does not model and no rule names).
-///
-/// Trust: the project's allow rules count for the guard's allow answer (`--allow`, which
-/// waives Claude Code's prompt) only with a `toolgate trust` record. When Claude Code trusts
-/// the project it applies those rules itself, so they also keep the guard quiet: a call they
-/// allow gets no answer, and Claude Code decides it, instead of the guard asking about the
-/// project's ordinary work. Trust only adds allow rules; deny and ask rules always apply.
 /// The subject of a call of an MCP tool `tool` on its path arguments: those a policy names
 /// (`[mcp_servers.NAME.paths]`; the tool is found by building each configured (server, tool)
 /// pair's name and comparing it whole, never by splitting `tool`), else those whose key says
@@ -405,24 +397,30 @@ fn mcp_path_subject(
             .find(|(t, _)| format!("mcp__{}__{t}", s.name) == tool)
             .map(|(_, a)| a)
     });
-    let of = |names: &[String]| -> Vec<PathBuf> {
-        names
-            .iter()
-            .filter_map(|n| input.get(n)?.as_str())
-            .map(|p| tool_core::normalize(&project.join(p)))
-            .collect()
-    };
-    let (read, write) = match declared {
-        Some(args) => (of(&args.read), of(&args.write)),
-        None => {
-            let found = tool_permissions::path_arguments(input, project, home);
-            (found.clone(), found)
-        }
-    };
-    Ok((!read.is_empty() || !write.is_empty())
-        .then_some(tool_core::PermissionSubject::ToolPaths { read, write }))
+    // Nothing says the tool only reads.
+    let (read, write) = tool_permissions::tool_path_arguments(
+        input,
+        declared.map(|a| (a.read.as_slice(), a.write.as_slice())),
+        false,
+        project,
+        home,
+    );
+    Ok(
+        match tool_core::PermissionSubject::tool_paths(read, write) {
+            tool_core::PermissionSubject::Nothing => None,
+            subject => Some(subject),
+        },
+    )
 }
 
+/// The decision for the call the hook input describes; `None` when the guard has nothing to
+/// say (a tool it does not model and no rule names).
+///
+/// Trust: the project's allow rules count for the guard's allow answer (`--allow`, which
+/// waives Claude Code's prompt) only with a `toolgate trust` record. When Claude Code trusts
+/// the project it applies those rules itself, so they also keep the guard quiet: a call they
+/// allow gets no answer, and Claude Code decides it, instead of the guard asking about the
+/// project's ordinary work. Trust only adds allow rules; deny and ask rules always apply.
 fn decide(
     v: &Value,
     home: &Path,

@@ -374,11 +374,14 @@ def write_file(path: str, content: str) -> str:
 app.run()
 "#;
 
-#[test]
-fn a_server_that_dies_mid_call_gives_that_call_an_error_and_is_started_again() {
-    let Some(python) = python_or_skip() else {
-        return;
-    };
+/// A project whose policy has `permissions` and starts the test server `DYING` as `server`,
+/// followed by `more`.
+fn with_dying_server(
+    python: &Path,
+    server: &str,
+    permissions: &str,
+    more: &str,
+) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let ws = dir.path();
     std::fs::write(ws.join("dying.py"), DYING).unwrap_or_else(|e| panic!("{e}"));
@@ -386,11 +389,21 @@ fn a_server_that_dies_mid_call_gives_that_call_an_error_and_is_started_again() {
     std::fs::write(
         ws.join(".toolgate/policy.toml"),
         format!(
-            "[permissions]\nallow = [\"mcp__dying\"]\n\n[mcp_servers.dying]\ncommand = {:?}\nargs = [\"dying.py\"]\n",
+            "[permissions]\n{permissions}\n[mcp_servers.{server}]\ncommand = {:?}\nargs = [\"dying.py\"]\n{more}",
             python.display().to_string()
         ),
     )
     .unwrap_or_else(|e| panic!("{e}"));
+    dir
+}
+
+#[test]
+fn a_server_that_dies_mid_call_gives_that_call_an_error_and_is_started_again() {
+    let Some(python) = python_or_skip() else {
+        return;
+    };
+    let dir = with_dying_server(&python, "dying", "allow = [\"mcp__dying\"]\n", "");
+    let ws = dir.path();
     let results = run_turns(
         ws,
         serde_json::json!([
@@ -459,21 +472,14 @@ fn path_arguments_a_policy_names_are_checked_against_read_and_edit_rules() {
     let Some(python) = python_or_skip() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = with_dying_server(
+        &python,
+        "fs",
+        "allow = [\"mcp__fs\"]\ndeny = [\"Read(./secret.txt)\", \"Edit(./locked/**)\"]\n\
+         ask = [\"Read(./private/**)\", \"Edit(./cfg/**)\"]\n",
+        "\n[mcp_servers.fs.paths]\nread_file = { read = [\"path\"] }\nwrite_file = { write = [\"path\"] }\n",
+    );
     let ws = dir.path();
-    std::fs::write(ws.join("dying.py"), DYING).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::create_dir_all(ws.join(".toolgate")).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(
-        ws.join(".toolgate/policy.toml"),
-        format!(
-            "[permissions]\nallow = [\"mcp__fs\"]\ndeny = [\"Read(./secret.txt)\", \"Edit(./locked/**)\"]\n\
-             ask = [\"Read(./private/**)\", \"Edit(./cfg/**)\"]\n\n\
-             [mcp_servers.fs]\ncommand = {:?}\nargs = [\"dying.py\"]\n\n\
-             [mcp_servers.fs.paths]\nread_file = {{ read = [\"path\"] }}\nwrite_file = {{ write = [\"path\"] }}\n",
-            python.display().to_string()
-        ),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
     let abs = |p: &str| ws.join(p).display().to_string();
     let results = run_turns(
         ws,
