@@ -365,7 +365,9 @@ pub(crate) fn decide_full(case: &Value, input: &Value, extra: &Extra) -> Result<
     let engine_only = if known {
         None
     } else {
-        Some(engine_subject(tool, &input, &ctx.cwd, &ctx.home)?)
+        // An MCP server takes relative paths from where it runs, the project, not the
+        // session's working directory.
+        Some(engine_subject(tool, &input, &ctx.project_root, &ctx.home)?)
     };
     if let Some(hook) = hook {
         return match run_with_hooks(&hook, &stage, built, tool, &input, ctx) {
@@ -506,7 +508,7 @@ fn run_with_hooks(
 fn engine_subject(
     tool: &str,
     input: &Value,
-    cwd: &Path,
+    project: &Path,
     home: &Path,
 ) -> Result<(String, tool_core::PermissionSubject), String> {
     use tool_core::PermissionSubject;
@@ -520,8 +522,13 @@ fn engine_subject(
         // arguments of: those whose key says they are paths, read and written.
         "MCP" => {
             let name = input["tool_name"].as_str().ok_or_else(missing)?;
-            let (read, write) =
-                tool_permissions::tool_path_arguments(&input["arguments"], None, false, cwd, home);
+            let (read, write) = tool_permissions::tool_path_arguments(
+                &input["arguments"],
+                None,
+                false,
+                project,
+                home,
+            );
             Ok((name.to_owned(), PermissionSubject::tool_paths(read, write)))
         }
         t if t.starts_with("mcp__") => Ok((t.to_owned(), PermissionSubject::Nothing)),
