@@ -246,7 +246,66 @@ pub(crate) fn read_small(path: &str) -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// The layout of a program `pid` has just loaded, read from its new stack: at the exec
+/// stop, before it has run an instruction, the stack pointer points at what the kernel put
+/// there (`argc`, the argument and environment pointers, the auxiliary vector), and the
+/// strings lie above in the order arguments, environment, executed path (`AT_EXECFN`). One
+/// `ptrace` and one memory read, where `/proc/PID/stat` costs an open, a read and a close;
+/// `None` (the caller then reads `/proc`) when anything there is not as the kernel lays it.
+#[allow(unsafe_code)]
+fn layout_from_stack(pid: libc::pid_t) -> Option<Layout> {
+    const PTRACE_GET_SYSCALL_INFO: libc::c_uint = 0x420e;
+    const AT_EXECFN: u64 = 31;
+    // `struct ptrace_syscall_info` up to the stack pointer: op, pad, arch, ip, sp.
+    let mut info = [0u64; 3];
+    // SAFETY: GET_SYSCALL_INFO writes at most the size given (`addr`) to the buffer given
+    // (`data`), a local of ours.
+    let n = unsafe {
+        libc::ptrace(
+            PTRACE_GET_SYSCALL_INFO as _,
+            pid,
+            std::mem::size_of_val(&info) as *mut libc::c_void,
+            info.as_mut_ptr(),
+        )
+    };
+    if n < std::mem::size_of_val(&info) as libc::c_long {
+        return None;
+    }
+    let sp = info[2];
+    let mut raw = [0u8; 8192];
+    let got = read_memory(pid, sp, &mut raw).ok()?;
+    let words: Vec<u64> = raw[..got - got % 8]
+        .chunks_exact(8)
+        .map(|w| u64::from_ne_bytes(w.try_into().unwrap_or_default()))
+        .collect();
+    let argc = usize::try_from(*words.first()?).ok()?;
+    let argv = words.get(1..1 + argc)?;
+    if argc == 0 || *words.get(1 + argc)? != 0 {
+        return None;
+    }
+    let env_from = 2 + argc;
+    let envc = words.get(env_from..)?.iter().position(|&w| w == 0)?;
+    let envp = &words[env_from..env_from + envc];
+    let aux = words.get(env_from + envc + 1..)?;
+    let execfn = aux.chunks_exact(2).find_map(|pair| match pair[0] {
+        AT_EXECFN => Some(Some(pair[1])),
+        0 => Some(None),
+        _ => None,
+    })??;
+    let arg_start = argv[0];
+    let arg_end = envp.first().copied().unwrap_or(execfn);
+    let l = Layout {
+        arg_start,
+        arg_end,
+        env_end: execfn,
+    };
+    (arg_start > sp && l.arg_end >= l.arg_start && l.env_end >= l.arg_end).then_some(l)
+}
+
 fn layout(pid: libc::pid_t) -> Option<Layout> {
+    if let Some(l) = layout_from_stack(pid) {
+        return Some(l);
+    }
     let stat = read_small(&format!("/proc/{pid}/stat"))?;
     // The fields after the command name, which is in parentheses and may hold anything.
     let close = stat.iter().rposition(|&b| b == b')')?;
@@ -327,9 +386,11 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
         } else {
             PathBuf::from(format!("/proc/{pid}/cwd")).join(&execfn_path)
         };
-        let same_file = std::fs::metadata(&seen)
-            .map_or(true, |a| a.dev() == meta.dev() && a.ino() == meta.ino());
-        if !same_file && let Some(at) = words.iter().take(3).skip(1).position(|w| *w == execfn) {
+        // Only when the path is where a script's would be is it looked at (a `stat`).
+        if let Some(at) = words.iter().take(3).skip(1).position(|w| *w == execfn)
+            && !std::fs::metadata(&seen)
+                .map_or(true, |a| a.dev() == meta.dev() && a.ino() == meta.ino())
+        {
             // `at` counts from the second word: the script is word `at + 1`.
             interpreter = Some(words.clone());
             words.drain(..=at);

@@ -265,6 +265,70 @@ fn a_denied_program_never_runs_however_deep_it_is_started() {
     }
 }
 
+/// What the judge is asked is the program's arguments as the kernel laid them out, whether
+/// they and the environment fit in the first read of the new stack or not (many arguments,
+/// a large environment, none at all), with empty and spaced words, and for a script.
+#[test]
+fn every_program_is_judged_on_the_arguments_it_was_given() {
+    let Some(sb) = sandbox() else { return };
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path();
+    std::fs::write(dir.join("s.sh"), "#!/bin/sh\nexit 0\n").unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(
+        dir.join("s.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let many: Vec<String> = (1..=1500).map(|i| i.to_string()).collect();
+    let few: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
+    let with = |tag: &str, rest: &[String]| -> Vec<String> {
+        let mut v = vec!["/bin/echo".to_owned(), tag.to_owned()];
+        v.extend_from_slice(rest);
+        v
+    };
+    let script = "/bin/echo spaced '' 'a b' c; \
+         env -i /bin/echo bare; \
+         /bin/echo few $(seq 1 100); \
+         /bin/echo many $(seq 1 1500); \
+         i=0; while [ $i -lt 1500 ]; do export V$i=$i; i=$((i+1)); done; /bin/echo big-env; \
+         ./s.sh one 'two three'";
+    let expected = [
+        vec!["/bin/echo", "spaced", "", "a b", "c"]
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>(),
+        vec!["/bin/echo".into(), "bare".into()],
+        with("few", &few),
+        with("many", &many),
+        vec!["/bin/echo".into(), "big-env".into()],
+        vec!["./s.sh".into(), "one".into(), "two three".into()],
+    ];
+    for every in EVERY_PROCESS {
+        let judge = Arc::new(Judge::default());
+        let (out, ok, _) = run_traced(
+            sb,
+            dir,
+            writable(dir),
+            NetworkPlan::Blocked,
+            judge.clone(),
+            script,
+            every,
+        );
+        assert!(ok, "tracing every process: {every}: {out}");
+        let seen = judge.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        for want in &expected {
+            assert!(
+                seen.iter().any(|(argv, _)| argv == want),
+                "tracing every process: {every}: not judged as {:?} (first words); judged: {:?}",
+                &want[..want.len().min(4)],
+                seen.iter()
+                    .map(|(a, _)| a.iter().take(4).cloned().collect::<Vec<_>>())
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+}
+
 #[test]
 fn programs_the_line_starts_are_told_apart_from_what_they_start() {
     let Some(sb) = sandbox() else { return };
