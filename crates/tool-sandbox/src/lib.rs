@@ -181,7 +181,7 @@ impl Shared {
     fn is_finished(&self) -> bool {
         self.finished.load(Ordering::SeqCst)
     }
-    fn set_ns_init(&self, pidfd: OwnedFd) {
+    pub(crate) fn set_ns_init(&self, pidfd: OwnedFd) {
         *lock(&self.ns_init) = Some(pidfd);
     }
     /// SIGKILL every process of the command: the sandbox's PID namespace first (its init,
@@ -915,10 +915,10 @@ impl Launch {
                 };
                 let status = match listener {
                     Some(l) => {
-                        if let Some(init) = info.and_then(|i| ns_init_from_info(i, pid)) {
-                            thread_shared.set_ns_init(init);
-                        }
-                        let status = supervisor.run_notify(pid, l);
+                        // Read as it comes, beside the notifications: what bubblewrap writes
+                        // there may come only after an `execve` that waits for an answer (a
+                        // launcher that is a script executing bubblewrap).
+                        let status = supervisor.run_notify(pid, l, info);
                         // Programs held at their exec stops as the command was killed are
                         // this thread's tracees: reaped while the namespace empties.
                         thread_shared.end_namespace(true);
@@ -978,11 +978,16 @@ fn ns_init_from_info(info: OwnedFd, launcher: libc::pid_t) -> Option<OwnedFd> {
     // Bubblewrap writes it and closes its end before the sandbox's first process runs; the
     // end of input comes then (or at once, when bubblewrap failed before).
     std::fs::File::from(info).read_to_string(&mut text).ok()?;
+    text.push('\n');
+    ns_init_from_text(&text, launcher)
+}
+
+/// As [`ns_init_from_info`], from what was read of it so far: `None` until the pid is there
+/// whole (digits, then something else).
+pub(crate) fn ns_init_from_text(text: &str, launcher: libc::pid_t) -> Option<OwnedFd> {
     let after = &text[text.find("\"child-pid\"")? + "\"child-pid\"".len()..];
     let after = after.trim_start().strip_prefix(':')?.trim_start();
-    let digits = after
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(after.len());
+    let digits = after.find(|c: char| !c.is_ascii_digit())?;
     let pid: libc::pid_t = after[..digits].parse().ok()?;
     let pidfd = notify::pidfd_open(pid).ok()?;
     // Held by a pidfd, the process cannot change; it is the one meant if it is bubblewrap's

@@ -150,6 +150,19 @@ enum Answer {
     Fail(libc::c_int),
 }
 
+/// Whether `fd` has something to read (or its end) right now.
+#[allow(unsafe_code)]
+fn poll_now(fd: Option<&OwnedFd>) -> bool {
+    let Some(fd) = fd else { return false };
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll on one descriptor of ours, without waiting.
+    unsafe { libc::poll(&mut pfd, 1, 0) == 1 }
+}
+
 /// The next notification; `None` once no process is left under the filter.
 #[allow(unsafe_code)]
 fn receive(listener: &OwnedFd) -> std::io::Result<Option<libc::seccomp_notif>> {
@@ -249,6 +262,18 @@ fn is_line(tid: libc::pid_t, mark: &LineMark) -> bool {
     }
 }
 
+/// Whether `pid` lives in a PID namespace below this process's (its `NSpid` has more than
+/// one number). Unsure, it does: its exec is then taken for the line's shell's.
+fn in_pid_namespace_below_ours(pid: libc::pid_t) -> bool {
+    let Some(status) = read_small(&format!("/proc/{pid}/status")) else {
+        return true;
+    };
+    let text = String::from_utf8_lossy(&status);
+    text.lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))
+        .is_none_or(|ids| ids.split_whitespace().count() > 1)
+}
+
 #[allow(unsafe_code)]
 pub(crate) fn pidfd_open(pid: libc::pid_t) -> std::io::Result<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor, then ours.
@@ -301,7 +326,16 @@ fn raw_status(status: libc::c_int) -> ExitStatus {
 impl Supervisor {
     /// Supervise a confined command whose bubblewrap (`launcher`, a child of this thread)
     /// runs under the notifying filter, until bubblewrap ends; its status.
-    pub(crate) fn run_notify(mut self, launcher: libc::pid_t, listener: OwnedFd) -> ExitStatus {
+    ///
+    /// `info` is bubblewrap's `--info-fd`, read as it comes in for the init of the sandbox's
+    /// PID namespace.
+    pub(crate) fn run_notify(
+        mut self,
+        launcher: libc::pid_t,
+        listener: OwnedFd,
+        mut info: Option<OwnedFd>,
+    ) -> ExitStatus {
+        let mut info_text: Option<Vec<u8>> = Some(Vec::new());
         self.shared.track(launcher);
         let watching = self.judge.watching(true);
         let mut launcher_status: Option<ExitStatus> = None;
@@ -321,6 +355,11 @@ impl Supervisor {
                     events: libc::POLLIN,
                     revents: 0,
                 },
+                libc::pollfd {
+                    fd: info.as_ref().map_or(-1, |f| f.as_raw_fd()),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
             ];
             if !listening && pidfd.is_none() {
                 // Nothing to poll: bubblewrap's end is all that is left to see.
@@ -333,13 +372,16 @@ impl Supervisor {
                 break;
             }
             #[allow(unsafe_code)]
-            // SAFETY: poll on two descriptors of ours (a negative one is passed over).
-            let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+            // SAFETY: poll on three descriptors of ours (a negative one is passed over).
+            let r = unsafe { libc::poll(fds.as_mut_ptr(), 3, -1) };
             if r < 0 {
                 if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
                     continue;
                 }
                 break;
+            }
+            if fds[2].revents != 0 {
+                self.read_info(&mut info, &mut info_text, launcher);
             }
             if fds[1].revents != 0 || (pidfd.is_none() && fds[0].revents & libc::POLLHUP != 0) {
                 // Bubblewrap ended (or, with no pidfd, nothing under the filter is left).
@@ -367,8 +409,52 @@ impl Supervisor {
                 listening = false;
             }
         }
+        // Written before bubblewrap's end, and not all read when it came (bounded: whatever
+        // still holds the pipe open cannot keep this here).
+        for _ in 0..256 {
+            if info_text.is_none() || !poll_now(info.as_ref()) {
+                break;
+            }
+            self.read_info(&mut info, &mut info_text, launcher);
+        }
         self.shared.untrack(launcher);
         launcher_status.unwrap_or_else(|| raw_status(libc::SIGKILL))
+    }
+
+    /// Read what bubblewrap's `--info-fd` (`info`, which poll said is ready) holds now; once
+    /// it names the init of the sandbox's PID namespace, note it. The pipe is read to its end,
+    /// never closed before: bubblewrap may write more, and would die of `SIGPIPE`.
+    fn read_info(
+        &self,
+        info: &mut Option<OwnedFd>,
+        text: &mut Option<Vec<u8>>,
+        launcher: libc::pid_t,
+    ) {
+        let Some(fd) = info.as_ref() else { return };
+        // One read does not block once poll said so: some bytes, or the end.
+        let mut buf = [0u8; 512];
+        #[allow(unsafe_code)]
+        // SAFETY: read into a local buffer of ours, at most its length.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            return;
+        }
+        let end = n <= 0;
+        if end {
+            *info = None;
+        }
+        // Already found (`None`): the rest is only drained.
+        let Some(t) = text.as_mut() else { return };
+        if n > 0 && t.len() < 64 * 1024 {
+            t.extend_from_slice(&buf[..n as usize]);
+        }
+        if end {
+            t.push(b'\n');
+        }
+        if let Some(init) = crate::ns_init_from_text(&String::from_utf8_lossy(t), launcher) {
+            self.shared.set_ns_init(init);
+            *text = None;
+        }
     }
 
     /// Handle one `execve` notification to its end: the program is decided and let run, or
@@ -384,6 +470,13 @@ impl Supervisor {
         let tid = n.pid as libc::pid_t;
         if self.shared.is_killed() {
             respond(listener, n.id, Answer::Fail(libc::EPERM));
+            return None;
+        }
+        // Before the line's shell, the only programs run are the launcher's own, outside the
+        // sandbox (bubblewrap, or a launcher script of the user's that executes it): the
+        // line's shell is the first program executed inside the sandbox's PID namespace.
+        if line.is_none() && !in_pid_namespace_below_ours(tid) {
+            respond(listener, n.id, Answer::Continue);
             return None;
         }
         // Before the call replaces it: whose process this is.

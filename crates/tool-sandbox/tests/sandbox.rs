@@ -329,6 +329,77 @@ fn every_program_is_judged_on_the_arguments_it_was_given() {
     }
 }
 
+/// A launcher that is a script of the user's executing bubblewrap (as some systems ship it)
+/// runs its own programs outside the sandbox, unjudged; the line's shell is still the first
+/// program inside, and the command neither hangs nor loses track of which programs are the
+/// line's.
+#[test]
+fn a_launcher_script_in_front_of_bubblewrap_changes_nothing_inside() {
+    let Some(sb) = sandbox() else { return };
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path().join("work");
+    std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let wrapper = tmp.path().join("bwrap-wrapper");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n/bin/echo wrapper-marker >/dev/null\nexec {} \"$@\"\n",
+            sb.bwrap().display()
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let wrapped = Sandbox::at(&wrapper).unwrap_or_else(|e| panic!("{e}"));
+    if !wrapped.stops_only_execs() {
+        eprintln!("skipped: no seccomp user notification here");
+        return;
+    }
+    std::fs::write(dir.join("victim"), "v").unwrap_or_else(|e| panic!("{e}"));
+    let judge = Arc::new(Judge {
+        deny: vec!["rm"],
+        ..Judge::default()
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let (dir, judge) = (dir.clone(), judge.clone());
+        std::thread::spawn(move || {
+            let r = run(
+                &wrapped,
+                &dir,
+                writable(&dir),
+                NetworkPlan::Blocked,
+                judge,
+                "/bin/echo line-marker; sh -c '/bin/echo deep-marker'; rm victim; echo after",
+            );
+            let _ = tx.send(r);
+        });
+    }
+    let (out, ok, report) = rx
+        .recv_timeout(Duration::from_secs(60))
+        .unwrap_or_else(|_| panic!("the command behind a launcher script did not end"));
+    assert!(!ok, "rm was stopped: {out}");
+    assert!(dir.join("victim").exists(), "rm ran: {out}");
+    assert!(!out.contains("after"), "the command went on: {out}");
+    assert_eq!(
+        report.stops.first().map(|s| base(&s.argv[0])),
+        Some("rm"),
+        "{out} {report:?}"
+    );
+    let seen = judge.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let by_line = |marker: &str| {
+        seen.iter()
+            .find(|(argv, _)| argv.last().map(String::as_str) == Some(marker))
+            .map(|(_, line)| *line)
+    };
+    assert_eq!(by_line("wrapper-marker"), None, "judged: {seen:?}");
+    assert_eq!(by_line("line-marker"), Some(true), "judged: {seen:?}");
+    assert_eq!(by_line("deep-marker"), Some(false), "judged: {seen:?}");
+}
+
 #[test]
 fn programs_the_line_starts_are_told_apart_from_what_they_start() {
     let Some(sb) = sandbox() else { return };
