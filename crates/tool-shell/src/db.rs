@@ -79,6 +79,9 @@ pub enum ValueKind {
     CheckpointAction,
     /// Commands of the program's own [`Language`] (`vim -c`, `gdb -ex`).
     Commands,
+    /// Makefile text (`make --eval`): its recipes are shell code, and what can change how
+    /// or what it runs (`$(shell ...)`, `SHELL`, `.SHELLFLAGS`) cannot be known.
+    Makefile,
 }
 
 /// What an operand is.
@@ -137,6 +140,9 @@ pub enum Role {
     Date,
     /// A `key=value` operand judged with the program's `keys` table (`dd if=a of=b`).
     KeyValue,
+    /// A variable assignment judged with the program's `keys` table when it names one there
+    /// (`make SHELL=...`); any other word (a target, another variable) is data.
+    AssignKeys,
     /// A file read, or `host:path` (network).
     RemoteRead,
     /// A file written, or `host:path` (network).
@@ -174,6 +180,7 @@ impl Role {
             "less-file" => Role::LessFile,
             "date" => Role::Date,
             "key-value" => Role::KeyValue,
+            "assign-keys" => Role::AssignKeys,
             "remote-read" => Role::RemoteRead,
             "remote-write" => Role::RemoteWrite,
             "git-object" => Role::GitObject,
@@ -1079,6 +1086,7 @@ fn compile(
                 "git-config-env" => ValueKind::GitConfigEnv,
                 "checkpoint-action" => ValueKind::CheckpointAction,
                 "commands" => ValueKind::Commands,
+                "makefile" => ValueKind::Makefile,
                 other => return Err(bad(format!("{whose}: unknown value kind `{other}`"))),
             };
             add_option(
@@ -1301,6 +1309,56 @@ impl Run<'_, '_> {
                     program,
                     option,
                     format!("{detail}: `{l}` can run programs"),
+                );
+            }
+        }
+    }
+
+    /// Makefile text given on the line (`make --eval`). A recipe (a line after a tab, or
+    /// after the `;` of a rule) is shell code, with make's `$$` as the shell's `$`. A line
+    /// that can change what runs without being a recipe (a `$(shell ...)`, an `$(eval ...)`,
+    /// the recipes' shell or its flags, make's own flags) cannot be known.
+    fn makefile(&mut self, text: &str, program: &str, option: &str) {
+        const CHANGES_WHAT_RUNS: [&str; 7] = [
+            "$(shell",
+            "${shell",
+            "$(eval",
+            "${eval",
+            "SHELL",
+            "MAKEFLAGS",
+            "!=",
+        ];
+        for line in text.lines() {
+            let recipe = match line.strip_prefix('\t') {
+                Some(r) => Some(r),
+                None => match (line.find(':'), line.find(';')) {
+                    (Some(colon), Some(semi)) if colon < semi && !line[..colon].contains('=') => {
+                        Some(&line[semi + 1..])
+                    }
+                    _ => None,
+                },
+            };
+            if let Some(r) = recipe {
+                let r = r
+                    .trim_start_matches(['@', '+', '-', ' ', '\t'])
+                    .replace("$$", "$");
+                if !r.trim().is_empty() {
+                    self.push(
+                        EffectKind::ExecString,
+                        Some(r),
+                        program,
+                        Some(option),
+                        format!("{option}: a recipe"),
+                    );
+                }
+            }
+            if CHANGES_WHAT_RUNS.iter().any(|w| line.contains(w)) {
+                self.push(
+                    EffectKind::Unknown,
+                    Some(line.to_owned()),
+                    program,
+                    Some(option),
+                    format!("{option}: `{line}` can change what runs"),
                 );
             }
         }
@@ -1731,6 +1789,10 @@ impl Run<'_, '_> {
     ) {
         let shown = word.split('=').next().unwrap_or(word);
         let value = value.or_else(|| opt.default.clone());
+        if opt.value == ValueKind::Makefile {
+            self.makefile(value.as_deref().unwrap_or_default(), label, shown);
+            return;
+        }
         if matches!(
             opt.value,
             ValueKind::SshOption | ValueKind::GitConfig | ValueKind::GitConfigEnv
@@ -1772,11 +1834,12 @@ impl Run<'_, '_> {
                         self.push(kind, Some(cmd.to_owned()), label, Some(shown), detail);
                     }
                 }
-                // Read by `commands` before it gets here.
+                // Read by `commands` or `makefile` before it gets here.
                 ValueKind::SshOption
                 | ValueKind::GitConfig
                 | ValueKind::GitConfigEnv
-                | ValueKind::Commands => {}
+                | ValueKind::Commands
+                | ValueKind::Makefile => {}
             }
         }
     }
@@ -2098,6 +2161,18 @@ impl Run<'_, '_> {
                         }
                     }
                     None => push(self, EffectKind::Unknown, Some(w.to_owned())),
+                }
+            }
+            Role::AssignKeys => {
+                // `NAME=V`, `NAME:=V`, `NAME::=V`, `NAME+=V`, `NAME?=V`, `NAME!=V`.
+                if let Some((name, v)) = w.split_once('=')
+                    && let Some(kinds) = prog
+                        .keys
+                        .get(name.trim_end_matches([':', '+', '?', '!']).trim())
+                {
+                    for &k in kinds {
+                        push(self, k, Some(v.to_owned()));
+                    }
                 }
             }
             Role::RemoteRead | Role::RemoteWrite => {
@@ -2423,6 +2498,7 @@ fn role_name(r: Role) -> &'static str {
         Role::LessFile => "less-file",
         Role::Date => "date",
         Role::KeyValue => "key-value",
+        Role::AssignKeys => "assign-keys",
         Role::RemoteRead => "remote-read",
         Role::RemoteWrite => "remote-write",
         Role::GitObject => "git-object",
