@@ -68,6 +68,25 @@ impl Touches {
     }
 }
 
+/// Whether a unit runs a program by a path the line itself writes in another unit (`cp
+/// /usr/bin/curl ./ls && ./ls`, `cat x > run; sh -c ./run`, a link made with `ln`): what runs
+/// there is what was written, not what the name says, so the line's words are to be read as
+/// every command they could be.
+pub(crate) fn runs_what_it_wrote(a: &Analysis, touched: &Touches, ctx: &ToolContext) -> bool {
+    a.units.iter().enumerate().any(|(i, u)| {
+        if !u.path_qualified() {
+            return false;
+        }
+        let Some(program) = u.argv.first() else {
+            return false;
+        };
+        let ran = resolve(program, &u.cwd, ctx);
+        touched
+            .writes()
+            .any(|w| w.unit != i && (w.path == ran || ran.starts_with(&w.path)))
+    })
+}
+
 /// A path a unit touches, resolved against its working directory.
 fn resolve(word: &str, cwd: &Path, ctx: &ToolContext) -> PathBuf {
     if cwd == ctx.cwd {

@@ -109,7 +109,9 @@ impl Policy {
                         .assignments
                         .iter()
                         .any(|a| !tool_shell::inert_assignment(&a.name))
-            });
+            })
+            // A program run from a path the line writes is whatever was written there.
+            || crate::shell_policy::runs_what_it_wrote(analysis, touched, ctx);
         if uncertain {
             let env = tool_shell::analyze::ShellEnv::new(ctx.cwd.clone(), ctx.home.clone());
             let possible = crate::shell_policy::possible_commands(analysis, command, &env);
