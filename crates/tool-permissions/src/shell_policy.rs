@@ -87,6 +87,30 @@ pub(crate) fn runs_what_it_wrote(a: &Analysis, touched: &Touches, ctx: &ToolCont
     })
 }
 
+/// The words of units whose program the command database does not know, as paths: such a
+/// program may read or write any file it is given (`openssl enc -in .env`), as an operand or
+/// as an option's value (`--in=.env`). For deny rules only: what an unknown program does with
+/// the rest is for the rules that allow it.
+pub(crate) fn unknown_programs_paths(a: &Analysis, ctx: &ToolContext) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for u in &a.units {
+        if u.is_bare() || !u.interpretation.path.is_empty() {
+            continue;
+        }
+        for w in u.argv.iter().skip(1) {
+            let word = match w.split_once('=') {
+                Some((opt, value)) if opt.starts_with('-') => value,
+                _ => w.as_str(),
+            };
+            if word.is_empty() || word.starts_with('-') || word.contains("://") {
+                continue;
+            }
+            out.push(resolve(word, &u.cwd, ctx));
+        }
+    }
+    out
+}
+
 /// A path a unit touches, resolved against its working directory.
 fn resolve(word: &str, cwd: &Path, ctx: &ToolContext) -> PathBuf {
     if cwd == ctx.cwd {

@@ -1584,10 +1584,14 @@ impl Run<'_, '_> {
         let prog = scopes[0];
         let w = &words[i];
         let label = st.label.clone();
-        if scopes.iter().any(|p| p.syntax.any_option) {
+        let find = |name: &str| scopes.iter().find_map(|p| p.option(name));
+        // Any option goes, without effect, but those listed: they have theirs (`go test
+        // -exec CMD`, `npm run --script-shell SHELL`).
+        if scopes.iter().any(|p| p.syntax.any_option)
+            && find(w.split('=').next().unwrap_or(w)).is_none()
+        {
             return i + 1;
         }
-        let find = |name: &str| scopes.iter().find_map(|p| p.option(name));
         // Long options (and Go-style single-dash long options).
         let long_body = if let Some(b) = w.strip_prefix("--") {
             Some(b)

@@ -92,6 +92,14 @@ impl Policy {
         if let Some((e, _)) = crate::shell_policy::denied_path(touched, &find, &names) {
             return Some(denied(e));
         }
+        // (2a) A program the database does not know may read or write any path it is given.
+        for p in crate::shell_policy::unknown_programs_paths(analysis, ctx) {
+            for family in [PathFamily::Read, PathFamily::Edit] {
+                if let Some(e) = find(family, &p) {
+                    return Some(denied(e));
+                }
+            }
+        }
         // (2b) Code that cannot all be known (a command in a variable, an array, `set --`, an
         // alias, a trap, a string run as code): deny rules meet every word sequence of the
         // line, and of its quoted strings, that could run as a command.
