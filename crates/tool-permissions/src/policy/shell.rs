@@ -104,7 +104,8 @@ impl Policy {
         // alias, a trap, a string run as code): deny rules meet every word sequence of the
         // line, and of its quoted strings, that could run as a command.
         // (Also a program the database does not know, which may change what later names run
-        // (`hash -p`), and variables that are not inert, which programs may run (`PROMPT_COMMAND`).)
+        // (`hash -p`), variables that are not inert, which programs may run (`PROMPT_COMMAND`),
+        // a program run from a path the line writes, and code a program runs.)
         let uncertain = !analysis.parsed
             || !analysis.problems.is_empty()
             || analysis.units.iter().any(|u| {
@@ -119,7 +120,13 @@ impl Policy {
                         .any(|a| !tool_shell::inert_assignment(&a.name))
             })
             // A program run from a path the line writes is whatever was written there.
-            || crate::shell_policy::runs_what_it_wrote(analysis, touched, ctx);
+            || crate::shell_policy::runs_what_it_wrote(analysis, touched, ctx)
+            // Code run by a program (an interpreter's `-c`/`-e`, a runner's `run`/`exec`):
+            // its strings may be commands it runs (`os.system("curl ...")`).
+            || analysis
+                .units
+                .iter()
+                .any(|u| u.effects().any(|e| e.kind == tool_shell::EffectKind::RunsCode));
         if uncertain {
             let env = tool_shell::analyze::ShellEnv::new(ctx.cwd.clone(), ctx.home.clone());
             let possible = crate::shell_policy::possible_commands(analysis, command, &env);
