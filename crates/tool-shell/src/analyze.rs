@@ -653,10 +653,38 @@ impl Walker {
             self.command(&p.seq[0], state, origin, depth, redirects);
             return;
         }
-        // Each member of a pipeline runs in a subshell.
+        // Each member of a pipeline runs in a subshell. What a plain `echo` of known words
+        // writes is known: the next member reads it on its standard input as it would a
+        // here-string (`echo 'rm -rf .' | sh` runs `rm -rf .`); its own redirections come after.
+        let mut fed: Option<Redirect> = None;
         for c in &p.seq {
             let mut sub = state.clone();
-            self.command(c, &mut sub, origin, depth, redirects);
+            let before = self.a.units.len();
+            match fed.take() {
+                Some(r) => {
+                    let mut with = redirects.to_vec();
+                    with.push(r);
+                    self.command(c, &mut sub, origin, depth, &with);
+                }
+                None => self.command(c, &mut sub, origin, depth, redirects),
+            }
+            let pushed = &self.a.units[before..];
+            fed = match pushed {
+                [u] if u.certain
+                    && u.depth == depth
+                    && u.argv.first().is_some_and(|a| a == "echo")
+                    && !u.argv.get(1).is_some_and(|a| a.starts_with('-')) =>
+                {
+                    Some(Redirect {
+                        kind: RedirectKind::Here,
+                        target: None,
+                        certain: true,
+                        raw: String::new(),
+                        here: Some(Some(format!("{}\n", u.argv[1..].join(" ")))),
+                    })
+                }
+                _ => None,
+            };
         }
     }
 
