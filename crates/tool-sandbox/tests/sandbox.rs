@@ -123,6 +123,29 @@ fn run_traced(
     (text, status.success(), running.report())
 }
 
+/// As [`run_traced`] in `dir` (writable, no network), with a judge that allows every
+/// program: the output, whether it succeeded, and what the judge was asked (argv, started by
+/// the line).
+fn run_judged(
+    sb: &Sandbox,
+    dir: &Path,
+    script: &str,
+    every: bool,
+) -> (String, bool, Vec<(Vec<String>, bool)>) {
+    let judge = Arc::new(Judge::default());
+    let (out, ok, _) = run_traced(
+        sb,
+        dir,
+        writable(dir),
+        NetworkPlan::Blocked,
+        judge.clone(),
+        script,
+        every,
+    );
+    let seen = judge.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    (out, ok, seen)
+}
+
 fn writable(dir: &Path) -> MountPlan {
     MountPlan {
         writable: vec![PlannedPath::new(dir, "test")],
@@ -304,18 +327,8 @@ fn every_program_is_judged_on_the_arguments_it_was_given() {
         vec!["./s.sh".into(), "one".into(), "two three".into()],
     ];
     for every in EVERY_PROCESS {
-        let judge = Arc::new(Judge::default());
-        let (out, ok, _) = run_traced(
-            sb,
-            dir,
-            writable(dir),
-            NetworkPlan::Blocked,
-            judge.clone(),
-            script,
-            every,
-        );
+        let (out, ok, seen) = run_judged(sb, dir, script, every);
         assert!(ok, "tracing every process: {every}: {out}");
-        let seen = judge.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
         for want in &expected {
             assert!(
                 seen.iter().any(|(argv, _)| argv == want),
@@ -410,18 +423,8 @@ fn programs_the_line_starts_are_told_apart_from_what_they_start() {
     let script = "echo $(date +%Y) >/dev/null; (ls /); sh -c 'id -u' | cat; \
         ( (sleep 0.2; uname) & ); sh -c '(sleep 0.2; hostname) &'; sleep 0.5";
     for every in EVERY_PROCESS {
-        let judge = Arc::new(Judge::default());
-        let (out, ok, _) = run_traced(
-            sb,
-            dir,
-            writable(dir),
-            NetworkPlan::Blocked,
-            judge.clone(),
-            script,
-            every,
-        );
+        let (out, ok, seen) = run_judged(sb, dir, script, every);
         assert!(ok, "{out}");
-        let seen = judge.seen.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let by_line = |name: &str| {
             seen.iter()
                 .find(|(argv, _)| base(&argv[0]) == name)
