@@ -871,6 +871,19 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
                 .collect::<Vec<_>>()
                 .join(" ");
             out.push(form);
+            // An option's or a setting's value may be a program too
+            // (`-Dexec.executable=curl`, `ProxyCommand=curl x`).
+            if let Some((_, value)) = words[i].split_once('=') {
+                let value = value.rsplit('/').next().unwrap_or(value);
+                if !value.is_empty() {
+                    out.push(
+                        std::iter::once(value)
+                            .chain(words[i + 1..].iter().map(String::as_str))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    );
+                }
+            }
         }
     }
     if depth >= 2 {

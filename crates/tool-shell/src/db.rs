@@ -914,6 +914,23 @@ impl Database {
                     detail: "program not in the command database".into(),
                 },
             ));
+            let mut i = 1;
+            while i < argv.len() {
+                let named = names_a_program(&argv[i], argv.get(i + 1));
+                if let Some((value, took_next)) = named {
+                    out.effects.push(Effect::new(
+                        EffectKind::ExecString,
+                        Some(value),
+                        Source {
+                            program: first.clone(),
+                            option: Some(option_name(&argv[i]).to_owned()),
+                            detail: PROGRAM_OPTION.into(),
+                        },
+                    ));
+                    i += usize::from(took_next);
+                }
+                i += 1;
+            }
             return out;
         };
         out.path.push(prog.name.clone());
@@ -927,6 +944,68 @@ impl Database {
         };
         run.program(&[prog], &argv[1..], vec![first.clone()], None);
         out
+    }
+}
+
+const PROGRAM_OPTION: &str =
+    "an option not in the command database whose name says it runs a program";
+
+/// The last parts of option names that, by the common convention of command-line tools, take
+/// a program (or a command line) to run: `--post-renderer`, `-Dexec.executable`,
+/// `--ssh-command`, `--editor`, `--with-pager`, `--test-wrapper`, `--pre-hook`.
+const PROGRAM_WORDS: &[&str] = &[
+    "exec",
+    "executable",
+    "command",
+    "cmd",
+    "program",
+    "shell",
+    "editor",
+    "pager",
+    "renderer",
+    "interpreter",
+    "wrapper",
+    "launcher",
+    "hook",
+];
+
+/// The name of an option word, without its dashes and value (`--a-b=c` gives `a-b`).
+fn option_name(word: &str) -> &str {
+    let body = word.trim_start_matches('-');
+    body.split_once('=').map_or(body, |(n, _)| n)
+}
+
+/// Whether `word`, an option that the database does not know, names by the convention of
+/// command-line tools a program to run: its name's last part is one of [`PROGRAM_WORDS`]
+/// (`-Dexec.executable=curl`, `--post-renderer ./x.sh`; not `--no-pager`). The program (the
+/// attached value, else `next` when it is not an option itself, then taken as the value)
+/// and whether `next` was taken.
+pub(crate) fn names_a_program(word: &str, next: Option<&String>) -> Option<(String, bool)> {
+    if !word.starts_with('-') || word == "-" || word == "--" {
+        return None;
+    }
+    let mut name = option_name(word);
+    // A Java-style property (`-Dexec.executable=...`).
+    if !word.starts_with("--") && word.contains('=') {
+        name = name.strip_prefix('D').unwrap_or(name);
+    }
+    if name.starts_with("no-") || name.starts_with("no_") {
+        return None;
+    }
+    let last = name
+        .rsplit(['.', '-', '_', ':'])
+        .next()
+        .unwrap_or(name)
+        .to_ascii_lowercase();
+    if !PROGRAM_WORDS.contains(&last.as_str()) {
+        return None;
+    }
+    match word.split_once('=') {
+        Some((_, v)) if !v.trim().is_empty() => Some((v.to_owned(), false)),
+        Some(_) => None,
+        None => next
+            .filter(|n| !n.starts_with('-') && !n.trim().is_empty())
+            .map(|n| (n.clone(), true)),
     }
 }
 
@@ -1364,6 +1443,21 @@ impl Run<'_, '_> {
         }
     }
 
+    /// An option the database does not know at `words[i]` whose name says its value is a
+    /// program to run ([`names_a_program`]): the value is code the program runs. The index of
+    /// the next word; `None` when the option is not one of those.
+    fn program_option(&mut self, words: &[String], i: usize, program: &str) -> Option<usize> {
+        let (value, took_next) = names_a_program(&words[i], words.get(i + 1))?;
+        self.push(
+            EffectKind::ExecString,
+            Some(value),
+            program,
+            Some(option_name(&words[i])),
+            PROGRAM_OPTION.into(),
+        );
+        Some(i + 1 + usize::from(took_next))
+    }
+
     fn unknown(&mut self, value: &str, program: &str, detail: &str) {
         self.push(
             EffectKind::Unknown,
@@ -1590,7 +1684,7 @@ impl Run<'_, '_> {
         if scopes.iter().any(|p| p.syntax.any_option)
             && find(w.split('=').next().unwrap_or(w)).is_none()
         {
-            return i + 1;
+            return self.program_option(words, i, &label).unwrap_or(i + 1);
         }
         // Long options (and Go-style single-dash long options).
         let long_body = if let Some(b) = w.strip_prefix("--") {
@@ -1611,7 +1705,7 @@ impl Run<'_, '_> {
                 Found::Negated if attached.is_none() => i + 1,
                 _ => {
                     self.unknown(w, &label, "option not in the command database");
-                    i + 1
+                    self.program_option(words, i, &label).unwrap_or(i + 1)
                 }
             };
         }

@@ -690,3 +690,41 @@ fn recursive_searches_are_known_by_program_and_option() {
         assert!(!run(line).recursive, "{line:?}");
     }
 }
+
+/// An option the database does not know, whose name says it takes a program to run, runs its
+/// value: for a program the database does not know, for one that takes any option, and for an
+/// option a known program does not list. Negations and other names run nothing.
+#[test]
+fn options_named_for_a_program_run_their_value() {
+    let runs = |line: &[&str], value: &str| {
+        let i = run(line);
+        assert!(
+            has(&i, EffectKind::ExecString, value),
+            "{line:?} should run `{value}`: {:?}",
+            i.effects
+        );
+    };
+    runs(
+        &["helm", "template", "x", "--post-renderer", "./r.sh"],
+        "./r.sh",
+    );
+    runs(&["nodemon", "--exec=curl x", "app.js"], "curl x");
+    runs(&["mvn", "exec:exec", "-Dexec.executable=curl"], "curl");
+    runs(&["mysql", "--pager", "less -S", "db"], "less -S");
+    runs(&["air", "--build.cmd", "make"], "make");
+    runs(&["tool", "--test_wrapper=valgrind"], "valgrind");
+    let runs_nothing = |line: &[&str]| {
+        let i = run(line);
+        assert!(
+            !has_kind(&i, EffectKind::ExecString),
+            "{line:?} runs nothing: {:?}",
+            i.effects
+        );
+    };
+    runs_nothing(&["helm", "--no-pager", "list"]);
+    runs_nothing(&["mvn", "-Dexec.mainClass=com.x.Main", "exec:java"]);
+    runs_nothing(&["tool", "--shell"]);
+    runs_nothing(&["tool", "--command", "--other"]);
+    runs_nothing(&["tool", "--execution-mode", "fast"]);
+    runs_nothing(&["git", "--no-pager", "log"]);
+}
