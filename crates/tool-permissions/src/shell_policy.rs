@@ -94,18 +94,47 @@ pub(crate) fn runs_what_it_wrote(a: &Analysis, touched: &Touches, ctx: &ToolCont
 pub(crate) fn unknown_programs_paths(a: &Analysis, ctx: &ToolContext) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for u in &a.units {
-        if u.is_bare() || !u.interpretation.path.is_empty() {
+        let unplaced = u.interpretation.path.is_empty()
+            || u.interpretation
+                .effects
+                .iter()
+                .any(|e| e.kind == tool_shell::EffectKind::Unknown);
+        if u.is_bare() {
             continue;
         }
-        for w in u.argv.iter().skip(1) {
-            let word = match w.split_once('=') {
-                Some((opt, value)) if opt.starts_with('-') => value,
-                _ => w.as_str(),
-            };
-            if word.is_empty() || word.starts_with('-') || word.contains("://") {
-                continue;
+        let words = if unplaced {
+            &u.argv[1..]
+        } else {
+            &u.interpretation.loose[..]
+        };
+        for w in words {
+            for word in path_candidates(w) {
+                out.push(resolve(word, &u.cwd, ctx));
             }
-            out.push(resolve(word, &u.cwd, ctx));
+        }
+    }
+    out
+}
+
+/// What in a word a program may take for a path: the word, and where it holds a small
+/// language of its own (`.read .env`, `w! .git/hooks/x`, `src=.env`, `-v .env:/x`), its
+/// space-separated parts, the values after `=` and the pieces between `:` and `,`.
+fn path_candidates(word: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    fn add<'w>(out: &mut Vec<&'w str>, c: &'w str) {
+        let c = c.trim_matches(|ch: char| ch == '\'' || ch == '"');
+        if !c.is_empty() && !c.starts_with('-') && !c.contains("://") && !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    match word.split_once('=') {
+        Some((opt, value)) if opt.starts_with('-') => add(&mut out, value),
+        _ => add(&mut out, word),
+    }
+    for token in word.split_whitespace() {
+        add(&mut out, token);
+        for part in token.split(['=', ':', ',']) {
+            add(&mut out, part);
         }
     }
     out
@@ -872,7 +901,20 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
                 .join(" ");
             out.push(form);
             // An option's or a setting's value may be a program too
-            // (`-Dexec.executable=curl`, `ProxyCommand=curl x`).
+            // (`-Dexec.executable=curl`, `ProxyCommand=curl x`), and so is what follows a `|`
+            // where a program takes a pipe to a command for a file (`strace -o '|cmd'`,
+            // sqlite3's `.output '|cmd'`).
+            if let Some(piped) = words[i].trim_start().strip_prefix('|')
+                && !piped.trim().is_empty()
+            {
+                let inner = tool_shell::analyze::analyze(piped, env);
+                if inner.units.is_empty() {
+                    out.push(piped.trim().to_owned());
+                }
+                let mut more = Vec::new();
+                collect_possible(&inner, piped, env, depth + 1, &mut more);
+                out.extend(more);
+            }
             if let Some((_, value)) = words[i].split_once('=') {
                 let value = value.rsplit('/').next().unwrap_or(value);
                 if !value.is_empty() {

@@ -498,6 +498,10 @@ pub struct Interpretation {
     /// It searches the directories it reads recursively (its read operands, or the working
     /// directory when it names none).
     pub recursive: bool,
+    /// Words a program that takes any option was given without the database knowing what it
+    /// does with them (its options, and its operands, which may be files it reads):
+    /// `prettier .env`, `docker build -f .env .`.
+    pub loose: Vec<String>,
 }
 
 impl Interpretation {
@@ -1684,6 +1688,7 @@ impl Run<'_, '_> {
         if scopes.iter().any(|p| p.syntax.any_option)
             && find(w.split('=').next().unwrap_or(w)).is_none()
         {
+            self.out.loose.push(w.clone());
             return self.program_option(words, i, &label).unwrap_or(i + 1);
         }
         // Long options (and Go-style single-dash long options).
@@ -2200,6 +2205,7 @@ impl Run<'_, '_> {
                 push(self, EffectKind::Read, Some(path(w)));
                 push(self, EffectKind::Write, Some(path(w)));
             }
+            Role::Data if prog.syntax.any_option => self.out.loose.push(w.to_owned()),
             Role::Data | Role::Script | Role::Program | Role::Assign => {}
             // `REV:PATH`; not a URL (`https://...`), which is a remote's name.
             Role::GitObject => {

@@ -92,7 +92,8 @@ impl Policy {
         if let Some((e, _)) = crate::shell_policy::denied_path(touched, &find, &names) {
             return Some(denied(e));
         }
-        // (2a) A program the database does not know may read or write any path it is given.
+        // (2a) A program the database does not know, or a word it could not place, may read or
+        // write any path it is given, in whatever small language the program reads there.
         for p in crate::shell_policy::unknown_programs_paths(analysis, ctx) {
             for family in [PathFamily::Read, PathFamily::Edit] {
                 if let Some(e) = find(family, &p) {
@@ -121,6 +122,12 @@ impl Policy {
             })
             // A program run from a path the line writes is whatever was written there.
             || crate::shell_policy::runs_what_it_wrote(analysis, touched, ctx)
+            // A word that pipes to a command where a program takes a file's name
+            // (`strace -o '|cmd'`, sqlite3's `.output '|cmd'`, Perl's two-argument open).
+            || analysis
+                .units
+                .iter()
+                .any(|u| u.argv.iter().skip(1).any(|w| pipes_to_a_command(w)))
             // Code run by a program (an interpreter's `-c`/`-e`, a runner's `run`/`exec`):
             // its strings may be commands it runs (`os.system("curl ...")`).
             || analysis
@@ -571,6 +578,18 @@ impl Policy {
 }
 
 /// The indexes of the simple commands the line itself runs (not those of strings run as code).
+/// Whether `word` holds a `|` that starts a command (at its start, or after a space or a
+/// quote): what many programs take, in place of a file's name, for a pipe to that command.
+fn pipes_to_a_command(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        c == b'|'
+            && (i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\'' | b'"'))
+            && b.get(i + 1)
+                .is_some_and(|n| !n.is_ascii_whitespace() && *n != b'|')
+    })
+}
+
 fn line_units(a: &tool_shell::analyze::Analysis) -> Vec<usize> {
     a.units
         .iter()
