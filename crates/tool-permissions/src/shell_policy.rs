@@ -99,6 +99,17 @@ pub(crate) fn unknown_programs_paths(a: &Analysis, ctx: &ToolContext) -> Vec<Pat
                 .effects
                 .iter()
                 .any(|e| e.kind == tool_shell::EffectKind::Unknown);
+        // A variable's value that is a path: what the program does with it is not known
+        // (`GIT_TRACE=FILE` appends a trace to FILE).
+        for a in &u.assignments {
+            if let Some(v) = a.value.as_deref()
+                && (v.contains('/') || v.starts_with('.') || v.starts_with('~'))
+                && !v.contains("://")
+                && !v.contains(':')
+            {
+                out.push(resolve(v, &u.cwd, ctx));
+            }
+        }
         if u.is_bare() {
             continue;
         }
@@ -130,6 +141,10 @@ fn path_candidates(word: &str) -> Vec<&str> {
     match word.split_once('=') {
         Some((opt, value)) if opt.starts_with('-') => add(&mut out, value),
         _ => add(&mut out, word),
+    }
+    // A response file (`gcc @args`, `javac @opts`): the program reads it.
+    if let Some(file) = word.strip_prefix('@') {
+        add(&mut out, file);
     }
     for token in word.split_whitespace() {
         add(&mut out, token);
@@ -849,6 +864,37 @@ pub(crate) fn search_roots(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
 /// every quoted string, read as a line of its own (two levels deep). For a line whose code
 /// cannot all be known, deny rules are matched against all of them (CONTRACT item 7: deny
 /// rules apply to whatever can be extracted).
+/// Programs named by path in option and setting values (`-C linker=/usr/bin/curl`,
+/// `--smtp-server=/usr/bin/curl`, `core.pager=!/usr/bin/curl`), as command forms: a value
+/// that is a path to a program is that program, whoever reads it.
+pub(crate) fn programs_in_values(a: &Analysis) -> Vec<String> {
+    let mut out = Vec::new();
+    for u in &a.units {
+        for w in u.argv.iter().skip(1) {
+            let Some((_, value)) = w.split_once('=') else {
+                continue;
+            };
+            let value = value.strip_prefix('!').unwrap_or(value);
+            let mut parts = value.split_whitespace();
+            let Some(first) = parts.next() else { continue };
+            if !first.contains('/') || first.contains("://") {
+                continue;
+            }
+            let name = first.rsplit('/').next().unwrap_or(first);
+            if name.is_empty() {
+                continue;
+            }
+            out.push(
+                std::iter::once(name)
+                    .chain(parts)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+        }
+    }
+    out
+}
+
 pub(crate) fn possible_commands(a: &Analysis, command: &str, env: &ShellEnv) -> Vec<String> {
     let mut out = Vec::new();
     collect_possible(a, command, env, 0, &mut out);
@@ -916,14 +962,26 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
                 out.extend(more);
             }
             if let Some((_, value)) = words[i].split_once('=') {
-                let value = value.rsplit('/').next().unwrap_or(value);
-                if !value.is_empty() {
-                    out.push(
-                        std::iter::once(value)
-                            .chain(words[i + 1..].iter().map(String::as_str))
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    );
+                // A leading `!` makes a setting a shell command (git's and Mercurial's
+                // aliases, `submodule.NAME.update`).
+                let value = value.strip_prefix('!').unwrap_or(value);
+                if value.contains(char::is_whitespace) {
+                    if depth < 2 {
+                        let inner = tool_shell::analyze::analyze(value, env);
+                        let mut more = Vec::new();
+                        collect_possible(&inner, value, env, depth + 1, &mut more);
+                        out.extend(more);
+                    }
+                } else {
+                    let value = value.rsplit('/').next().unwrap_or(value);
+                    if !value.is_empty() {
+                        out.push(
+                            std::iter::once(value)
+                                .chain(words[i + 1..].iter().map(String::as_str))
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                        );
+                    }
                 }
             }
         }

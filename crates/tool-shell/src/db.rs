@@ -498,9 +498,9 @@ pub struct Interpretation {
     /// It searches the directories it reads recursively (its read operands, or the working
     /// directory when it names none).
     pub recursive: bool,
-    /// Words a program that takes any option was given without the database knowing what it
-    /// does with them (its options, and its operands, which may be files it reads):
-    /// `prettier .env`, `docker build -f .env .`.
+    /// Words a program that takes any option, and has effects, was given without the database
+    /// knowing what it does with them (its options, and its operands, which may be files it
+    /// reads): `prettier .env`, `docker build -f .env .`.
     pub loose: Vec<String>,
 }
 
@@ -920,10 +920,10 @@ impl Database {
             ));
             let mut i = 1;
             while i < argv.len() {
-                let named = names_a_program(&argv[i], argv.get(i + 1));
-                if let Some((value, took_next)) = named {
+                let named = option_runs(&argv[i], argv.get(i + 1));
+                if let Some((kind, value, took_next)) = named {
                     out.effects.push(Effect::new(
-                        EffectKind::ExecString,
+                        kind,
                         Some(value),
                         Source {
                             program: first.clone(),
@@ -952,7 +952,20 @@ impl Database {
 }
 
 const PROGRAM_OPTION: &str =
-    "an option not in the command database whose name says it runs a program";
+    "an option not in the command database whose name says it runs a program or loads code";
+
+/// The last parts of option names that, by the same convention, take code to load: a plugin,
+/// a loader, a module to preload, a kubeconfig (whose `exec` entries run programs).
+const LOAD_WORDS: &[&str] = &["plugin", "plugins", "loader", "preload", "kubeconfig"];
+
+/// What an option the database does not know runs, by its name: a program or command line
+/// ([`names_a_program`]: an exec string), or code it loads from a file (runs code).
+fn option_runs(word: &str, next: Option<&String>) -> Option<(EffectKind, String, bool)> {
+    if let Some((value, took)) = names_a_program(word, next) {
+        return Some((EffectKind::ExecString, value, took));
+    }
+    option_value_by_name(word, next, LOAD_WORDS).map(|(v, took)| (EffectKind::RunsCode, v, took))
+}
 
 /// The last parts of option names that, by the common convention of command-line tools, take
 /// a program (or a command line) to run: `--post-renderer`, `-Dexec.executable`,
@@ -985,6 +998,15 @@ fn option_name(word: &str) -> &str {
 /// attached value, else `next` when it is not an option itself, then taken as the value)
 /// and whether `next` was taken.
 pub(crate) fn names_a_program(word: &str, next: Option<&String>) -> Option<(String, bool)> {
+    option_value_by_name(word, next, PROGRAM_WORDS)
+}
+
+/// The value of option `word` when its name's last part is one of `names`.
+fn option_value_by_name(
+    word: &str,
+    next: Option<&String>,
+    names: &[&str],
+) -> Option<(String, bool)> {
     if !word.starts_with('-') || word == "-" || word == "--" {
         return None;
     }
@@ -1001,7 +1023,7 @@ pub(crate) fn names_a_program(word: &str, next: Option<&String>) -> Option<(Stri
         .next()
         .unwrap_or(name)
         .to_ascii_lowercase();
-    if !PROGRAM_WORDS.contains(&last.as_str()) {
+    if !names.contains(&last.as_str()) {
         return None;
     }
     match word.split_once('=') {
@@ -1451,9 +1473,9 @@ impl Run<'_, '_> {
     /// program to run ([`names_a_program`]): the value is code the program runs. The index of
     /// the next word; `None` when the option is not one of those.
     fn program_option(&mut self, words: &[String], i: usize, program: &str) -> Option<usize> {
-        let (value, took_next) = names_a_program(&words[i], words.get(i + 1))?;
+        let (kind, value, took_next) = option_runs(&words[i], words.get(i + 1))?;
         self.push(
-            EffectKind::ExecString,
+            kind,
             Some(value),
             program,
             Some(option_name(&words[i])),
@@ -1688,7 +1710,9 @@ impl Run<'_, '_> {
         if scopes.iter().any(|p| p.syntax.any_option)
             && find(w.split('=').next().unwrap_or(w)).is_none()
         {
-            self.out.loose.push(w.clone());
+            if scopes.iter().any(|p| !p.effects.is_empty()) {
+                self.out.loose.push(w.clone());
+            }
             return self.program_option(words, i, &label).unwrap_or(i + 1);
         }
         // Long options (and Go-style single-dash long options).
@@ -2205,7 +2229,10 @@ impl Run<'_, '_> {
                 push(self, EffectKind::Read, Some(path(w)));
                 push(self, EffectKind::Write, Some(path(w)));
             }
-            Role::Data if prog.syntax.any_option => self.out.loose.push(w.to_owned()),
+            // A program that does something (`echo` only prints its words).
+            Role::Data if prog.syntax.any_option && !prog.effects.is_empty() => {
+                self.out.loose.push(w.to_owned())
+            }
             Role::Data | Role::Script | Role::Program | Role::Assign => {}
             // `REV:PATH`; not a URL (`https://...`), which is a remote's name.
             Role::GitObject => {
@@ -2487,6 +2514,16 @@ impl Run<'_, '_> {
                     );
                 } else {
                     let dir = st.chdir.clone().unwrap_or_else(|| ".".into());
+                    // The members named are written where they are extracted.
+                    for (w, _) in ops {
+                        self.push(
+                            EffectKind::Write,
+                            Some(join_dir(&Some(dir.clone()), w)),
+                            label,
+                            None,
+                            "member extracted".into(),
+                        );
+                    }
                     self.push(
                         EffectKind::Write,
                         Some(dir),

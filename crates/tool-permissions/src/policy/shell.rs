@@ -94,12 +94,20 @@ impl Policy {
         }
         // (2a) A program the database does not know, or a word it could not place, may read or
         // write any path it is given, in whatever small language the program reads there.
-        for p in crate::shell_policy::unknown_programs_paths(analysis, ctx) {
+        let unplaced = crate::shell_policy::unknown_programs_paths(analysis, ctx);
+        for p in &unplaced {
             for family in [PathFamily::Read, PathFamily::Edit] {
-                if let Some(e) = find(family, &p) {
+                if let Some(e) = find(family, p) {
                     return Some(denied(e));
                 }
             }
+        }
+        // A program named by path in an option's or a setting's value runs as that program.
+        if let Some(e) = self.shell_match(
+            RuleList::Deny,
+            &crate::shell_policy::programs_in_values(analysis),
+        ) {
+            return Some(denied(e));
         }
         // (2b) Code that cannot all be known (a command in a variable, an array, `set --`, an
         // alias, a trap, a string run as code): deny rules meet every word sequence of the
@@ -235,6 +243,47 @@ impl Policy {
                     ));
                 }
             }
+        }
+        // (7c) An option that makes a program run code from a file (`git clone --template`,
+        // `prettier --plugin`, `kubectl --kubeconfig`): an allow rule for a program that is
+        // not an interpreter did not allow the code it loads.
+        for u in &analysis.units {
+            if is_interpreter(u) {
+                continue;
+            }
+            let loaded =
+                u.interpretation.effects.iter().find(|e| {
+                    e.kind == tool_shell::EffectKind::RunsCode && e.source.option.is_some()
+                });
+            if let Some(e) = loaded {
+                return Some(Decision::ask(
+                    Self::ask_message(request),
+                    DecisionReason::Check {
+                        name: format!(
+                            "`{}` makes {} run code from {}",
+                            e.source.option.as_deref().unwrap_or_default(),
+                            e.source.program,
+                            e.value.as_deref().unwrap_or("a file")
+                        ),
+                    },
+                ));
+            }
+        }
+        // (8a) A protected path given to a program that may write it in a way the database
+        // does not model (`iconv -o .git/config`, `cpio -p .git/hooks`).
+        if let Some(p) = unplaced
+            .iter()
+            .find(|p| crate::protected::protected_at(p, ctx).is_some())
+        {
+            return Some(Decision::ask(
+                Self::ask_message(request),
+                DecisionReason::Check {
+                    name: format!(
+                        "a protected path given to a program whose use of it is not known: {}",
+                        p.display()
+                    ),
+                },
+            ));
         }
         // (8)
         let compound = analysis
@@ -578,6 +627,20 @@ impl Policy {
 }
 
 /// The indexes of the simple commands the line itself runs (not those of strings run as code).
+/// Whether the unit's program runs code as its purpose (an interpreter: code is its operand,
+/// or its standard input when it has none), so that an allow rule for it allows the code.
+fn is_interpreter(u: &tool_shell::analyze::Unit) -> bool {
+    let Some(name) = u.interpretation.path.first() else {
+        return false;
+    };
+    tool_shell::db::database().program(name).is_some_and(|p| {
+        p.bare.contains(&tool_shell::EffectKind::RunsCode)
+            || p.operands
+                .iter()
+                .any(|slot| slot.roles.contains(&tool_shell::db::Role::RunsCode))
+    })
+}
+
 /// Whether `word` holds a `|` that starts a command (at its start, or after a space or a
 /// quote): what many programs take, in place of a file's name, for a pipe to that command.
 fn pipes_to_a_command(word: &str) -> bool {
