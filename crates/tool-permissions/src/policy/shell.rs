@@ -168,25 +168,21 @@ impl Policy {
         let look = touched.writes().next().is_none();
         for root in crate::shell_policy::search_roots(analysis, touched) {
             if let Some(e) = self.denied_below(&root, ctx, look) {
-                return Some(Decision::ask(
-                    Self::ask_message(request),
-                    DecisionReason::Check {
-                        name: format!(
-                            "a recursive search of {} reaches files denied by {}",
-                            root.display(),
-                            e.source()
-                        ),
-                    },
+                return Some(Self::checked_ask(
+                    request,
+                    format!(
+                        "a recursive search of {} reaches files denied by {}",
+                        root.display(),
+                        e.source()
+                    ),
                 ));
             }
         }
         // (5)
         if !analysis.parsed {
-            return Some(Decision::ask(
-                Self::ask_message(request),
-                DecisionReason::Check {
-                    name: "a command line that does not parse".into(),
-                },
+            return Some(Self::checked_ask(
+                request,
+                "a command line that does not parse".into(),
             ));
         }
         // (6) A line that only changes the shell's own state (`set -e`, `alias`, a function)
@@ -199,23 +195,19 @@ impl Policy {
             || analysis.units.len() > MAX_UNITS
             || (!analysis.problems.is_empty() && !only_state)
         {
-            return Some(Decision::ask(
-                Self::ask_message(request),
-                DecisionReason::Check {
-                    name: match analysis.problems.first() {
-                        Some(p) => format!("a command line that cannot be analysed fully: {p}"),
-                        None => "a command line over the analysis budget".into(),
-                    },
+            return Some(Self::checked_ask(
+                request,
+                match analysis.problems.first() {
+                    Some(p) => format!("a command line that cannot be analysed fully: {p}"),
+                    None => "a command line over the analysis budget".into(),
                 },
             ));
         }
         // (7)
         if let Some(what) = crate::shell_policy::catastrophic_removal(analysis, ctx) {
-            return Some(Decision::ask(
-                Self::ask_message(request),
-                DecisionReason::Check {
-                    name: format!("a removal of the root, home or project directory: {what}"),
-                },
+            return Some(Self::checked_ask(
+                request,
+                format!("a removal of the root, home or project directory: {what}"),
             ));
         }
         // (7b) git in a repository whose own config runs programs (`core.fsmonitor` runs on
@@ -230,16 +222,14 @@ impl Policy {
                     GitConfig::File(file) => tool_shell::gitconfig::config_runs_programs(file),
                 };
                 if let Some(s) = found {
-                    return Some(Decision::ask(
-                        Self::ask_message(request),
-                        DecisionReason::Check {
-                            name: format!(
-                                "git in a repository whose own config runs programs: `{}` ({}:{})",
-                                s.key,
-                                s.file.display(),
-                                s.line
-                            ),
-                        },
+                    return Some(Self::checked_ask(
+                        request,
+                        format!(
+                            "git in a repository whose own config runs programs: `{}` ({}:{})",
+                            s.key,
+                            s.file.display(),
+                            s.line
+                        ),
                     ));
                 }
             }
@@ -256,16 +246,14 @@ impl Policy {
                     e.kind == tool_shell::EffectKind::RunsCode && e.source.option.is_some()
                 });
             if let Some(e) = loaded {
-                return Some(Decision::ask(
-                    Self::ask_message(request),
-                    DecisionReason::Check {
-                        name: format!(
-                            "`{}` makes {} run code from {}",
-                            e.source.option.as_deref().unwrap_or_default(),
-                            e.source.program,
-                            e.value.as_deref().unwrap_or("a file")
-                        ),
-                    },
+                return Some(Self::checked_ask(
+                    request,
+                    format!(
+                        "`{}` makes {} run code from {}",
+                        e.source.option.as_deref().unwrap_or_default(),
+                        e.source.program,
+                        e.value.as_deref().unwrap_or("a file")
+                    ),
                 ));
             }
         }
@@ -275,14 +263,12 @@ impl Policy {
             .iter()
             .find(|p| crate::protected::protected_at(p, ctx).is_some())
         {
-            return Some(Decision::ask(
-                Self::ask_message(request),
-                DecisionReason::Check {
-                    name: format!(
-                        "a protected path given to a program whose use of it is not known: {}",
-                        p.display()
-                    ),
-                },
+            return Some(Self::checked_ask(
+                request,
+                format!(
+                    "a protected path given to a program whose use of it is not known: {}",
+                    p.display()
+                ),
             ));
         }
         // (8)
@@ -555,6 +541,11 @@ impl Policy {
     /// parts that need approval (those an ask rule matches, and those that write or are not
     /// read-only), when there are two or more; else Claude Code's generic text (recorded:
     /// explore seeds 11 and 13).
+    /// Ask, with Claude Code's text, because of a built-in check named `name`.
+    fn checked_ask(request: &PermissionRequest<'_>, name: String) -> Decision {
+        Decision::ask(Self::ask_message(request), DecisionReason::Check { name })
+    }
+
     fn ask_rule_message(&self, request: &PermissionRequest<'_>, line: &ShellLine) -> String {
         let (a, t) = (&line.analysis, &line.touched);
         let units = line_units(a);
