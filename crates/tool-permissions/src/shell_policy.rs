@@ -80,11 +80,22 @@ pub(crate) fn runs_what_it_wrote(a: &Analysis, touched: &Touches, ctx: &ToolCont
         let Some(program) = u.argv.first() else {
             return false;
         };
-        let ran = resolve(program, &u.cwd, ctx);
-        touched
-            .writes()
-            .any(|w| w.unit != i && (w.path == ran || ran.starts_with(&w.path)))
+        let ran = same_root(&resolve(program, &u.cwd, ctx));
+        touched.writes().any(|w| {
+            let wrote = same_root(&w.path);
+            w.unit != i && (wrote == ran || ran.starts_with(&wrote))
+        })
     })
+}
+
+/// A path as the process's own root sees it: `/proc/self/root/x` (and `thread-self`) is `/x`.
+fn same_root(p: &Path) -> PathBuf {
+    for proc_root in ["/proc/self/root", "/proc/thread-self/root"] {
+        if let Ok(rest) = p.strip_prefix(proc_root) {
+            return Path::new("/").join(rest);
+        }
+    }
+    p.to_path_buf()
 }
 
 /// The words of units whose program the command database does not know, as paths: such a
@@ -118,7 +129,18 @@ pub(crate) fn unknown_programs_paths(a: &Analysis, ctx: &ToolContext) -> Vec<Pat
         } else {
             &u.interpretation.loose[..]
         };
-        for w in words {
+        // What the line feeds it on its standard input (a here-document, a here-string, an
+        // `echo` into a pipe) is words it may read as names too (`#include ".env"`).
+        let fed: Vec<String> = if unplaced {
+            u.redirects
+                .iter()
+                .filter_map(|r| r.here.clone().flatten())
+                .flat_map(|t| t.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for w in words.iter().chain(&fed) {
             for word in path_candidates(w) {
                 out.push(resolve(word, &u.cwd, ctx));
             }
@@ -148,7 +170,7 @@ fn path_candidates(word: &str) -> Vec<&str> {
     }
     for token in word.split_whitespace() {
         add(&mut out, token);
-        for part in token.split(['=', ':', ',']) {
+        for part in token.split(['=', ':', ',', '"', '\'', '(', ')', '<', '>', ';', '{', '}']) {
             add(&mut out, part);
         }
     }

@@ -669,22 +669,42 @@ impl Walker {
                 None => self.command(c, &mut sub, origin, depth, redirects),
             }
             let pushed = &self.a.units[before..];
-            fed = match pushed {
-                [u] if u.certain
-                    && u.depth == depth
-                    && u.argv.first().is_some_and(|a| a == "echo")
-                    && !u.argv.get(1).is_some_and(|a| a.starts_with('-')) =>
-                {
-                    Some(Redirect {
-                        kind: RedirectKind::Here,
-                        target: None,
-                        certain: true,
-                        raw: String::new(),
-                        here: Some(Some(format!("{}\n", u.argv[1..].join(" ")))),
-                    })
+            // So is what `printf` of a format alone writes (no directive, its escapes read).
+            // The writer may come through wrappers (`time -p /bin/echo`, `nohup printf`): the
+            // member's one `echo` or `printf`, when every unit of the member is known.
+            let name = |u: &Unit| {
+                let a = u.argv.first().map_or("", String::as_str);
+                a.rsplit('/').next().unwrap_or(a).to_owned()
+            };
+            let writers: Vec<&Unit> = pushed
+                .iter()
+                .filter(|u| matches!(name(u).as_str(), "echo" | "printf"))
+                .collect();
+            let written = match writers.as_slice() {
+                [u] if pushed.iter().all(|p| p.certain) && pushed.len() <= 4 => {
+                    match name(u).as_str() {
+                        "echo" if !u.argv.get(1).is_some_and(|a| a.starts_with('-')) => {
+                            Some(format!("{}\n", u.argv[1..].join(" ")))
+                        }
+                        "printf"
+                            if u.argv.len() == 2
+                                && !u.argv[1].starts_with('-')
+                                && !u.argv[1].contains('%') =>
+                        {
+                            crate::expand::decode_ansi_c(&u.argv[1])
+                        }
+                        _ => None,
+                    }
                 }
                 _ => None,
             };
+            fed = written.map(|text| Redirect {
+                kind: RedirectKind::Here,
+                target: None,
+                certain: true,
+                raw: String::new(),
+                here: Some(Some(text)),
+            });
         }
     }
 

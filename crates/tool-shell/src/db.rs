@@ -500,7 +500,8 @@ pub struct Interpretation {
     pub recursive: bool,
     /// Words a program that takes any option, and has effects, was given without the database
     /// knowing what it does with them (its options, and its operands, which may be files it
-    /// reads): `prettier .env`, `docker build -f .env .`.
+    /// reads), and the arguments of code a program runs: `prettier .env`,
+    /// `docker build -f .env .`, `python3 tool.py .env`.
     pub loose: Vec<String>,
 }
 
@@ -2229,8 +2230,17 @@ impl Run<'_, '_> {
                 push(self, EffectKind::Read, Some(path(w)));
                 push(self, EffectKind::Write, Some(path(w)));
             }
-            // A program that does something (`echo` only prints its words).
-            Role::Data if prog.syntax.any_option && !prog.effects.is_empty() => {
+            // A program that does something (`echo` only prints its words), or the arguments
+            // of code it runs (`python3 tool.py .env`, `python3 -m base64 .env`): the code
+            // may open them.
+            Role::Data
+                if (prog.syntax.any_option && !prog.effects.is_empty())
+                    || self
+                        .out
+                        .effects
+                        .iter()
+                        .any(|e| e.kind == EffectKind::RunsCode) =>
+            {
                 self.out.loose.push(w.to_owned())
             }
             Role::Data | Role::Script | Role::Program | Role::Assign => {}

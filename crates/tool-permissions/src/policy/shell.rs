@@ -203,6 +203,26 @@ impl Policy {
                 },
             ));
         }
+        // (6b) A word that cannot be known (`~user`, `~1`, `${c@E}`, a substitution's output)
+        // may be anything a deny or ask rule names: where such rules exist, it asks (CONTRACT:
+        // fail closed).
+        // (A program that only prints its words, `echo rc=$?`, does nothing with them.)
+        if self.rules_reach_bash()
+            && let Some(u) = analysis.units.iter().find(|u| {
+                !u.certain
+                    && (u.interpretation.path.is_empty() || !u.interpretation.effects.is_empty())
+            })
+        {
+            let why = u
+                .unknown_words
+                .first()
+                .or(u.unknown.first())
+                .map_or_else(|| u.text.clone(), Clone::clone);
+            return Some(Self::checked_ask(
+                request,
+                format!("a word that cannot be known where deny or ask rules apply: {why}"),
+            ));
+        }
         // (7)
         if let Some(what) = crate::shell_policy::catastrophic_removal(analysis, ctx) {
             return Some(Self::checked_ask(
