@@ -775,12 +775,33 @@ impl Walker {
             ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
                 self.extended_test(a, state, depth)
             }
-            ast::ExtendedTestExpr::UnaryTest(_, w) => {
-                self.word(&w.value, state, Mode::NoSplit, depth);
+            ast::ExtendedTestExpr::UnaryTest(op, w) => {
+                let w = self.word(&w.value, state, Mode::NoSplit, depth);
+                // `-v NAME`: a subscript of NAME is arithmetic.
+                if matches!(
+                    op,
+                    ast::UnaryPredicate::ShellVariableIsSetAndAssigned
+                        | ast::UnaryPredicate::ShellVariableIsSetAndNameRef
+                ) {
+                    self.subscript_code(&w.exp.fields.concat(), state, depth);
+                }
             }
-            ast::ExtendedTestExpr::BinaryTest(_, l, r) => {
-                self.word(&l.value, state, Mode::NoSplit, depth);
-                self.word(&r.value, state, Mode::NoSplit, depth);
+            ast::ExtendedTestExpr::BinaryTest(op, l, r) => {
+                let l = self.word(&l.value, state, Mode::NoSplit, depth);
+                let r = self.word(&r.value, state, Mode::NoSplit, depth);
+                // Arithmetic operands are expressions: their subscripts run substitutions.
+                if matches!(
+                    op,
+                    ast::BinaryPredicate::ArithmeticEqualTo
+                        | ast::BinaryPredicate::ArithmeticNotEqualTo
+                        | ast::BinaryPredicate::ArithmeticLessThan
+                        | ast::BinaryPredicate::ArithmeticLessThanOrEqualTo
+                        | ast::BinaryPredicate::ArithmeticGreaterThan
+                        | ast::BinaryPredicate::ArithmeticGreaterThanOrEqualTo
+                ) {
+                    self.subscript_code(&l.exp.fields.concat(), state, depth);
+                    self.subscript_code(&r.exp.fields.concat(), state, depth);
+                }
             }
         }
     }
@@ -1209,7 +1230,61 @@ impl Walker {
             return;
         }
         self.builtin_state(idx, state);
+        self.name_subscripts(idx, state, depth);
         self.carried(idx, state, depth);
+    }
+
+    /// Builtins that take variable names evaluate an array element's subscript as arithmetic,
+    /// and substitutions in it run (`test -v 'a[$(cmd)]'`, `printf -v 'a[$(cmd)]' x`,
+    /// `read 'a[$(cmd)]'`), whatever quotes kept them from the line's own expansion.
+    fn name_subscripts(&mut self, idx: usize, state: &mut State, depth: usize) {
+        let mut argv = self.a.units[idx].argv.clone();
+        // `command` and `builtin` run the builtin itself.
+        while matches!(
+            argv.first().map(String::as_str),
+            Some("command" | "builtin" | "-p" | "--")
+        ) {
+            argv.remove(0);
+        }
+        let takes_names = matches!(
+            argv.first().map(String::as_str),
+            Some(
+                "test"
+                    | "["
+                    | "printf"
+                    | "read"
+                    | "mapfile"
+                    | "readarray"
+                    | "declare"
+                    | "typeset"
+                    | "local"
+                    | "export"
+                    | "readonly"
+                    | "unset"
+                    | "let"
+                    | "getopts"
+                    | "wait"
+                    | "eval"
+            )
+        );
+        if !takes_names {
+            return;
+        }
+        for a in argv.iter().skip(1) {
+            self.subscript_code(a, state, depth);
+        }
+    }
+
+    /// The substitutions in an array subscript of `name` (`a[$(cmd)]`), which run when the
+    /// name is evaluated as a variable.
+    fn subscript_code(&mut self, name: &str, state: &mut State, depth: usize) {
+        let Some((_, rest)) = name.split_once('[') else {
+            return;
+        };
+        let index = rest.rsplit_once(']').map_or(rest, |(i, _)| i);
+        if index.contains("$(") || index.contains('`') {
+            self.word(index, state, Mode::NoSplit, depth);
+        }
     }
 
     /// Add a unit with its database interpretation. `None` when the budget is spent.

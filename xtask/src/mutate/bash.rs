@@ -478,10 +478,14 @@ pub(super) fn rewrite(
                 .filter(|seg| family != F::WrapSudo || seg.assigns.is_empty())
                 .filter_map(|seg| {
                     let v = c.cw_value(seg)?;
+                    // `printf -v NAME` and `test -v NAME` exist only as builtins: the programs
+                    // of those names neither assign nor evaluate an array subscript.
+                    let builtin_only = matches!(v.as_str(), "printf" | "test" | "[")
+                        && s.split_whitespace().any(|w| w == "-v");
                     let ok = if family == F::WrapCommand {
                         !KEYWORDS.contains(&v.as_str()) && !NO_COMMAND_PREFIX.contains(&v.as_str())
                     } else {
-                        external(&v)
+                        external(&v) && !builtin_only
                     };
                     ok.then_some(seg.cw?)
                 })
