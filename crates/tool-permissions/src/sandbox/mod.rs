@@ -377,6 +377,10 @@ fn protected_here(path: &Path) -> Option<&'static str> {
     None
 }
 
+/// The name a new entry of a directory is tried under, to see whether a rule denies what
+/// could be made there (a name no pattern names on purpose, without an extension).
+const NEW_ENTRY: &str = "toolgate-new-entry";
+
 /// Does the sandbox keep `path` as it is, whatever the command and whatever the rules say (a
 /// protected path: the agent's and editors' configuration, shell start-up files, a
 /// repository's hooks and the files that make git run programs)? Why, when it does. The rest
@@ -1259,7 +1263,8 @@ impl Classifier {
         None
     }
 
-    /// The rule, setting or check that keeps `p` read-only, if any.
+    /// The rule, setting or check that keeps `p` read-only, if any. (A directory is also
+    /// read-only when a rule denies an entry new in it, named [`NEW_ENTRY`].)
     fn why_read_only(&self, p: &Path, is_dir: bool) -> Option<String> {
         if self.aliases.is_empty() {
             return self.why_read_only_as(p, is_dir);
@@ -1274,6 +1279,19 @@ impl Classifier {
             && let Some(e) =
                 self.policy
                     .lexical_path_rule(RuleList::Deny, PathFamily::Edit, p, &self.ctx)
+        {
+            return Some(e.text.clone());
+        }
+        // A directory whose new entries a rule denies (`Edit(./.git/**)`): nothing may be
+        // made in it either, so it is read-only as a whole.
+        if is_dir
+            && self.has_edit_denies
+            && let Some(e) = self.policy.lexical_path_rule(
+                RuleList::Deny,
+                PathFamily::Edit,
+                &p.join(NEW_ENTRY),
+                &self.ctx,
+            )
         {
             return Some(e.text.clone());
         }
@@ -1292,7 +1310,10 @@ impl Classifier {
             return Seen::Descend;
         }
         if is_dir && p.file_name().is_some_and(|n| n == ".git") {
-            return Seen::Repository;
+            return match self.why_read_only(p, true) {
+                Some(why) => Seen::ReadOnly(why),
+                None => Seen::Repository,
+            };
         }
         match self.why_read_only(p, is_dir) {
             Some(why) => Seen::ReadOnly(why),
