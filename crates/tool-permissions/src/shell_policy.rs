@@ -974,14 +974,9 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
             // sqlite3's `.output '|cmd'`).
             if let Some(piped) = words[i].trim_start().strip_prefix('|')
                 && !piped.trim().is_empty()
+                && !possible_in(piped, env, depth, out)
             {
-                let inner = tool_shell::analyze::analyze(piped, env);
-                if inner.units.is_empty() {
-                    out.push(piped.trim().to_owned());
-                }
-                let mut more = Vec::new();
-                collect_possible(&inner, piped, env, depth + 1, &mut more);
-                out.extend(more);
+                out.push(piped.trim().to_owned());
             }
             if let Some((_, value)) = words[i].split_once('=') {
                 // A leading `!` makes a setting a shell command (git's and Mercurial's
@@ -989,10 +984,7 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
                 let value = value.strip_prefix('!').unwrap_or(value);
                 if value.contains(char::is_whitespace) {
                     if depth < 2 {
-                        let inner = tool_shell::analyze::analyze(value, env);
-                        let mut more = Vec::new();
-                        collect_possible(&inner, value, env, depth + 1, &mut more);
-                        out.extend(more);
+                        possible_in(value, env, depth, out);
                     }
                 } else {
                     let value = value.rsplit('/').next().unwrap_or(value);
@@ -1022,9 +1014,16 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
         if s.trim().is_empty() || s.len() > 8192 {
             continue;
         }
-        let inner = tool_shell::analyze::analyze(&s, env);
-        collect_possible(&inner, &s, env, depth + 1, out);
+        possible_in(&s, env, depth, out);
     }
+}
+
+/// The possible commands of `text` read as a line of its own, one level down; whether it
+/// holds any command at all.
+fn possible_in(text: &str, env: &ShellEnv, depth: usize, out: &mut Vec<String>) -> bool {
+    let inner = tool_shell::analyze::analyze(text, env);
+    collect_possible(&inner, text, env, depth + 1, out);
+    !inner.units.is_empty()
 }
 
 /// The contents of the quoted strings of `text` (`'...'`, `"..."`, `$'...'`), outermost only.

@@ -258,14 +258,14 @@ impl Policy {
         // `prettier --plugin`, `kubectl --kubeconfig`): an allow rule for a program that is
         // not an interpreter did not allow the code it loads.
         for u in &analysis.units {
-            if is_interpreter(u) {
-                continue;
-            }
             let loaded =
                 u.interpretation.effects.iter().find(|e| {
                     e.kind == tool_shell::EffectKind::RunsCode && e.source.option.is_some()
                 });
-            if let Some(e) = loaded {
+            // The database is looked up only for a unit that loads code.
+            if let Some(e) = loaded
+                && !is_interpreter(u)
+            {
                 return Some(Self::checked_ask(
                     request,
                     format!(
