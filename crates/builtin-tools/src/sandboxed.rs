@@ -207,7 +207,8 @@ pub fn start(
         .stderr(stderr)
         .plan(mounts, spec.network)
         .judge(spec.judge.clone())
-        .unix_sockets(spec.unix_sockets);
+        .unix_sockets(spec.unix_sockets)
+        .keep_warm(true);
     if let Some(fd) = fd3 {
         launch = launch.fd(fd, 3);
     }

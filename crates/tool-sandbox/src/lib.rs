@@ -42,6 +42,7 @@ mod proxy;
 mod seccomp;
 mod spawn;
 mod supervise;
+mod warm;
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -285,13 +286,15 @@ pub type Resolver = dyn Fn(&str, u16) -> std::io::Result<Vec<std::net::SocketAdd
 
 /// The sandbox of this machine: `bwrap` found and working, with the runtime directory the
 /// stand-ins live in.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Sandbox {
     bwrap: PathBuf,
     runtime: PathBuf,
     stand_ins: bwrap::StandIns,
     /// Seccomp user notification can stop each `execve` (see `notify`).
     notify: bool,
+    /// The sandbox started ahead for the next command (see `warm`).
+    warm: Arc<warm::Slot>,
 }
 
 /// The sandboxes checked so far, by the `bwrap` they use.
@@ -366,6 +369,7 @@ impl Sandbox {
             runtime,
             stand_ins,
             notify: notify::available(bwrap),
+            warm: Arc::default(),
         };
         sandbox.check(false)?;
         // Stopping each exec where it works here (a container may refuse the listener);
@@ -421,6 +425,12 @@ impl Sandbox {
     /// with a `bwrap` that is not set-user-ID.
     pub fn stops_only_execs(&self) -> bool {
         self.notify
+    }
+
+    /// Kill the sandbox started ahead for the next command, if there is one (see
+    /// [`Launch::keep_warm`]).
+    pub fn discard_ahead(&self) {
+        self.warm.clear();
     }
 
     /// Whether the seccomp filter that keeps every process traced is in place on this
@@ -500,6 +510,9 @@ pub struct Launch {
     trace_every_process: bool,
     unix_sockets: bool,
     resolver: Option<Arc<Resolver>>,
+    keep_warm: bool,
+    /// For a sandbox started ahead: where the command that takes it hands itself over.
+    handover: Option<Arc<warm::Handover>>,
 }
 
 impl std::fmt::Debug for Launch {
@@ -540,6 +553,8 @@ impl Launch {
             trace_every_process: false,
             unix_sockets: false,
             resolver: None,
+            keep_warm: false,
+            handover: None,
         }
     }
 
@@ -637,9 +652,43 @@ impl Launch {
         self
     }
 
+    /// Keep a sandbox started ahead for the next command like this one (off by default).
+    ///
+    /// Once this command has started, the next sandbox is made in the background with the
+    /// same plan, network, environment, directory and shell, and waits. A later launch with
+    /// `keep_warm` whose settings are all equal, and whose sandbox's mounts are still those
+    /// bubblewrap made, runs in it and does not wait for bubblewrap; any other launch kills it.
+    /// For `bash -c SCRIPT` lines only, supervised, with an explicit environment
+    /// ([`env`](Self::env)) and a plan without stand-ins; other launches start as without it.
+    /// What runs, what the supervisor sees and what the command can reach are the same as in
+    /// a sandbox started for it.
+    pub fn keep_warm(mut self, on: bool) -> Self {
+        self.keep_warm = on;
+        self
+    }
+
     /// Start the command in `sandbox`.
     pub fn spawn(self, sandbox: &Sandbox) -> Result<Running, Error> {
-        self.start(Some(sandbox))
+        let key = if self.keep_warm {
+            warm::Key::of(&self, sandbox)
+        } else {
+            None
+        };
+        let Some(key) = key else {
+            return self.start(Some(sandbox));
+        };
+        let template = warm::Template::of(&self, &key);
+        let running = match sandbox.warm.take(&key) {
+            Some(ahead) => match ahead.hand_over(self) {
+                Ok(running) => running,
+                Err(launch) => launch.start(Some(sandbox))?,
+            },
+            None => self.start(Some(sandbox))?,
+        };
+        sandbox
+            .warm
+            .start_ahead(sandbox.clone(), key, template, running.shared.clone());
+        Ok(running)
     }
 
     /// Start the command without the sandbox's file system and network (the host's, as they
@@ -666,10 +715,12 @@ impl Launch {
                 .map_err(Error::Prepare)?,
             None => absent::Placeholders::default(),
         };
+        // A sandbox started ahead notes them when a command takes it.
         let undone = match sandbox {
-            Some(_) => absent::Undone::note(&self.mounts.undone),
-            None => absent::Undone::default(),
+            Some(_) if self.handover.is_none() => absent::Undone::note(&self.mounts.undone),
+            _ => absent::Undone::default(),
         };
+        let handover = self.handover.clone();
         // Stopping each exec needs every process free to be attached to: where every program is
         // watched, no process of the command may trace another.
         let refuse_ptrace = self.supervise
@@ -771,6 +822,8 @@ impl Launch {
         let spawned = std::thread::Builder::new()
             .name("toolgate-sandbox".into())
             .spawn(move || {
+                // However this thread ends, a sandbox started ahead is then over.
+                let _over = warm::EndOnDrop(handover.clone());
                 let mut placeholders = placeholders;
                 // Stopping only each exec: the child sends the listener of its filter, and a
                 // thread of its own takes it and answers the child's `execve` of bubblewrap
@@ -912,6 +965,8 @@ impl Launch {
                     approver,
                     on_line_start: line_start,
                     confined,
+                    handover: handover.clone(),
+                    expect: None,
                 };
                 let status = match listener {
                     Some(l) => {
@@ -927,7 +982,10 @@ impl Launch {
                     None => supervisor.run(pid, confined),
                 };
                 placeholders.release();
-                let removed = undone.undo();
+                let removed = match &handover {
+                    Some(h) => h.undone().undo(),
+                    None => undone.undo(),
+                };
                 lock(&thread_shared.report).removed = removed;
                 thread_shared.settle_now();
                 thread_shared.finish(status);
@@ -943,6 +1001,7 @@ impl Launch {
             shared,
             pid,
             armed: true,
+            ahead: false,
         })
     }
 }
@@ -1011,6 +1070,7 @@ pub struct Running {
     shared: Arc<Shared>,
     pid: libc::pid_t,
     armed: bool,
+    ahead: bool,
 }
 
 impl std::fmt::Debug for Running {
@@ -1026,6 +1086,11 @@ impl Running {
     /// bubblewrap's pid (outside the sandbox).
     pub fn id(&self) -> u32 {
         self.pid as u32
+    }
+
+    /// Whether the command ran in a sandbox started ahead (see [`Launch::keep_warm`]).
+    pub fn started_ahead(&self) -> bool {
+        self.ahead
     }
 
     /// Wait for the command to end: the status of its shell, or `SIGKILL` when it was stopped.
@@ -1142,6 +1207,14 @@ fn background() -> std::sync::MutexGuard<'static, Vec<std::sync::Weak<Shared>>> 
 /// sandboxes would die with it, and what they left would stay). Returns how many were
 /// stopped.
 pub fn stop_background(wait: Duration) -> usize {
+    // The sandboxes started ahead go first: nothing of theirs is to be waited for.
+    if let Some(known) = DETECTED.get() {
+        for (_, found) in lock(known).iter() {
+            if let Ok(sandbox) = found {
+                sandbox.discard_ahead();
+            }
+        }
+    }
     let running: Vec<Arc<Shared>> = background()
         .iter()
         .filter_map(std::sync::Weak::upgrade)

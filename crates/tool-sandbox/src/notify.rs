@@ -229,6 +229,31 @@ fn respond(listener: &OwnedFd, id: u64, answer: Answer) -> bool {
     }
 }
 
+/// Put `fd` into the process of pending notification `id` as its descriptor `number` (in
+/// place of what it had there), inherited by what it executes.
+#[allow(unsafe_code)]
+fn add_fd(listener: &OwnedFd, id: u64, fd: &OwnedFd, number: RawFd) -> std::io::Result<()> {
+    let mut add = libc::seccomp_notif_addfd {
+        id,
+        flags: libc::SECCOMP_ADDFD_FLAG_SETFD as u32,
+        srcfd: fd.as_raw_fd() as u32,
+        newfd: number as u32,
+        newfd_flags: 0,
+    };
+    // SAFETY: ADDFD reads one seccomp_notif_addfd from a local of ours.
+    let r = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ADDFD,
+            &mut add,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The line's shell as its own forks share it: where the kernel put its random bytes, and
 /// them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -478,6 +503,40 @@ impl Supervisor {
         if line.is_none() && !in_pid_namespace_below_ours(tid) {
             respond(listener, n.id, Answer::Continue);
             return None;
+        }
+        // A sandbox started ahead: the first program executed in it is the trampoline (let
+        // through: the sandbox is ready); the next, the command's shell, which only the
+        // trampoline executes, once a command has taken the sandbox, with the command's
+        // streams put in now.
+        if line.is_none()
+            && let Some(handover) = self.handover.clone()
+        {
+            match handover.trampoline() {
+                None => {
+                    handover.ready(tid);
+                    respond(listener, n.id, Answer::Continue);
+                    return None;
+                }
+                Some(t) => {
+                    let taken = if t == tid { handover.take() } else { None };
+                    let Some(taken) = taken else {
+                        respond(listener, n.id, Answer::Fail(libc::EPERM));
+                        self.stop_unwatchable(&std::io::Error::other(
+                            "a program ran in a sandbox started ahead before a command took it",
+                        ));
+                        return None;
+                    };
+                    for (fd, number) in &taken.fds {
+                        if let Err(why) = add_fd(listener, n.id, fd, *number) {
+                            respond(listener, n.id, Answer::Fail(libc::EPERM));
+                            self.stop_unwatchable(&why);
+                            return None;
+                        }
+                    }
+                    self.approver = taken.approver;
+                    self.expect = Some(taken.argv);
+                }
+            }
         }
         // Before the call replaces it: whose process this is.
         let role = match line {

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::Arc;
 
@@ -68,6 +68,11 @@ pub(crate) struct Supervisor {
     pub(crate) approver: Option<Arc<ExecApprover>>,
     pub(crate) on_line_start: Option<Box<LineStart>>,
     pub(crate) confined: bool,
+    /// For a sandbox started ahead: where the command that takes it hands itself over.
+    pub(crate) handover: Option<Arc<crate::warm::Handover>>,
+    /// The program the line's shell must be (a sandbox started ahead's trampoline executes
+    /// it): its arguments, the first one the file it executes.
+    pub(crate) expect: Option<Vec<OsString>>,
 }
 
 #[allow(unsafe_code)]
@@ -407,6 +412,43 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
     })
 }
 
+/// Whether `pid`, held at its exec stop, has just loaded exactly `argv`: those words, and the
+/// file the first one names (an absolute path, seen from `pid`'s root).
+fn is_exactly(pid: libc::pid_t, argv: &[OsString]) -> bool {
+    use std::os::unix::ffi::OsStrExt as _;
+    use std::os::unix::fs::MetadataExt as _;
+    let Some(first) = argv.first() else {
+        return false;
+    };
+    let Some(layout) = layout(pid) else {
+        return false;
+    };
+    let Some(mut raw) = arguments(pid, &layout) else {
+        return false;
+    };
+    if raw.last() == Some(&0) {
+        raw.pop();
+    }
+    let want = argv
+        .iter()
+        .map(|a| a.as_bytes())
+        .collect::<Vec<_>>()
+        .join(&0u8);
+    if raw != want {
+        return false;
+    }
+    let named = Path::new(first);
+    let in_root =
+        PathBuf::from(format!("/proc/{pid}/root")).join(named.strip_prefix("/").unwrap_or(named));
+    match (
+        std::fs::metadata(format!("/proc/{pid}/exe")),
+        std::fs::metadata(in_root),
+    ) {
+        (Ok(a), Ok(b)) => named.is_absolute() && a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
 /// Whether `pid`, held at its exec stop, is dying or dead since (killed with its command):
 /// its `/proc` entry is gone, it is a zombie, or the kernel marks it exiting (`PF_EXITING`
 /// among the flags of `/proc/PID/stat`, set before its memory goes).
@@ -575,6 +617,23 @@ impl Supervisor {
             return None;
         }
         if role == Role::Launcher {
+            if let Some(argv) = self.expect.take()
+                && !is_exactly(pid, &argv)
+            {
+                self.stop(Stop {
+                    argv: argv.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+                    exe: PathBuf::new(),
+                    started_by_line: false,
+                    decision: Decision::deny(
+                        "The sandbox started ahead executed another program than the command's shell, so the command was stopped.",
+                        tool_core::DecisionReason::Check {
+                            name: "a sandbox started ahead".into(),
+                        },
+                    ),
+                    approved: None,
+                });
+                return None;
+            }
             // The line's shell, loaded and not yet running: the sandbox's namespaces exist.
             if let Some(start) = self.on_line_start.take()
                 && let Err(why) = start(pid)
