@@ -24,7 +24,8 @@
 //!   made with, and its mount table (`/proc/PID/mountinfo`) is still the one it had when it
 //!   was ready. A protected or hidden file the host replaced since (a rename over it, a
 //!   removal) takes its mount away in the sandbox, and a mount made on the host since comes
-//!   in: either changes the table, and the sandbox is not used.
+//!   in: either changes the table, and the sandbox is not used. Nor is it when its working
+//!   directory is no longer the directory at that path.
 //! - Names that must not be left behind are noted when the command takes the sandbox, as a
 //!   fresh sandbox notes them when it starts.
 //! - Plans with stand-ins (protected names held by an empty file while a command runs) are not
@@ -184,6 +185,21 @@ impl Drop for EndOnDrop {
         if let Some(h) = &self.0 {
             h.end();
         }
+    }
+}
+
+/// Whether `pid`'s working directory is still the directory at `cwd` in its root (not one
+/// removed, or moved away, since it started there).
+fn same_directory(pid: libc::pid_t, cwd: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let in_root = std::path::PathBuf::from(format!("/proc/{pid}/root"))
+        .join(cwd.strip_prefix("/").unwrap_or(cwd));
+    match (
+        std::fs::metadata(format!("/proc/{pid}/cwd")),
+        std::fs::metadata(in_root),
+    ) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
@@ -517,7 +533,7 @@ impl Warm {
             let s = lock(&self.handover.state);
             !s.over && s.mounts.is_some() && s.mounts == mount_table(pid)
         };
-        if !unchanged || self.running.shared.is_finished() {
+        if !unchanged || self.running.shared.is_finished() || !same_directory(pid, &launch.cwd) {
             return Err(Box::new(launch));
         }
         // The script first: nothing reads it before `go`.

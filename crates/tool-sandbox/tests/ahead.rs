@@ -341,3 +341,35 @@ fn a_sandbox_started_ahead_is_used_only_by_a_command_of_the_same_settings() {
     assert!(r.started_ahead());
     finish(&sub, &r);
 }
+
+#[test]
+fn a_sandbox_started_ahead_is_not_used_once_its_directory_was_made_anew() {
+    let Some(sb) = sandbox() else { return };
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = std::fs::canonicalize(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
+    let judge: Arc<dyn RunJudge> = Arc::new(Judge::default());
+    let first = start(&sb, &sub, plan_for(&dir), judge.clone(), &ENV, "true", true);
+    finish(&sub, &first);
+    let second = start(&sb, &sub, plan_for(&dir), judge.clone(), &ENV, "true", true);
+    assert!(second.started_ahead());
+    finish(&sub, &second);
+    // The sandbox started ahead waits in `sub`; `sub` is removed and made again.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    std::fs::remove_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
+    let third = start(
+        &sb,
+        &sub,
+        plan_for(&dir),
+        judge,
+        &ENV,
+        "touch made && ls",
+        true,
+    );
+    assert!(!third.started_ahead());
+    let (out, _, ok) = finish(&sub, &third);
+    assert!(ok, "{out}");
+    assert!(sub.join("made").exists(), "{out}");
+}
