@@ -364,6 +364,9 @@ pub enum Stdin {
     Job,
     /// Commands of its own [`Language`].
     Commands,
+    /// Git object names, one or more a line (`git cat-file --batch`, `git log --stdin`):
+    /// `REV:PATH` reads PATH as the revision has it.
+    Objects,
 }
 
 /// A command language that can reach a shell, read line by line.
@@ -1100,6 +1103,7 @@ fn compile(
             Some("shell") => Some(Stdin::Shell),
             Some("job") => Some(Stdin::Job),
             Some("commands") => Some(Stdin::Commands),
+            Some("git-objects") => Some(Stdin::Objects),
             Some(other) => return Err(bad(format!("{name}: unknown stdin `{other}`"))),
         },
         language: match &rp.language {
@@ -2099,6 +2103,20 @@ impl Run<'_, '_> {
                     let detail = "standard input: commands fed on the line";
                     self.commands(st.language, fed.as_deref(), &label, None, detail);
                 }
+                Some(Stdin::Objects) => match fed {
+                    Some(text) => {
+                        for w in text.split_whitespace() {
+                            self.operand(prog, Role::GitObject, w, &None, &label);
+                        }
+                    }
+                    None => self.push(
+                        EffectKind::Unknown,
+                        None,
+                        &label,
+                        None,
+                        "standard input: object names that cannot be known".into(),
+                    ),
+                },
                 _ => {}
             }
         }
@@ -2255,6 +2273,21 @@ impl Run<'_, '_> {
                         EffectKind::Read,
                         Some(path(file.trim_start_matches("./"))),
                     );
+                } else if !w.starts_with('-') {
+                    // Git takes a word that names no revision for a path whose history it
+                    // reads (`git log -p .env`, without `--`). One in revision syntax
+                    // (`HEAD~2`, `main^`, `@{u}`, `a..b`, `HEAD`, `@`) still meets the deny rules.
+                    let revision = w.contains(['~', '^'])
+                        || w.contains("@{")
+                        || w.contains("..")
+                        || w == "@"
+                        || (w.ends_with("HEAD")
+                            && w.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'));
+                    if revision {
+                        self.out.loose.push(path(w));
+                    } else {
+                        push(self, EffectKind::Read, Some(path(w)));
+                    }
                 }
             }
             Role::ExecString => push(self, EffectKind::ExecString, Some(w.to_owned())),

@@ -648,7 +648,13 @@ fn git_prints_the_files_its_objects_and_paths_name() {
     };
     assert_eq!(reads(&["git", "show", "HEAD:.env"]), [".env"]);
     assert_eq!(reads(&["git", "show", "HEAD~1:./sub/a.txt"]), ["sub/a.txt"]);
-    assert_eq!(reads(&["git", "log", "-p", "main", "--", ".env"]), [".env"]);
+    // Before `--`, a word that is not a revision is a path to git: `main` may be either.
+    assert_eq!(
+        reads(&["git", "log", "-p", "main", "--", ".env"]),
+        ["main", ".env"]
+    );
+    assert_eq!(reads(&["git", "log", "-p", ".env"]), [".env"]);
+    assert_eq!(reads(&["git", "diff", "HEAD~1", "secrets/k"]), ["secrets/k"]);
     assert_eq!(
         reads(&["git", "-C", "r", "diff", "HEAD", "--", "k"]),
         ["r", "r/k"]
@@ -662,9 +668,26 @@ fn git_prints_the_files_its_objects_and_paths_name() {
         [".env", "x"]
     );
     assert_eq!(reads(&["git", "grep", "KEY", "HEAD:sec"]), ["sec"]);
-    // Revisions are data: `HEAD~1` is not a file.
+    // A word in revision syntax (`HEAD~1`, `a..b`) is not read as a file, but meets the deny
+    // rules as a word whose place is not known.
     assert!(reads(&["git", "diff", "HEAD~1"]).is_empty());
     assert!(run(&["git", "diff", "HEAD~1"]).is_read_only());
+    assert_eq!(run(&["git", "log", "a..b"]).loose, ["a..b"]);
+    // Object names fed on standard input.
+    let fed = |line: &[&str], text: &str| -> Vec<String> {
+        database()
+            .interpret_fed(&argv(line), Some(Some(text)))
+            .effects
+            .iter()
+            .filter(|e| e.kind == EffectKind::Read)
+            .filter_map(|e| e.value.clone())
+            .collect()
+    };
+    assert_eq!(fed(&["git", "cat-file", "--batch"], "HEAD:.env\nHEAD:a\n"), [".env", "a"]);
+    assert_eq!(
+        fed(&["git", "cat-file", "--batch-command"], "contents HEAD:k\n"),
+        ["contents", "k"]
+    );
 }
 
 #[test]
