@@ -56,6 +56,14 @@ pub(crate) fn available(bwrap: &std::path::Path) -> bool {
     kernel_at_least(5, 5)
 }
 
+/// Whether the supervisor can put descriptors into a process that waits at its `execve`
+/// (`SECCOMP_IOCTL_NOTIF_ADDFD` with `SECCOMP_ADDFD_FLAG_SETFD`, Linux 5.9), which handing a
+/// sandbox started ahead to a command needs.
+pub(crate) fn can_add_fds() -> bool {
+    static CAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CAN.get_or_init(|| kernel_at_least(5, 9))
+}
+
 fn kernel_at_least(major: u32, minor: u32) -> bool {
     let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     release_at_least(&release, major, minor)

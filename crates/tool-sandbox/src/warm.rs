@@ -254,6 +254,7 @@ impl Key {
             .is_some_and(|n| n == "bash");
         let env = launch.env.as_ref()?;
         let fits = sandbox.notify
+            && crate::notify::can_add_fds()
             && launch.supervise
             && !launch.trace_every_process
             && launch.resolver.is_none()

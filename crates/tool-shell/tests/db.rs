@@ -654,7 +654,10 @@ fn git_prints_the_files_its_objects_and_paths_name() {
         ["main", ".env"]
     );
     assert_eq!(reads(&["git", "log", "-p", ".env"]), [".env"]);
-    assert_eq!(reads(&["git", "diff", "HEAD~1", "secrets/k"]), ["secrets/k"]);
+    assert_eq!(
+        reads(&["git", "diff", "HEAD~1", "secrets/k"]),
+        ["secrets/k"]
+    );
     assert_eq!(
         reads(&["git", "-C", "r", "diff", "HEAD", "--", "k"]),
         ["r", "r/k"]
@@ -683,7 +686,10 @@ fn git_prints_the_files_its_objects_and_paths_name() {
             .filter_map(|e| e.value.clone())
             .collect()
     };
-    assert_eq!(fed(&["git", "cat-file", "--batch"], "HEAD:.env\nHEAD:a\n"), [".env", "a"]);
+    assert_eq!(
+        fed(&["git", "cat-file", "--batch"], "HEAD:.env\nHEAD:a\n"),
+        [".env", "a"]
+    );
     assert_eq!(
         fed(&["git", "cat-file", "--batch-command"], "contents HEAD:k\n"),
         ["contents", "k"]
