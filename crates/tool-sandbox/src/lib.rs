@@ -677,7 +677,6 @@ impl Launch {
         let Some(key) = key else {
             return self.start(Some(sandbox));
         };
-        let template = warm::Template::of(&self, &key);
         let running = match sandbox.warm.take(&key) {
             Some(ahead) => match ahead.hand_over(self) {
                 Ok(running) => running,
@@ -687,7 +686,7 @@ impl Launch {
         };
         sandbox
             .warm
-            .start_ahead(sandbox.clone(), key, template, running.shared.clone());
+            .start_ahead(sandbox.clone(), key, running.shared.clone());
         Ok(running)
     }
 

@@ -96,10 +96,15 @@ fn cstring(s: OsString) -> std::io::Result<CString> {
 }
 
 /// A close-on-exec copy of `fd` numbered 64 or above.
-#[allow(unsafe_code)]
 fn high(fd: RawFd) -> std::io::Result<OwnedFd> {
+    dup_from(fd, 64)
+}
+
+/// A close-on-exec copy of `fd` numbered `lowest` or above.
+#[allow(unsafe_code)]
+pub(crate) fn dup_from(fd: RawFd, lowest: RawFd) -> std::io::Result<OwnedFd> {
     // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor that we then own.
-    let n = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 64) };
+    let n = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, lowest) };
     if n < 0 {
         return Err(std::io::Error::last_os_error());
     }

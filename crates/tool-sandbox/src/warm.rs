@@ -348,13 +348,12 @@ impl Slot {
         }
     }
 
-    /// Start a sandbox ahead for commands like `template` (in the background), once `after`
-    /// has ended or a moment has passed; unless one is being started for the same key.
+    /// Start a sandbox ahead for commands of `key` (in the background), once `after` has
+    /// ended or a moment has passed; unless one is being started for the same key.
     pub(crate) fn start_ahead(
         self: &Arc<Self>,
         sandbox: Sandbox,
         key: Key,
-        template: Template,
         after: Arc<crate::Shared>,
     ) {
         let (token, generation) = {
@@ -383,7 +382,7 @@ impl Slot {
                             .unwrap_or_else(std::sync::PoisonError::into_inner),
                     );
                 }
-                let warm = template.start(&sandbox, key);
+                let warm = key.start(&sandbox);
                 let mut s = lock(&slot.state);
                 let latest = s.starting.as_ref().is_some_and(|(_, t)| *t == token);
                 if latest {
@@ -417,52 +416,31 @@ impl Slot {
     }
 }
 
-/// What a sandbox started ahead is started with: the launch's settings without its command,
-/// streams or judge.
-pub(crate) struct Template {
-    program: OsString,
-    cwd: std::path::PathBuf,
-    env: Vec<(OsString, OsString)>,
-    mounts: MountPlan,
-    network: NetworkPlan,
-    unix_sockets: bool,
-}
-
-impl Template {
-    pub(crate) fn of(launch: &Launch, key: &Key) -> Template {
-        Template {
-            program: launch.program.clone(),
-            cwd: launch.cwd.clone(),
-            env: key.env.clone(),
-            mounts: launch.mounts.clone(),
-            network: launch.network,
-            unix_sockets: launch.unix_sockets,
-        }
-    }
-
-    fn start(self, sandbox: &Sandbox, key: Key) -> Result<Warm, crate::Error> {
+impl Key {
+    /// Start a sandbox ahead for commands of this key.
+    fn start(self, sandbox: &Sandbox) -> Result<Warm, crate::Error> {
         let (go_read, go) = crate::pipe().map_err(crate::Error::Prepare)?;
         let script = memfd().map_err(crate::Error::Prepare)?;
         let script_read = std::fs::File::open(format!("/proc/self/fd/{}", script.as_raw_fd()))
             .map_err(crate::Error::Prepare)?;
         let handover = Arc::new(Handover::default());
         let judge = Arc::new(Deferred {
-            watching: key.watching,
+            watching: self.watching,
             inner: OnceLock::new(),
         });
         let program = self.program.clone();
         let mut launch = Launch::new(
-            self.program,
+            self.program.clone(),
             [OsString::from("-c"), OsString::from(TRAMPOLINE), program],
         )
-        .cwd(self.cwd)
-        .env(self.env)
+        .cwd(self.cwd.clone())
+        .env(self.env.clone())
         .stdin(Io::Null)
         .stdout(Io::Null)
         .stderr(Io::Null)
         .fd(go_read, GO_FD)
         .fd(script_read.into(), SCRIPT_FD)
-        .plan(self.mounts, self.network)
+        .plan(self.mounts.clone(), self.network)
         .judge(judge.clone())
         .unix_sockets(self.unix_sockets);
         launch.handover = Some(handover.clone());
@@ -473,7 +451,7 @@ impl Template {
             )));
         }
         Ok(Warm {
-            key,
+            key: self,
             running,
             handover,
             judge,
@@ -496,21 +474,9 @@ fn memfd() -> std::io::Result<std::fs::File> {
     Ok(unsafe { std::fs::File::from_raw_fd(fd) })
 }
 
-/// A close-on-exec copy of this process's descriptor `fd`.
-#[allow(unsafe_code)]
-fn dup_own(fd: RawFd) -> std::io::Result<OwnedFd> {
-    // SAFETY: F_DUPFD_CLOEXEC makes a new descriptor that we then own.
-    let n = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
-    if n < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: new and owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(n) })
-}
-
 fn stream_fd(io: Io, number: RawFd) -> std::io::Result<OwnedFd> {
     match io {
-        Io::Inherit => dup_own(number),
+        Io::Inherit => crate::spawn::dup_from(number, 3),
         Io::Null => Ok(std::fs::File::options()
             .read(number == 0)
             .write(number != 0)

@@ -80,6 +80,13 @@ impl RunJudge for Judge {
     }
 }
 
+/// A temporary project directory (kept while the first is held), by its real path.
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = std::fs::canonicalize(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    (tmp, dir)
+}
+
 fn plan_for(dir: &Path) -> MountPlan {
     let mut plan = MountPlan::default();
     plan.writable
@@ -147,8 +154,7 @@ fn fresh_and_ahead(sb: &Sandbox, dir: &Path, script: &str) -> (Outcome, Outcome,
 #[test]
 fn a_line_in_a_sandbox_started_ahead_sees_what_it_sees_in_its_own() {
     let Some(sb) = sandbox() else { return };
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let dir = std::fs::canonicalize(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let (_tmp, dir) = project();
     // What the shell is, its variables, its environment as it passes it on and as it got it,
     // its descriptors, its process, its directory; the line's own file descriptor 3.
     let scripts = [
@@ -179,8 +185,7 @@ fn a_line_in_a_sandbox_started_ahead_sees_what_it_sees_in_its_own() {
 #[test]
 fn a_sandbox_started_ahead_is_judged_by_the_command_that_takes_it() {
     let Some(sb) = sandbox() else { return };
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let dir = std::fs::canonicalize(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let (_tmp, dir) = project();
     let lenient = Arc::new(Judge::default());
     let first = start(
         &sb,
@@ -237,8 +242,7 @@ fn a_sandbox_started_ahead_is_judged_by_the_command_that_takes_it() {
 #[test]
 fn a_sandbox_started_ahead_is_not_used_once_a_hidden_file_was_replaced() {
     let Some(sb) = sandbox() else { return };
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let dir = std::fs::canonicalize(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let (_tmp, dir) = project();
     std::fs::write(dir.join(".env"), "OLD=1\n").unwrap_or_else(|e| panic!("{e}"));
     std::fs::create_dir_all(dir.join(".git/hooks")).unwrap_or_else(|e| panic!("{e}"));
     let plan = || {
@@ -281,8 +285,7 @@ fn a_sandbox_started_ahead_is_not_used_once_a_hidden_file_was_replaced() {
 #[test]
 fn a_sandbox_started_ahead_is_used_only_by_a_command_of_the_same_settings() {
     let Some(sb) = sandbox() else { return };
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let dir = std::fs::canonicalize(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let (_tmp, dir) = project();
     let sub = dir.join("sub");
     std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
     let judge: Arc<dyn RunJudge> = Arc::new(Judge::default());
@@ -345,8 +348,7 @@ fn a_sandbox_started_ahead_is_used_only_by_a_command_of_the_same_settings() {
 #[test]
 fn a_sandbox_started_ahead_is_not_used_once_its_directory_was_made_anew() {
     let Some(sb) = sandbox() else { return };
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let dir = std::fs::canonicalize(tmp.path()).unwrap_or_else(|e| panic!("{e}"));
+    let (_tmp, dir) = project();
     let sub = dir.join("sub");
     std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
     let judge: Arc<dyn RunJudge> = Arc::new(Judge::default());
