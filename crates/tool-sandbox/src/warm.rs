@@ -536,7 +536,6 @@ impl Warm {
             });
             s.undone = Some(absent::Undone::note(&launch.mounts.undone));
         }
-        *lock(&self.running.shared.settler) = Some(self.judge.clone() as Arc<dyn RunJudge>);
         let mut go = &self.go;
         if go.write_all(b"go\0").is_err() {
             // The trampoline is gone; what was handed over comes back.
