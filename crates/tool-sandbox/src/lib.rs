@@ -57,6 +57,7 @@ pub use spawn::Io;
 use tool_core::Decision;
 use tool_core::sandbox::ExecRequest;
 pub use tool_core::sandbox::{MountPlan, NetworkPlan, RunJudge};
+pub use warm::Ahead;
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -657,7 +658,8 @@ impl Launch {
     /// Once this command has started, the next sandbox is made in the background with the
     /// same plan, network, environment, directory and shell, and waits. A later launch with
     /// `keep_warm` whose settings are all equal, and whose sandbox's mounts are still those
-    /// bubblewrap made, runs in it and does not wait for bubblewrap; any other launch kills it.
+    /// bubblewrap made, runs in it and does not wait for bubblewrap; a launch with `keep_warm` and
+    /// other settings kills it. [`Running::ahead`] tells which it was, and why.
     /// For `bash -c SCRIPT` lines only, supervised, with an explicit environment
     /// ([`env`](Self::env)) and a plan without stand-ins; other launches start as without it.
     /// What runs, what the supervisor sees and what the command can reach are the same as in
@@ -669,20 +671,28 @@ impl Launch {
 
     /// Start the command in `sandbox`.
     pub fn spawn(self, sandbox: &Sandbox) -> Result<Running, Error> {
-        let key = if self.keep_warm {
-            warm::Key::of(&self, sandbox)
-        } else {
-            None
-        };
-        let Some(key) = key else {
+        if !self.keep_warm {
             return self.start(Some(sandbox));
+        }
+        let Some(key) = warm::Key::of(&self, sandbox) else {
+            let mut running = self.start(Some(sandbox))?;
+            running.ahead = Ahead::NotEligible;
+            return Ok(running);
         };
         let running = match sandbox.warm.take(&key) {
-            Some(ahead) => match ahead.hand_over(self) {
+            Ok(ahead) => match ahead.hand_over(self) {
                 Ok(running) => running,
-                Err(launch) => launch.start(Some(sandbox))?,
+                Err(launch) => {
+                    let mut running = launch.start(Some(sandbox))?;
+                    running.ahead = Ahead::Changed;
+                    running
+                }
             },
-            None => self.start(Some(sandbox))?,
+            Err(why) => {
+                let mut running = self.start(Some(sandbox))?;
+                running.ahead = why;
+                running
+            }
         };
         sandbox
             .warm
@@ -1000,7 +1010,7 @@ impl Launch {
             shared,
             pid,
             armed: true,
-            ahead: false,
+            ahead: Ahead::NotAsked,
         })
     }
 }
@@ -1069,7 +1079,7 @@ pub struct Running {
     shared: Arc<Shared>,
     pid: libc::pid_t,
     armed: bool,
-    ahead: bool,
+    ahead: Ahead,
 }
 
 impl std::fmt::Debug for Running {
@@ -1089,6 +1099,11 @@ impl Running {
 
     /// Whether the command ran in a sandbox started ahead (see [`Launch::keep_warm`]).
     pub fn started_ahead(&self) -> bool {
+        self.ahead == Ahead::Used
+    }
+
+    /// Whether the command ran in a sandbox started ahead, and when not, why not.
+    pub fn ahead(&self) -> Ahead {
         self.ahead
     }
 

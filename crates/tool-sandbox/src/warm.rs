@@ -50,6 +50,29 @@ pub(crate) const SCRIPT_FD: RawFd = 61;
 /// blocks), closes both descriptors and executes the shell (`$0`) with the script.
 pub(crate) const TRAMPOLINE: &str = "IFS= read -r -d '' -u 60 g && [ \"$g\" = go ] && mapfile -d '' -u 61 s && exec 60<&- 61<&- && exec \"$0\" -c \"${s[0]}\"; exit 125";
 
+/// Whether a command ran in a sandbox started ahead, and when not, why not (see
+/// [`Launch::keep_warm`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Ahead {
+    /// It ran in the sandbox started ahead for it.
+    Used,
+    /// Its launch did not ask for one ([`Launch::keep_warm`] off).
+    NotAsked,
+    /// Its launch cannot run in one: not `bash -c SCRIPT`, not supervised, no explicit
+    /// environment, a plan with stand-ins, or a kernel without what the handover needs.
+    NotEligible,
+    /// None was started ahead, or being started, for it.
+    NoneStarted,
+    /// The sandbox started ahead was made with other settings (it was killed).
+    OtherSettings,
+    /// The sandbox being started ahead for it was not ready in time.
+    NotReady,
+    /// The sandbox started ahead for it could no longer take it: it had ended, or its mounts
+    /// or its working directory changed since it was ready (it was killed).
+    Changed,
+}
+
 /// How long a command waits for the sandbox being started ahead for it before it starts its
 /// own.
 const READY_WAIT: Duration = Duration::from_millis(150);
@@ -324,7 +347,7 @@ impl std::fmt::Debug for Slot {
 impl Slot {
     /// The sandbox started ahead for `key`, waiting a little for one being started for it. A
     /// sandbox started for another key is killed.
-    pub(crate) fn take(&self, key: &Key) -> Option<Warm> {
+    pub(crate) fn take(&self, key: &Key) -> Result<Warm, Ahead> {
         let deadline = Instant::now() + READY_WAIT;
         let mut s = lock(&self.state);
         while s.ready.is_none() && s.starting.as_ref().is_some_and(|(k, _)| k == key) {
@@ -338,13 +361,20 @@ impl Slot {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .0;
         }
-        let warm = s.ready.take()?;
+        let Some(warm) = s.ready.take() else {
+            let waited = s.starting.as_ref().is_some_and(|(k, _)| k == key);
+            return Err(if waited {
+                Ahead::NotReady
+            } else {
+                Ahead::NoneStarted
+            });
+        };
         drop(s);
         if warm.key == *key {
-            Some(warm)
+            Ok(warm)
         } else {
             // Dropped: killed.
-            None
+            Err(Ahead::OtherSettings)
         }
     }
 
@@ -490,6 +520,7 @@ impl Warm {
     /// Run `launch` in this sandbox; the launch back when the sandbox cannot take it (it
     /// ended, or its mounts changed), and this sandbox is then killed.
     pub(crate) fn hand_over(self, mut launch: Launch) -> Result<Running, Box<Launch>> {
+        // Every way back is a sandbox that can no longer take the command: `Ahead::Changed`.
         use std::io::Write as _;
         use std::os::unix::ffi::OsStrExt as _;
         use std::os::unix::fs::FileExt as _;
@@ -559,7 +590,7 @@ impl Warm {
             return Err(Box::new(launch));
         }
         let mut running = self.running;
-        running.ahead = true;
+        running.ahead = Ahead::Used;
         Ok(running)
     }
 }

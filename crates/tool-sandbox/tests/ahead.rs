@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use tool_core::sandbox::{ExecRequest, MountPlan, NetworkPlan, PlannedPath, RunJudge};
 use tool_core::{Decision, DecisionReason};
-use tool_sandbox::{Launch, Running, Sandbox};
+use tool_sandbox::{Ahead, Launch, Running, Sandbox};
 
 /// A sandbox of this test's own (its own sandbox started ahead), where one can start ahead.
 fn sandbox() -> Option<Sandbox> {
@@ -129,6 +129,13 @@ fn finish(dir: &Path, running: &Running) -> (String, String, bool) {
     (out, three, status.success())
 }
 
+/// Time for the sandbox being started ahead to be ready: it takes milliseconds; this is
+/// headroom on a loaded machine, not a measurement. (A command waits a little for it anyway,
+/// but not this long.)
+fn pause() {
+    std::thread::sleep(std::time::Duration::from_millis(400));
+}
+
 const ENV: [(&str, &str); 4] = [
     ("PATH", "/usr/bin:/bin"),
     ("HOME", "/nonexistent"),
@@ -141,13 +148,18 @@ const ENV: [(&str, &str); 4] = [
 /// success), whether the second ran ahead.
 type Outcome = (String, String, bool);
 
-fn fresh_and_ahead(sb: &Sandbox, dir: &Path, script: &str) -> (Outcome, Outcome, bool) {
+fn fresh_and_ahead(sb: &Sandbox, dir: &Path, script: &str) -> (Outcome, Outcome, Ahead) {
     let judge: Arc<dyn RunJudge> = Arc::new(Judge::default());
     let first = start(sb, dir, plan_for(dir), judge.clone(), &ENV, script, true);
-    assert!(!first.started_ahead(), "nothing was started ahead yet");
+    assert_eq!(
+        first.ahead(),
+        Ahead::NoneStarted,
+        "nothing was started ahead yet"
+    );
     let fresh = finish(dir, &first);
+    pause();
     let second = start(sb, dir, plan_for(dir), judge, &ENV, script, true);
-    let ahead = second.started_ahead();
+    let ahead = second.ahead();
     (fresh, finish(dir, &second), ahead)
 }
 
@@ -174,8 +186,9 @@ fn a_line_in_a_sandbox_started_ahead_sees_what_it_sees_in_its_own() {
         // A sandbox of its own each time: the first run starts one ahead, the second takes it.
         sb.discard_ahead();
         let (fresh, ahead, used) = fresh_and_ahead(&sb, &dir, script);
-        assert!(
+        assert_eq!(
             used,
+            Ahead::Used,
             "{script}: the second run did not take the sandbox started ahead"
         );
         assert_eq!(fresh, ahead, "{script}");
@@ -204,6 +217,7 @@ fn a_sandbox_started_ahead_is_judged_by_the_command_that_takes_it() {
         ..Judge::default()
     });
     let script = "echo before; sh -c 'touch made'; echo after";
+    pause();
     let second = start(
         &sb,
         &dir,
@@ -213,7 +227,7 @@ fn a_sandbox_started_ahead_is_judged_by_the_command_that_takes_it() {
         script,
         true,
     );
-    assert!(second.started_ahead());
+    assert_eq!(second.ahead(), Ahead::Used);
     let (out, _, ok) = finish(&dir, &second);
     assert!(!ok, "{out}");
     assert!(!dir.join("made").exists(), "touch ran: {out}");
@@ -261,22 +275,23 @@ fn a_sandbox_started_ahead_is_not_used_once_a_hidden_file_was_replaced() {
     assert!(out.contains("hooks-refused"), "{out}");
     // Wait for the sandbox started ahead, then replace the hidden file on the host by a rename
     // over it (which takes the mount on it away in the sandbox), and the protected directory.
+    pause();
     let ready = start(&sb, &dir, plan(), judge.clone(), &ENV, script, true);
-    assert!(ready.started_ahead());
+    assert_eq!(ready.ahead(), Ahead::Used);
     finish(&dir, &ready);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    pause();
     std::fs::write(dir.join(".env.new"), "NEW=1\n").unwrap_or_else(|e| panic!("{e}"));
     std::fs::rename(dir.join(".env.new"), dir.join(".env")).unwrap_or_else(|e| panic!("{e}"));
     let after = start(&sb, &dir, plan(), judge.clone(), &ENV, script, true);
-    assert!(!after.started_ahead(), "its mounts changed");
+    assert_eq!(after.ahead(), Ahead::Changed, "its mounts changed");
     let (out, _, _) = finish(&dir, &after);
     assert!(!out.contains("NEW"), "{out}");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    pause();
     std::fs::rename(dir.join(".git/hooks"), dir.join(".git/hooks-old"))
         .unwrap_or_else(|e| panic!("{e}"));
     std::fs::create_dir_all(dir.join(".git/hooks")).unwrap_or_else(|e| panic!("{e}"));
     let moved = start(&sb, &dir, plan(), judge, &ENV, script, true);
-    assert!(!moved.started_ahead(), "its mounts moved");
+    assert_eq!(moved.ahead(), Ahead::Changed, "its mounts moved");
     let (out, _, _) = finish(&dir, &moved);
     assert!(out.contains("hooks-refused"), "{out}");
     assert!(!dir.join(".git/hooks/pre-commit").exists());
@@ -291,6 +306,7 @@ fn a_sandbox_started_ahead_is_used_only_by_a_command_of_the_same_settings() {
     let judge: Arc<dyn RunJudge> = Arc::new(Judge::default());
     let first = start(&sb, &dir, plan_for(&dir), judge.clone(), &ENV, "true", true);
     finish(&dir, &first);
+    pause();
     // Another environment, another plan, another directory: each starts its own.
     let other_env = [("PATH", "/usr/bin:/bin")];
     let r = start(
@@ -302,9 +318,10 @@ fn a_sandbox_started_ahead_is_used_only_by_a_command_of_the_same_settings() {
         "echo $HOME",
         true,
     );
-    assert!(!r.started_ahead());
+    assert_eq!(r.ahead(), Ahead::OtherSettings);
     let (out, _, _) = finish(&dir, &r);
     assert_eq!(out, "\n");
+    pause();
     let r = start(
         &sb,
         &dir,
@@ -314,8 +331,9 @@ fn a_sandbox_started_ahead_is_used_only_by_a_command_of_the_same_settings() {
         "true",
         true,
     );
-    assert!(!r.started_ahead());
+    assert_eq!(r.ahead(), Ahead::OtherSettings);
     finish(&dir, &r);
+    pause();
     let r = start(
         &sb,
         &sub,
@@ -325,10 +343,10 @@ fn a_sandbox_started_ahead_is_used_only_by_a_command_of_the_same_settings() {
         "pwd",
         true,
     );
-    assert!(!r.started_ahead());
+    assert_eq!(r.ahead(), Ahead::OtherSettings);
     let (out, _, _) = finish(&sub, &r);
     assert_eq!(out.trim(), sub.display().to_string());
-    // A launch that does not keep warm never takes it; one that does, does.
+    // A launch that does not keep warm never takes it (nor kills it); one that does, does.
     let r = start(
         &sb,
         &sub,
@@ -338,10 +356,25 @@ fn a_sandbox_started_ahead_is_used_only_by_a_command_of_the_same_settings() {
         "true",
         false,
     );
-    assert!(!r.started_ahead());
+    assert_eq!(r.ahead(), Ahead::NotAsked);
     finish(&sub, &r);
+    // Nor does one that cannot run in a sandbox started ahead (bash would read BASH_ENV as it
+    // starts, and the trampoline is a bash too).
+    let startup = [("PATH", "/usr/bin:/bin"), ("BASH_ENV", "/nonexistent")];
+    let r = start(
+        &sb,
+        &sub,
+        plan_for(&sub),
+        judge.clone(),
+        &startup,
+        "true",
+        true,
+    );
+    assert_eq!(r.ahead(), Ahead::NotEligible);
+    finish(&sub, &r);
+    pause();
     let r = start(&sb, &sub, plan_for(&sub), judge, &other_env, "true", true);
-    assert!(r.started_ahead());
+    assert_eq!(r.ahead(), Ahead::Used);
     finish(&sub, &r);
 }
 
@@ -354,11 +387,12 @@ fn a_sandbox_started_ahead_is_not_used_once_its_directory_was_made_anew() {
     let judge: Arc<dyn RunJudge> = Arc::new(Judge::default());
     let first = start(&sb, &sub, plan_for(&dir), judge.clone(), &ENV, "true", true);
     finish(&sub, &first);
+    pause();
     let second = start(&sb, &sub, plan_for(&dir), judge.clone(), &ENV, "true", true);
-    assert!(second.started_ahead());
+    assert_eq!(second.ahead(), Ahead::Used);
     finish(&sub, &second);
     // The sandbox started ahead waits in `sub`; `sub` is removed and made again.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    pause();
     std::fs::remove_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
     std::fs::create_dir_all(&sub).unwrap_or_else(|e| panic!("{e}"));
     let third = start(
@@ -370,7 +404,7 @@ fn a_sandbox_started_ahead_is_not_used_once_its_directory_was_made_anew() {
         "touch made && ls",
         true,
     );
-    assert!(!third.started_ahead());
+    assert_eq!(third.ahead(), Ahead::Changed);
     let (out, _, ok) = finish(&sub, &third);
     assert!(ok, "{out}");
     assert!(sub.join("made").exists(), "{out}");
