@@ -1165,6 +1165,29 @@ enum Sup {
     Every,
 }
 
+/// A judge that wants to see no program: what the supervisor costs when it only answers each
+/// `execve` (the notification's round trip), deciding nothing.
+struct WatchesNothing;
+
+impl tool_core::sandbox::RunJudge for WatchesNothing {
+    fn exec(&self, _: &tool_core::sandbox::ExecRequest<'_>) -> tool_core::Decision {
+        tool_core::Decision::allow(tool_core::DecisionReason::Check {
+            name: "the bench".into(),
+        })
+    }
+    fn connect(&self, _: &str, _: u16) -> tool_core::Decision {
+        tool_core::Decision::deny(
+            "no network in the bench",
+            tool_core::DecisionReason::Check {
+                name: "the bench".into(),
+            },
+        )
+    }
+    fn watching(&self, _: bool) -> tool_core::sandbox::Watching {
+        tool_core::sandbox::Watching::Nothing
+    }
+}
+
 /// The wall time of `script` (`sh -c`) in the sandbox's file system, supervised or not.
 fn launch_timed(
     sandbox: &tool_sandbox::Sandbox,
@@ -1405,8 +1428,8 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
             Blocked,
             Some(denies.clone()),
         )?;
-        let (mut every, mut line, mut bare, mut traced) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut every, mut line, mut bare, mut traced, mut answered) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..7 {
             bare.push(launch_timed(sandbox, &ws, script, Sup::Off, Blocked, None)?);
             every.push(launch_timed(
@@ -1433,18 +1456,29 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
                 Blocked,
                 Some(denies.clone()),
             )?);
+            answered.push(launch_timed(
+                sandbox,
+                &ws,
+                script,
+                Sup::Execs,
+                Blocked,
+                Some(std::sync::Arc::new(WatchesNothing)),
+            )?);
         }
         let (e, l, b, t) = (median(every), median(line), median(bare), median(traced));
+        let a = median(answered);
         let pct = |x: Duration| (x.as_secs_f64() / b.as_secs_f64() - 1.0) * 100.0;
         println!(
-            "  {name}: unsupervised {:.0} ms; every program decided (deny rules) {:.0} ms: +{:.1}%; the line's programs decided (allow rules only) {:.0} ms: +{:.1}% (target: under 15%); for comparison, every process traced (deny rules) {:.0} ms: +{:.1}%",
+            "  {name}: unsupervised {:.0} ms; every program decided (deny rules) {:.0} ms: +{:.1}%; the line's programs decided (allow rules only) {:.0} ms: +{:.1}% (target: under 15%); for comparison, every process traced (deny rules) {:.0} ms: +{:.1}%; each execve only answered, nothing decided {:.0} ms: +{:.1}%",
             ms(b),
             ms(e),
             pct(e),
             ms(l),
             pct(l),
             ms(t),
-            pct(t)
+            pct(t),
+            ms(a),
+            pct(a)
         );
     }
     Ok(())
