@@ -1502,6 +1502,19 @@ impl Walker {
         }
     }
 
+    /// The state a command carried by unit `idx` starts in, when the unit's options change the
+    /// directory it runs in (`env -C DIR CMD`): that directory, as `cd` would reach it, or one
+    /// that cannot be known.
+    fn enter(&self, sub: &mut State, idx: usize, dir: Option<&str>) {
+        let Some(dir) = dir else { return };
+        if !self.a.units[idx].certain {
+            sub.cwd_certain = false;
+            return;
+        }
+        let to = lexical(&expand::join(&sub.cwd(), dir));
+        sub.vars.oldpwd = sub.vars.cwd.replace(to);
+    }
+
     /// Units carried by unit `idx`'s effects.
     fn carried(&mut self, idx: usize, state: &mut State, depth: usize) {
         let effects: Vec<Effect> = self.a.units[idx].interpretation.effects.clone();
@@ -1520,6 +1533,7 @@ impl Walker {
                 EffectKind::ExecArgv if !e.argv.is_empty() => {
                     let text = e.argv.join(" ");
                     let mut sub = state.clone();
+                    self.enter(&mut sub, idx, e.cwd.as_deref());
                     // The command a wrapper runs reads what the wrapper's standard input is
                     // fed (`timeout 5 at now <<EOF`).
                     let fed: Vec<Redirect> = self.a.units[idx]
@@ -1558,6 +1572,7 @@ impl Walker {
                                 cwd_certain: state.cwd_certain,
                             };
                             sub.vars.glob_fs = self.env.glob_fs;
+                            self.enter(&mut sub, idx, e.cwd.as_deref());
                             self.carried_program(code, &mut sub, origin, depth + 1);
                         }
                     }

@@ -1508,6 +1508,32 @@ impl Run<'_, '_> {
         head: Vec<String>,
         chdir: Option<String>,
     ) {
+        let from = self.out.effects.len();
+        let chdir = self.program_in(scopes, words, head, chdir);
+        // What the program runs, it runs in the directory its options changed to (`env -C
+        // DIR CMD`, `git -C DIR` with an alias).
+        if chdir.is_some() {
+            for e in &mut self.out.effects[from..] {
+                if e.cwd.is_none()
+                    && matches!(
+                        e.kind,
+                        EffectKind::ExecArgv | EffectKind::ExecString | EffectKind::ExecProgram
+                    )
+                {
+                    e.cwd = chdir.clone();
+                }
+            }
+        }
+    }
+
+    /// [`Run::program`]: the directory the program's options changed to, at the end.
+    fn program_in<'p>(
+        &mut self,
+        scopes: &[&'p Program],
+        words: &[String],
+        head: Vec<String>,
+        chdir: Option<String>,
+    ) -> Option<String> {
         let prog = scopes[0];
         let label = prog.name.clone();
         self.out.recursive |= prog.recursive;
@@ -1515,8 +1541,8 @@ impl Run<'_, '_> {
             self.push(k, None, &label, None, format!("program: {k}"));
         }
         if prog.hook == Some(Hook::Find) {
-            self.find(prog, words, chdir);
-            return;
+            self.find(prog, words, chdir.clone());
+            return chdir;
         }
         let words = if prog.hook == Some(Hook::Tar) {
             tar_traditional(prog, words)
@@ -1571,10 +1597,10 @@ impl Run<'_, '_> {
                             expansion.split_whitespace().map(str::to_owned).collect();
                         expanded.extend(words[i + 1..].iter().cloned());
                         self.program(scopes, &expanded, head, st.chdir.clone());
-                        return;
+                        return st.chdir;
                     }
                     self.unknown(w, &label, "subcommand not in the command database");
-                    return;
+                    return st.chdir;
                 };
                 self.out.path.push(w.clone());
                 let mut rule = head.clone();
@@ -1588,7 +1614,7 @@ impl Run<'_, '_> {
                 let mut head = head;
                 head.push(w.clone());
                 self.program(&chain, &words[i + 1..], head, st.chdir.clone());
-                return;
+                return st.chdir;
             }
             if let Some(k) = assign_slot(st.spec)
                 && k == st.operands.len()
@@ -1624,6 +1650,7 @@ impl Run<'_, '_> {
             i += 1;
         }
         self.finish(prog, &mut st);
+        st.chdir
     }
 
     /// Is the next operand the start of a rest-of-words role?
@@ -2259,7 +2286,13 @@ impl Run<'_, '_> {
                         .iter()
                         .any(|e| e.kind == EffectKind::RunsCode) =>
             {
-                self.out.loose.push(w.to_owned())
+                self.out.loose.push(w.to_owned());
+                // Where the program's options changed its directory, the word may name a
+                // file there too (`uv --directory DIR run cat FILE`).
+                let there = path(w);
+                if there != w {
+                    self.out.loose.push(there);
+                }
             }
             Role::Data | Role::Script | Role::Program | Role::Assign => {}
             // `REV:PATH`; not a URL (`https://...`), which is a remote's name.

@@ -145,6 +145,10 @@ pub struct Effect {
     /// For [`EffectKind::ExecArgv`]: more words are added at run time (`xargs` appends what it
     /// reads; `find -exec ... {} +` appends file names), so `argv` is only a prefix.
     pub argv_open: bool,
+    /// For a command it runs ([`EffectKind::ExecArgv`], [`EffectKind::ExecString`],
+    /// [`EffectKind::ExecProgram`]): the directory it runs in, as the program's options name it
+    /// (relative to the program's own), when they change it (`env -C DIR CMD`).
+    pub cwd: Option<String>,
     /// Where it comes from.
     pub source: Source,
 }
@@ -157,6 +161,7 @@ impl Effect {
             value,
             argv: Vec::new(),
             argv_open: false,
+            cwd: None,
             source,
         }
     }
