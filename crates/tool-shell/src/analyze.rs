@@ -1159,8 +1159,10 @@ impl Walker {
                 }
             }
         }
-        let mut all_redirects = redirects;
-        all_redirects.extend(outer.iter().cloned());
+        // Those around the command (a pipe, an enclosing group's) are made first; its own
+        // come after and win on the same descriptor (`echo x | cat <<< y` reads `y`).
+        let mut all_redirects = outer.to_vec();
+        all_redirects.extend(redirects);
         let assignments: Vec<Assignment> = assignments
             .into_iter()
             .map(|(name, w)| {
