@@ -216,6 +216,11 @@ fn external(v: &str) -> bool {
         && !KEYWORDS.contains(&v)
 }
 
+/// Builtins whose program of the same name on disk lacks what makes them run code: bash's
+/// `test`/`[` and `printf -v` evaluate array subscripts (`test -v 'a[$(cmd)]'`), and its `kill`
+/// takes job specifications. Run by path they are other programs, so `argv0-path` leaves them.
+const BUILTIN_ONLY_FEATURES: &[&str] = &["test", "[", "printf", "kill"];
+
 /// Rewrite the command `s` by `family`, or `None` when the family does not apply to it.
 pub(super) fn rewrite(
     family: Family,
@@ -274,7 +279,9 @@ pub(super) fn rewrite(
                 .iter()
                 .filter(|s| c.simple(s))
                 .filter_map(|s| Some((s.cw?, c.cw_value(s)?)))
-                .filter(|(_, v)| !v.contains('/') && external(v))
+                .filter(|(_, v)| {
+                    !v.contains('/') && external(v) && !BUILTIN_ONLY_FEATURES.contains(&v.as_str())
+                })
                 .flat_map(|(t, v)| {
                     ["/bin", "/usr/bin"]
                         .into_iter()
