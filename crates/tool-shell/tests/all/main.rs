@@ -6,6 +6,7 @@ use std::path::Path;
 
 use tool_shell::lang::ScriptEffects;
 
+mod chdir;
 mod lang_awk;
 mod lang_sed;
 
