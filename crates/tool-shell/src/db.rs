@@ -1501,9 +1501,9 @@ impl Run<'_, '_> {
 
     /// Parse `words` (argv without the program's name) with `scopes[0]`, falling back to
     /// the parents' options in `scopes[1..]`.
-    fn program<'p>(
+    fn program(
         &mut self,
-        scopes: &[&'p Program],
+        scopes: &[&Program],
         words: &[String],
         head: Vec<String>,
         chdir: Option<String>,
