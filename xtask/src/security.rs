@@ -120,8 +120,9 @@ impl Stage {
     }
 }
 
-/// Stage the setup forms CONTRACT.md lists; `Err` names a form this runner does not stage
-/// (those the contract lets a runner skip: other file systems, sandboxes, MCP catalogues, races).
+/// Stage the setup forms CONTRACT.md lists, and `PATH is a directory` for this project's own
+/// cases; `Err` names a form this runner does not stage (those the contract lets a runner
+/// skip: other file systems, sandboxes, MCP catalogues, races).
 fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, String> {
     let mut st = Stage {
         root: None,
@@ -145,6 +146,7 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
         .map_err(|e| e.to_string())?;
     let scripts =
         regex::Regex::new(r#"^(\S+) scripts\.(\w+) = "(.*)"$"#).map_err(|e| e.to_string())?;
+    let directory = regex::Regex::new(r"^(\S+) is a directory$").map_err(|e| e.to_string())?;
     let input_text = input.to_string();
     std::fs::create_dir_all(at("/w/p")).map_err(io)?;
     std::fs::create_dir_all(at("/home/u")).map_err(io)?;
@@ -181,6 +183,8 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
             let f = at(&format!("{}/{}", cwd, &c[1]));
             let json = serde_json::json!({"scripts": {c[2].to_owned(): c[3].to_owned()}});
             std::fs::write(&f, json.to_string()).map_err(io)?;
+        } else if let Some(c) = directory.captures(item) {
+            std::fs::create_dir_all(at(&c[1])).map_err(io)?;
         } else if let Some(p) = item.strip_prefix("project root ") {
             std::fs::create_dir_all(at(p)).map_err(io)?;
             st.project_root = Some(p.to_owned());

@@ -91,6 +91,31 @@ pub(crate) fn protected_at(path: &Path, ctx: &tool_core::ToolContext) -> Option<
         .or_else(|| protected_identity(path, ctx))
 }
 
+/// A protected path below the directory `root` that a program changing every file below it
+/// (`chmod -R`, `rm -r`, `mv`) would reach, when `root` is not protected itself: one of
+/// `root`'s entries, or of a working directory's or the home directory's below `root` (where
+/// `.git`, `.claude` and the shell's start-up files live).
+pub(crate) fn protected_below(root: &Path, ctx: &tool_core::ToolContext) -> Option<PathBuf> {
+    if protected_at(root, ctx).is_some() {
+        return None;
+    }
+    let root = tool_core::normalize(root);
+    let mut dirs = vec![root.clone()];
+    for d in ctx.working_dirs.iter().chain(std::iter::once(&ctx.home)) {
+        let d = tool_core::normalize(d);
+        if d != root && d.starts_with(&root) {
+            dirs.push(d);
+        }
+    }
+    dirs.iter().find_map(|d| {
+        std::fs::read_dir(d)
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| protected(p).is_some())
+    })
+}
+
 /// A file with more than one name is protected when one of the protected files of the
 /// working directories or the home directory is that same file.
 fn protected_identity(path: &Path, ctx: &tool_core::ToolContext) -> Option<Protection> {

@@ -343,6 +343,9 @@ pub struct Program {
     /// It walks the directories it is given (or the working directory) recursively: `rg`,
     /// `find`, `tree`, `du`. An option marked `recursive` makes it so too (`grep -r`).
     pub recursive: bool,
+    /// What it writes, it writes throughout, when it is a directory: `mv` moves a tree. An
+    /// option marked `tree-writes` makes it so too (`chmod -R`, `rm -r`).
+    pub tree_writes: bool,
     /// Its grammar hook, if any.
     pub hook: Option<Hook>,
     /// `key=value` operands and what the key's value is (`dd`).
@@ -501,6 +504,8 @@ pub struct Interpretation {
     /// It searches the directories it reads recursively (its read operands, or the working
     /// directory when it names none).
     pub recursive: bool,
+    /// It changes every file below the directories it writes (`chmod -R`, `rm -r`, `mv`).
+    pub tree_writes: bool,
     /// Words a program that takes any option, and has effects, was given without the database
     /// knowing what it does with them (its options, and its operands, which may be files it
     /// reads), and the arguments of code a program runs: `prettier .env`,
@@ -609,6 +614,8 @@ struct RawProgram {
     any_option: Option<bool>,
     #[serde(default)]
     recursive: bool,
+    #[serde(default)]
+    tree_writes: bool,
     #[serde(default)]
     flags: String,
     #[serde(default)]
@@ -1092,6 +1099,7 @@ fn compile(
         operands,
         shared_options: rp.shared,
         recursive: rp.recursive,
+        tree_writes: rp.tree_writes,
         hook: match &rp.hook {
             Some(h) => {
                 Some(Hook::parse(h).ok_or_else(|| bad(format!("{name}: unknown hook `{h}`")))?)
@@ -1537,6 +1545,7 @@ impl Run<'_, '_> {
         let prog = scopes[0];
         let label = prog.name.clone();
         self.out.recursive |= prog.recursive;
+        self.out.tree_writes |= prog.tree_writes;
         for &k in &prog.effects {
             self.push(k, None, &label, None, format!("program: {k}"));
         }
@@ -2093,6 +2102,7 @@ impl Run<'_, '_> {
     /// Assign operands to roles and apply hooks.
     fn finish(&mut self, prog: &Program, st: &mut Parsed<'_>) {
         self.out.recursive |= st.mark("recursive");
+        self.out.tree_writes |= st.mark("tree-writes");
         let label = st.label.clone();
         let bare = st.operands.is_empty() && !st.overridden && !st.rest_taken;
         if bare {

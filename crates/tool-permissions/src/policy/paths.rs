@@ -276,10 +276,23 @@ impl Policy {
         ctx: &tool_core::ToolContext,
         look: bool,
     ) -> Option<&RuleEntry> {
-        if !self.has_path_rules(RuleList::Deny, PathFamily::Read) {
+        self.denied_below_in(PathFamily::Read, root, ctx, look)
+    }
+
+    /// [`Policy::denied_below`] for the deny rules of `family`: for a program that changes
+    /// every file below a directory it writes (`chmod -R`, `rm -r`, `mv`), Edit deny rules
+    /// too.
+    pub(crate) fn denied_below_in(
+        &self,
+        family: PathFamily,
+        root: &Path,
+        ctx: &tool_core::ToolContext,
+        look: bool,
+    ) -> Option<&RuleEntry> {
+        if !self.has_path_rules(RuleList::Deny, family) {
             return None;
         }
-        if let Some(e) = self.path_rule(RuleList::Deny, PathFamily::Read, root, ctx) {
+        if let Some(e) = self.path_rule(RuleList::Deny, family, root, ctx) {
             return Some(e);
         }
         let spellings = candidates(root, ctx);
@@ -292,18 +305,19 @@ impl Policy {
                 || b.starts_with(a)
                 || (windows && (fold(a).starts_with(fold(b)) || fold(b).starts_with(fold(a))))
         };
-        let read_denies = || {
+        let denies = || {
             self.entries.iter().filter_map(|e| match &e.matcher {
-                RuleMatcher::Path {
-                    family: PathFamily::Read,
-                    pattern,
-                } if e.list == RuleList::Deny => Some((e, pattern)),
+                RuleMatcher::Path { family: f, pattern }
+                    if e.list == RuleList::Deny && *f == family =>
+                {
+                    Some((e, pattern))
+                }
                 _ => None,
             })
         };
         // A rule naming a tree inside the root (`Read(./secrets/**)` under `rg KEY` at the
         // project root) stands whatever is there now: its author says the tree is there.
-        let named = read_denies().find(|(_, pattern)| {
+        let named = denies().find(|(_, pattern)| {
             pattern
                 .named_tree(ctx)
                 .is_some_and(|t| spellings.iter().any(|s| t.starts_with(s)))
@@ -313,11 +327,11 @@ impl Policy {
         }
         // A name that may be anywhere below (`.env`), or a tree the root lies in: what is
         // there decides.
-        let by_rule = read_denies()
+        let by_rule = denies()
             .find(|(_, pattern)| spellings.iter().any(|s| related(&pattern.base(ctx), s)))
             .map(|(e, _)| e);
         let by_rule = match by_rule {
-            Some(e) if look => match self.walk_for_denied(root, ctx) {
+            Some(e) if look => match self.walk_for_denied(family, root, ctx) {
                 Walked::Clean => None,
                 Walked::Found(i) => Some(&self.entries[i]),
                 Walked::Cut => Some(e),
@@ -325,7 +339,7 @@ impl Policy {
             other => other,
         };
         by_rule.or_else(|| {
-            let w = self.identities(PathFamily::Read, ctx);
+            let w = self.identities(family, ctx);
             w.targets
                 .iter()
                 .find(|(t, _)| spellings.iter().any(|s| related(t, s)))
@@ -333,9 +347,14 @@ impl Policy {
         })
     }
 
-    /// Walk `root` (not following links) for an entry a Read deny rule covers, by its path, by
+    /// Walk `root` (not following links) for an entry a deny rule of `family` covers, by its path, by
     /// where a link leads, or by its identity.
-    fn walk_for_denied(&self, root: &Path, ctx: &tool_core::ToolContext) -> Walked {
+    fn walk_for_denied(
+        &self,
+        family: PathFamily,
+        root: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> Walked {
         let mut left = SEARCH_WALK_BUDGET;
         let mut stack = vec![tool_core::normalize(root)];
         while let Some(dir) = stack.pop() {
@@ -356,16 +375,10 @@ impl Policy {
                 };
                 let found = if kind.is_symlink() || kind.is_file() {
                     // Where a link leads, and what a file is (a hard link to a denied one).
-                    self.path_rule(RuleList::Deny, PathFamily::Read, &path, ctx)
+                    self.path_rule(RuleList::Deny, family, &path, ctx)
                         .and_then(|e| self.entries.iter().position(|x| std::ptr::eq(x, e)))
                 } else {
-                    self.path_group_match_kind(
-                        RuleList::Deny,
-                        PathFamily::Read,
-                        &path,
-                        kind.is_dir(),
-                        ctx,
-                    )
+                    self.path_group_match_kind(RuleList::Deny, family, &path, kind.is_dir(), ctx)
                 };
                 if let Some(i) = found {
                     return Walked::Found(i);

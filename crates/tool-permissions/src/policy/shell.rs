@@ -92,6 +92,16 @@ impl Policy {
         if let Some((e, _)) = crate::shell_policy::denied_path(touched, &find, &names) {
             return Some(denied(e));
         }
+        // (2c) A program that changes every file below a directory it writes (`chmod -R`,
+        // `rm -r`, `mv`): a deny rule on anything below stands as on the directory itself.
+        let trees = crate::shell_policy::tree_writes(analysis, touched);
+        for root in &trees {
+            for family in [PathFamily::Edit, PathFamily::Read] {
+                if let Some(e) = self.denied_below_in(family, root, ctx, true) {
+                    return Some(denied(e));
+                }
+            }
+        }
         // (2a) A program the database does not know, or a word it could not place, may read or
         // write any path it is given, in whatever small language the program reads there.
         let unplaced = crate::shell_policy::unknown_programs_paths(analysis, ctx);
@@ -290,6 +300,19 @@ impl Policy {
                     p.display()
                 ),
             ));
+        }
+        // (8b) ... and a protected path below it is written as if named.
+        for root in &trees {
+            if let Some(p) = crate::protected::protected_below(root, ctx) {
+                return Some(Self::checked_ask(
+                    request,
+                    format!(
+                        "a change to everything below {} reaches the protected path {}",
+                        root.display(),
+                        p.display()
+                    ),
+                ));
+            }
         }
         // (8)
         let compound = analysis
