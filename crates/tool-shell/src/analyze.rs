@@ -1517,6 +1517,29 @@ impl Walker {
         sub.vars.oldpwd = sub.vars.cwd.replace(to);
     }
 
+    /// `$0` and the positional parameters of the shell unit `idx` starts with `-c CODE ARG0
+    /// ARG1 ...` (bash's `$0` is `ARG0`, or the shell's name without it), when the unit's
+    /// words are all known.
+    fn shell_arguments(&self, idx: usize, code: &str) -> Option<(String, Vec<String>)> {
+        let u = &self.a.units[idx];
+        let name = u.argv.first()?.rsplit('/').next()?;
+        let shell = matches!(
+            name,
+            "bash" | "sh" | "dash" | "ksh" | "mksh" | "ash" | "zsh" | "busybox-sh"
+        );
+        if !shell || !u.certain || !u.unknown_words.is_empty() {
+            return None;
+        }
+        // The script is the word after the last option word that holds `c`.
+        let at = u.argv.iter().enumerate().skip(1).find_map(|(i, w)| {
+            let takes_c = w.starts_with('-') && !w.starts_with("--") && w.contains('c');
+            (takes_c && u.argv.get(i + 1).is_some_and(|n| n == code)).then_some(i + 1)
+        })?;
+        let rest = &u.argv[at + 1..];
+        let zero = rest.first().cloned().unwrap_or_else(|| u.argv[0].clone());
+        Some((zero, rest.iter().skip(1).cloned().collect()))
+    }
+
     /// Units carried by unit `idx`'s effects.
     fn carried(&mut self, idx: usize, state: &mut State, depth: usize) {
         let effects: Vec<Effect> = self.a.units[idx].interpretation.effects.clone();
@@ -1575,6 +1598,7 @@ impl Walker {
                             };
                             sub.vars.glob_fs = self.env.glob_fs;
                             self.enter(&mut sub, idx, e.cwd.as_deref());
+                            sub.vars.positional = self.shell_arguments(idx, code);
                             self.carried_program(code, &mut sub, origin, depth + 1);
                         }
                     }

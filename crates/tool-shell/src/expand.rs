@@ -48,6 +48,9 @@ pub struct Vars {
     pub glob_fs: bool,
     /// The shell options that change pathname expansion, as the line set them (`shopt -s`).
     pub glob_opts: GlobOpts,
+    /// `$0` and the positional parameters, when known: a shell started with `-c SCRIPT ARG0
+    /// ARG1 ...` of known words.
+    pub positional: Option<(String, Vec<String>)>,
 }
 
 /// The shell options that change how patterns match file names.
@@ -72,6 +75,37 @@ impl Vars {
             oldpwd: None,
             glob_fs: true,
             glob_opts: GlobOpts::default(),
+            positional: None,
+        }
+    }
+
+    /// A positional or special parameter whose value the shell's arguments give: `$0`, `$1`
+    /// ..., `$#`, and `$*` and `$@` where they give the same fields however they are quoted
+    /// (one argument, or `$*` with the default `IFS`). `None` when not known.
+    fn positional(&self, p: &Parameter) -> Option<String> {
+        let (zero, args) = self.positional.as_ref()?;
+        match p {
+            Parameter::Positional(0) => Some(zero.clone()),
+            Parameter::Positional(n) => {
+                Some(args.get(*n as usize - 1).cloned().unwrap_or_default())
+            }
+            Parameter::Special(SpecialParameter::ShellName) => Some(zero.clone()),
+            Parameter::Special(SpecialParameter::PositionalParameterCount) => {
+                Some(args.len().to_string())
+            }
+            Parameter::Special(SpecialParameter::AllPositionalParameters { .. })
+                if args.len() == 1 =>
+            {
+                Some(args[0].clone())
+            }
+            // `$*` joins them with the first character of `IFS` (a space by default), which
+            // splitting then separates as it would each argument.
+            Parameter::Special(SpecialParameter::AllPositionalParameters { concatenate: true })
+                if !self.is_set("IFS") =>
+            {
+                Some(args.join(" "))
+            }
+            _ => None,
         }
     }
 
@@ -560,7 +594,10 @@ fn expand_atoms(toks: &[Tok], vars: &Vars, mode: Mode, first: bool, out: &mut Ex
             }
             Tok::Ch(c) => chars.push(*c),
             Tok::Atom(piece, quoted) => {
-                let value = atom_value(piece, vars, out, first);
+                let value = match unquoted_all_arguments(piece, *quoted, vars) {
+                    Some(v) => Some(v),
+                    None => atom_value(piece, vars, out, first),
+                };
                 match value {
                     Some(v) => push(&v, *quoted, &mut chars),
                     None => {
@@ -571,6 +608,23 @@ fn expand_atoms(toks: &[Tok], vars: &Vars, mode: Mode, first: bool, out: &mut Ex
         }
     }
     chars
+}
+
+/// Unquoted `$@` of known positional parameters, with the default `IFS`: the arguments joined
+/// by spaces, which splitting separates again as bash does each one. (Quoted, `"$@"` is one
+/// field per argument, which a single value cannot say: see [`Vars::positional`].)
+fn unquoted_all_arguments(piece: &WordPiece, quoted: bool, vars: &Vars) -> Option<String> {
+    let WordPiece::ParameterExpansion(ParameterExpr::Parameter {
+        parameter: Parameter::Special(SpecialParameter::AllPositionalParameters { .. }),
+        indirect: false,
+    }) = piece
+    else {
+        return None;
+    };
+    if quoted || vars.is_set("IFS") {
+        return None;
+    }
+    vars.positional.as_ref().map(|(_, args)| args.join(" "))
 }
 
 /// In a word shaped like an assignment (`name=...`, as an argument too: bash outside POSIX
@@ -704,6 +758,9 @@ fn parameter(p: &ParameterExpr, vars: &Vars, out: &mut Expanded, first: bool) ->
         if indirect {
             out.unknown.push("an indirect expansion".into());
             return None;
+        }
+        if let Some(v) = vars.positional(param) {
+            return Some(Var::Known(v));
         }
         match param {
             Parameter::Named(n) => Some(vars.get(n)),

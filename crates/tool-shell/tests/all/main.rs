@@ -9,6 +9,7 @@ use tool_shell::lang::ScriptEffects;
 mod chdir;
 mod lang_awk;
 mod lang_sed;
+mod positional;
 mod tree_writes;
 
 /// Owned copies of `v`.
