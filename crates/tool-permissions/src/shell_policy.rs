@@ -854,9 +854,6 @@ pub(crate) fn args_inside(
     })
 }
 
-/// The directories the units the command database calls recursive searches (`rg`, `grep -r`,
-/// `find`, `ls -R`, `tree`, `du`...) walk: their directory operands, or the working directory
-/// when none is given.
 /// The directories a unit changes throughout (`chmod -R DIR`, `rm -r DIR`, `mv DIR ...`): its
 /// written operands that are directories now (a link to one is followed: the stricter reading).
 pub(crate) fn tree_writes(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
@@ -873,6 +870,9 @@ pub(crate) fn tree_writes(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The directories the units the command database calls recursive searches (`rg`, `grep -r`,
+/// `find`, `ls -R`, `tree`, `du`...) walk: their directory operands, or the working directory
+/// when none is given.
 pub(crate) fn search_roots(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for (i, u) in a.units.iter().enumerate() {

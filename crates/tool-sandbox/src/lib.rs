@@ -679,21 +679,14 @@ impl Launch {
             running.ahead = Ahead::NotEligible;
             return Ok(running);
         };
-        let running = match sandbox.warm.take(&key) {
-            Ok(ahead) => match ahead.hand_over(self) {
-                Ok(running) => running,
-                Err(launch) => {
-                    let mut running = launch.start(Some(sandbox))?;
-                    running.ahead = Ahead::Changed;
-                    running
-                }
+        let (mut running, ahead) = match sandbox.warm.take(&key) {
+            Ok(warm) => match warm.hand_over(self) {
+                Ok(running) => (running, Ahead::Used),
+                Err(launch) => (launch.start(Some(sandbox))?, Ahead::Changed),
             },
-            Err(why) => {
-                let mut running = self.start(Some(sandbox))?;
-                running.ahead = why;
-                running
-            }
+            Err(why) => (self.start(Some(sandbox))?, why),
         };
+        running.ahead = ahead;
         sandbox
             .warm
             .start_ahead(sandbox.clone(), key, running.shared.clone());

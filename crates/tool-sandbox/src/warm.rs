@@ -520,7 +520,6 @@ impl Warm {
     /// Run `launch` in this sandbox; the launch back when the sandbox cannot take it (it
     /// ended, or its mounts changed), and this sandbox is then killed.
     pub(crate) fn hand_over(self, mut launch: Launch) -> Result<Running, Box<Launch>> {
-        // Every way back is a sandbox that can no longer take the command: `Ahead::Changed`.
         use std::io::Write as _;
         use std::os::unix::ffi::OsStrExt as _;
         use std::os::unix::fs::FileExt as _;
@@ -589,8 +588,6 @@ impl Warm {
             }
             return Err(Box::new(launch));
         }
-        let mut running = self.running;
-        running.ahead = Ahead::Used;
-        Ok(running)
+        Ok(self.running)
     }
 }

@@ -347,8 +347,8 @@ impl Policy {
         })
     }
 
-    /// Walk `root` (not following links) for an entry a deny rule of `family` covers, by its path, by
-    /// where a link leads, or by its identity.
+    /// Walk `root` (not following links) for an entry a deny rule of `family` covers, by its
+    /// path, by where a link leads, or by its identity.
     fn walk_for_denied(
         &self,
         family: PathFamily,
