@@ -735,6 +735,7 @@ impl Walker {
                 self.a.state_problems += 1;
                 // The body may run: walk it in a copy of the state with unknown arguments.
                 let mut sub = state.clone();
+                sub.vars.positional = None;
                 self.compound(&f.body.0, &mut sub, origin, depth, outer);
             }
             ast::Command::ExtendedTest(t, redirects) => {
@@ -834,6 +835,8 @@ impl Walker {
                     }
                 }
                 self.a.loops = true;
+                // A body that runs again may `shift`: its positional parameters are not known.
+                state.vars.positional = None;
                 match items {
                     // Known items, not too many: the body once per item, as bash runs it
                     // (`for f in src/*.rs; do wc -l "$f"; done`).
@@ -857,6 +860,7 @@ impl Walker {
                     self.arithmetic(&e.value, state, depth);
                 }
                 self.a.loops = true;
+                state.vars.positional = None;
                 self.list(&f.body.list, state, origin, depth, redirects);
             }
             ast::CompoundCommand::CaseClause(c) => {
@@ -882,6 +886,7 @@ impl Walker {
             }
             ast::CompoundCommand::WhileClause(w) | ast::CompoundCommand::UntilClause(w) => {
                 self.a.loops = true;
+                state.vars.positional = None;
                 self.list(&w.0, state, origin, depth, redirects);
                 self.list(&w.1.list, state, origin, depth, redirects);
             }
@@ -1488,10 +1493,29 @@ impl Walker {
                     }
                 }
             }
+            // `shift N` drops the first N positional parameters (none when there are fewer).
+            "shift" => {
+                let n = match argv.get(1) {
+                    _ if !certain => None,
+                    None => Some(1),
+                    Some(n) => n.parse::<usize>().ok(),
+                };
+                match (n, state.vars.positional.as_mut()) {
+                    (Some(n), Some((_, args))) if n <= args.len() => {
+                        args.drain(..n);
+                    }
+                    (Some(_), Some(_)) => {}
+                    _ => state.vars.positional = None,
+                }
+            }
             // They change how later words expand or what later names run.
             "set" | "shopt" | "source" | "." | "alias" | "enable" | "trap"
                 if name != "set" || argv.len() > 1 =>
             {
+                // `set ARGS`, and a sourced file, may set the positional parameters.
+                if matches!(name, "set" | "source" | ".") {
+                    state.vars.positional = None;
+                }
                 let msg = format!("`{name}` changes how the rest of the line is read");
                 if !self.a.problems.contains(&msg) {
                     self.a.problems.push(msg);
@@ -1522,11 +1546,9 @@ impl Walker {
     /// words are all known.
     fn shell_arguments(&self, idx: usize, code: &str) -> Option<(String, Vec<String>)> {
         let u = &self.a.units[idx];
-        let name = u.argv.first()?.rsplit('/').next()?;
-        let shell = matches!(
-            name,
-            "bash" | "sh" | "dash" | "ksh" | "mksh" | "ash" | "zsh" | "busybox-sh"
-        );
+        // The database's shell (under any of its names), not a program that runs a string
+        // of its own.
+        let shell = u.interpretation.path.first().is_some_and(|p| p == "bash");
         if !shell || !u.certain || !u.unknown_words.is_empty() {
             return None;
         }
