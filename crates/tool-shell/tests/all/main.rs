@@ -10,6 +10,7 @@ mod chdir;
 mod lang_awk;
 mod lang_sed;
 mod positional;
+mod redirect_order;
 mod tree_writes;
 
 /// Owned copies of `v`.
