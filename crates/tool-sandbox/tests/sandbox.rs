@@ -842,3 +842,79 @@ fn generated_scripts_have_every_program_told_as_line_or_descendant_as_built() {
         }
     }
 }
+
+/// A program is decided at its `execve`'s entry (without the `ptrace` stop) only where what the
+/// supervisor read there is certain to be what runs: a path through read-only mounts to a
+/// native executable, arguments in memory only the caller's one thread can write, no process
+/// sharing memory or the working directory beyond a `vfork`. Everything else is decided at
+/// the exec stop, and nothing in the sandbox can write another process's memory.
+#[test]
+fn programs_are_decided_at_entry_only_where_what_was_read_is_what_runs() {
+    let Some(sb) = sandbox() else { return };
+    if !sb.stops_only_execs() {
+        eprintln!("skipped: no seccomp user notification here");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path();
+    let counts = |script: &str| -> (String, bool, u64, u64) {
+        let judge = Arc::new(Judge {
+            deny: vec!["rm"],
+            ..Judge::default()
+        });
+        let (out, ok, report) = run(sb, dir, writable(dir), NetworkPlan::Blocked, judge, script);
+        (out, ok, report.decided_at_entry, report.decided_loaded)
+    };
+    let (out, ok, entry, loaded) =
+        counts("i=0; while [ $i -lt 5 ]; do /bin/true; i=$((i+1)); done; /bin/echo done");
+    assert!(ok && out.contains("done"), "{out}");
+    assert_eq!(
+        (entry, loaded),
+        (6, 0),
+        "programs on read-only paths: {out}"
+    );
+    // A copy in the writable directory: its path could change under the supervisor.
+    let (out, ok, entry, loaded) = counts("cp /bin/true ./t && ./t && /bin/echo ok");
+    assert!(ok && out.contains("ok"), "{out}");
+    assert_eq!(
+        (entry, loaded),
+        (2, 1),
+        "cp and echo at entry, ./t loaded: {out}"
+    );
+    // A denied program is stopped either way.
+    let (_, ok, _, loaded) = counts("/bin/rm -f nothing; /bin/echo after");
+    assert!(!ok);
+    assert_eq!(loaded, 1);
+    if !Path::new("/usr/bin/python3").exists() {
+        eprintln!("skipped the rest: no python3");
+        return;
+    }
+    let python = |code: &str| format!("/usr/bin/python3 -c '{code}'; /bin/echo end");
+    // Another thread of the caller could rewrite the arguments.
+    let (out, _, entry, loaded) = counts(&python(
+        "import os, threading, time; threading.Thread(target=time.sleep, args=(5,), daemon=True).start(); os.execv(\"/bin/true\", [\"true\"])",
+    ));
+    assert_eq!((entry, loaded), (2, 1), "threads: {out}");
+    // The arguments in a shared mapping, which another process could rewrite.
+    let (out, _, entry, loaded) = counts(&python(
+        "import ctypes, mmap; m = mmap.mmap(-1, 4096); m[:10] = b\"/bin/true\\0\"; a = ctypes.addressof(ctypes.c_char.from_buffer(m)); argv = (ctypes.c_void_p * 2)(a, None); ctypes.CDLL(None).execv(ctypes.c_void_p(a), argv)",
+    ));
+    assert_eq!((entry, loaded), (2, 1), "a shared mapping: {out}");
+    // A process made with CLONE_FS (it shares the working directory): from then on, every
+    // program is decided loaded.
+    let (out, _, entry, loaded) = counts(&python(
+        "import ctypes, os; libc = ctypes.CDLL(None); pid = libc.syscall(56, 0x200 | 17, 0, 0, 0, 0)\nif pid == 0: os._exit(0)\nos.waitpid(pid, 0); os.execv(\"/bin/true\", [\"true\"])",
+    ));
+    assert_eq!((entry, loaded), (1, 2), "after a CLONE_FS child: {out}");
+    // posix_spawn (a vfork: the parent's only thread is held meanwhile) is decided at entry.
+    let (out, _, entry, loaded) = counts(&python(
+        "import os; pid = os.posix_spawn(\"/bin/true\", [\"true\"], {}); os.waitpid(pid, 0)",
+    ));
+    assert_eq!((entry, loaded), (3, 0), "posix_spawn: {out}");
+    // Nothing writes another process's memory: not through /proc, not by process_vm_writev.
+    let (out, _, _, _) = counts(&python(
+        "import ctypes, errno\ntry:\n  open(\"/proc/self/mem\", \"r+b\"); print(\"opened\")\nexcept OSError as e: print(\"mem\", errno.errorcode[e.errno])\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(\"writev\", libc.process_vm_writev(1, None, 0, None, 0, 0), errno.errorcode[ctypes.get_errno()])",
+    ));
+    assert!(out.contains("mem EROFS"), "{out}");
+    assert!(out.contains("writev -1 EPERM"), "{out}");
+}
