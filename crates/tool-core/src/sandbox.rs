@@ -190,9 +190,6 @@ pub struct ExecRequest<'a> {
     pub image: &'a Path,
     /// The loaded executable's device and inode: what a judge keys what it remembers on.
     pub image_id: (u64, u64),
-    /// The process's root directory, as a path that opens it (`/proc/<pid>/root`): what the
-    /// program's own paths (a script's, a file given to the dynamic loader) resolve against.
-    pub root: &'a Path,
     /// For a script: the words the interpreter actually runs with (its path, the arguments
     /// its `#!` line gives, the script, the script's arguments). What runs is that program
     /// as much as the script.

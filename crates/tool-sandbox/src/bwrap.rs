@@ -57,10 +57,7 @@ pub(crate) fn args(
     if plan.host_proc {
         push(&[&"--ro-bind", &"/proc", &"/proc"]);
     } else {
-        // Read-only: no process writes another's memory through `/proc/PID/mem` (the exec
-        // supervisor relies on it, see `notify::AtEntry`), nor changes what `/proc` lets
-        // change. Writes through `/proc/self/fd/N` (`/dev/stdout`) reach the file itself.
-        push(&[&"--proc", &"/proc", &"--remount-ro", &"/proc"]);
+        push(&[&"--proc", &"/proc"]);
     }
     for w in &plan.writable {
         if let Some((real, _)) = existing(&w.path) {

@@ -36,7 +36,6 @@
 
 mod absent;
 mod bwrap;
-mod entry;
 mod netns;
 mod notify;
 mod proxy;
@@ -129,11 +128,6 @@ pub struct Report {
     pub refusals: Vec<Refusal>,
     /// Programs granted by the approver while held.
     pub approvals: Vec<Approved>,
-    /// Programs decided at their `execve`'s entry, where what the supervisor read there is
-    /// certain to be what runs (see the README's sandbox section).
-    pub decided_at_entry: u64,
-    /// Programs decided once the kernel had loaded them, held at their exec stop.
-    pub decided_loaded: u64,
 }
 
 /// SIGKILL the process a pidfd of ours holds (a pidfd cannot come to name another process).
@@ -220,14 +214,6 @@ impl Shared {
         if let Some(judge) = settler.as_ref() {
             let settled = judge.settle();
             lock(&self.report).settled.extend(settled);
-        }
-    }
-    fn count_decided(&self, at_entry: bool) {
-        let mut r = lock(&self.report);
-        if at_entry {
-            r.decided_at_entry += 1;
-        } else {
-            r.decided_loaded += 1;
         }
     }
     fn note_approved(&self, argv: &[String], decision: &Decision) {
@@ -753,12 +739,6 @@ impl Launch {
         let mut fds = self.fds;
         let by_notify =
             self.supervise && !self.trace_every_process && sandbox.is_some_and(|sb| sb.notify);
-        // Deciding an `execve` at its entry needs no process able to write another's memory
-        // (see `entry`): refused where every program is watched; where only the line's are,
-        // what could is a program the policy allowed.
-        let decide_at_entry = by_notify
-            && (refuse_ptrace
-                || self.judge.watching(true) == tool_core::sandbox::Watching::LineOnly);
         // Bubblewrap says on this pipe which process is the init of the sandbox's PID
         // namespace, to kill the namespace by and to see it gone. Tracing the whole tree, the
         // supervisor sees that process end itself (and reading the pipe before the launcher
@@ -989,8 +969,6 @@ impl Launch {
                     confined,
                     handover: handover.clone(),
                     expect: None,
-                    decide_at_entry,
-                    at_entry: None,
                 };
                 let status = match listener {
                     Some(l) => {

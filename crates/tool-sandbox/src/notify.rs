@@ -357,33 +357,6 @@ fn raw_status(status: libc::c_int) -> ExitStatus {
 }
 
 impl Supervisor {
-    /// Whether the `execve` of notification `n` (thread `tid`, of `role`) is decided now, at its
-    /// entry, and allowed: only when what was read is certain to be what the kernel executes
-    /// (see `entry`). Anything else is decided at the exec stop.
-    fn allowed_at_entry(&mut self, tid: libc::pid_t, n: &libc::seccomp_notif, role: Role) -> bool {
-        if !crate::seccomp::is_execve(n.data.nr) {
-            return false;
-        }
-        let Some(at) = self.at_entry.as_mut() else {
-            return false;
-        };
-        let Some(read) = at.read(tid, n.data.args[0], n.data.args[1]) else {
-            return false;
-        };
-        let request = tool_core::sandbox::ExecRequest {
-            argv: &read.argv,
-            exe: &read.exe,
-            cwd: &read.cwd,
-            started_by_line: role == Role::Line,
-            confined: self.confined,
-            image: &read.image,
-            image_id: read.image_id,
-            interpreter: None,
-            root: &read.root,
-        };
-        self.judge.exec(&request).verdict == tool_core::Verdict::Allow
-    }
-
     /// Supervise a confined command whose bubblewrap (`launcher`, a child of this thread)
     /// runs under the notifying filter, until bubblewrap ends; its status.
     ///
@@ -532,18 +505,6 @@ impl Supervisor {
             respond(listener, n.id, Answer::Fail(libc::EPERM));
             return None;
         }
-        if !crate::seccomp::is_exec(n.data.nr) {
-            // A `clone` sharing memory or the working directory beyond a `vfork` (the only
-            // other call the filter hands over): from now on every program is decided at its
-            // exec stop. Before the line's shell, it is the launcher's, outside the sandbox.
-            if line.is_some()
-                && let Some(at) = self.at_entry.as_mut()
-            {
-                at.sharing_seen();
-            }
-            respond(listener, n.id, Answer::Continue);
-            return None;
-        }
         // Before the line's shell, the only programs run are the launcher's own, outside the
         // sandbox (bubblewrap, or a launcher script of the user's that executes it): the
         // line's shell is the first program executed inside the sandbox's PID namespace.
@@ -600,14 +561,6 @@ impl Supervisor {
             respond(listener, n.id, Answer::Continue);
             return None;
         }
-        if role != Role::Launcher && self.allowed_at_entry(tid, n, role) {
-            // Taken only if the call was still waiting: else it was interrupted, and comes
-            // again to be read again, or its process is gone.
-            if respond(listener, n.id, Answer::Continue) {
-                self.shared.count_decided(true);
-            }
-            return None;
-        }
         if ptrace(
             libc::PTRACE_SEIZE,
             tid,
@@ -658,9 +611,6 @@ impl Supervisor {
                                     "the line's shell's random bytes could not be read",
                                 ));
                                 continue;
-                            }
-                            if self.decide_at_entry {
-                                self.at_entry = crate::entry::AtEntry::new(pid);
                             }
                         }
                         ptrace(libc::PTRACE_DETACH, pid, 0);

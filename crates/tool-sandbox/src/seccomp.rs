@@ -48,11 +48,6 @@ const OFF_ARCH: u32 = 4;
 const OFF_ARG0_LOW: u32 = 16;
 
 const CLONE_UNTRACED: u32 = 0x0080_0000;
-const CLONE_VM: u32 = 0x0000_0100;
-const CLONE_FS: u32 = 0x0000_0200;
-const CLONE_VFORK: u32 = 0x0000_4000;
-const CLONE_PARENT: u32 = 0x0000_8000;
-const CLONE_THREAD: u32 = 0x0001_0000;
 const CLONE_NEWUSER: u32 = 0x1000_0000;
 const SYS_CLONE3: u32 = 435;
 /// `io_uring_setup`, `io_uring_enter`, `io_uring_register` (the same on every ABI).
@@ -76,9 +71,6 @@ struct Abi {
     unshare: u32,
     prctl: u32,
     ptrace: u32,
-    process_vm_writev: u32,
-    userfaultfd: u32,
-    io_setup: u32,
     execve: u32,
     execveat: u32,
     x32: Option<u32>,
@@ -92,9 +84,6 @@ const NATIVE: Option<Abi> = Some(Abi {
     unshare: 272,
     prctl: 157,
     ptrace: 101,
-    process_vm_writev: 311,
-    userfaultfd: 323,
-    io_setup: 206,
     execve: 59,
     execveat: 322,
     x32: Some(0x4000_0000),
@@ -107,9 +96,6 @@ const NATIVE: Option<Abi> = Some(Abi {
     unshare: 97,
     prctl: 167,
     ptrace: 117,
-    process_vm_writev: 271,
-    userfaultfd: 282,
-    io_setup: 0,
     execve: 221,
     execveat: 281,
     x32: None,
@@ -134,11 +120,7 @@ enum To {
 /// of families the namespace does not enclose and new user namespaces are refused; with
 /// `unix_sockets`, `socket(AF_UNIX)` is let through then. With `refuse_ptrace`, `ptrace`
 /// fails with `EPERM`: the supervisor that stops each `execve` must be able to attach to the
-/// process, which it cannot when another traces it. So do the other ways a process writes
-/// into another's memory or has the kernel write into its own later, which would make what
-/// the supervisor read at an `execve`'s entry differ from what the kernel then copies:
-/// `process_vm_writev` and `userfaultfd` (`EPERM`), and asynchronous I/O's `io_setup`
-/// (`ENOSYS`: C libraries and programs fall back to plain reads).
+/// process, which it cannot when another traces it.
 pub(crate) fn program(unix_sockets: bool, confined: bool, refuse_ptrace: bool) -> Option<Vec<u8>> {
     let abi = NATIVE?;
     let mut body = native_only(&abi);
@@ -148,9 +130,6 @@ pub(crate) fn program(unix_sockets: bool, confined: bool, refuse_ptrace: bool) -
     }
     if refuse_ptrace {
         body.push((BPF_JEQ_K, To::Perm, To::Next, abi.ptrace));
-        body.push((BPF_JEQ_K, To::Perm, To::Next, abi.process_vm_writev));
-        body.push((BPF_JEQ_K, To::Perm, To::Next, abi.userfaultfd));
-        body.push((BPF_JEQ_K, To::NoSys, To::Next, abi.io_setup));
     }
     // prctl(PR_SET_MM, …): refused; the next instruction reloads the number.
     body.extend([
@@ -204,48 +183,14 @@ pub(crate) fn program(unix_sockets: bool, confined: bool, refuse_ptrace: bool) -
 /// to the supervisor (`SECCOMP_RET_USER_NOTIF`), installed with a listener before bubblewrap
 /// starts. System calls of another ABI fail with `ENOSYS`, so no `execve` goes by another
 /// number. `None` on an architecture it is not written for.
-///
-/// It also hands over each `clone` that makes a process (not a thread) sharing its parent's
-/// memory or working directory for longer than a `vfork`: `CLONE_FS`, or `CLONE_VM` without
-/// `CLONE_VFORK`, or with `CLONE_PARENT` (whose parent would not be the one held). Such a
-/// process can rewrite what another is about to execute, so from the first one on the
-/// supervisor no longer decides an `execve` at its entry (see `notify::AtEntry`).
 pub(crate) fn notify_program() -> Option<Vec<u8>> {
     let abi = NATIVE?;
     let mut body = native_only(&abi);
     body.extend([
         (BPF_JEQ_K, To::Notify, To::Next, abi.execve),
-        (BPF_JEQ_K, To::Notify, To::Next, abi.execveat),
-        (BPF_JEQ_K, To::Next, To::Allow, abi.clone),
-        (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW),
-        (BPF_JSET_K, To::Allow, To::Next, CLONE_THREAD),
-        (BPF_JSET_K, To::Notify, To::Next, CLONE_FS),
-        (BPF_JSET_K, To::Next, To::Allow, CLONE_VM),
-        (BPF_JSET_K, To::Next, To::Notify, CLONE_VFORK),
-        (BPF_JSET_K, To::Notify, To::Allow, CLONE_PARENT),
+        (BPF_JEQ_K, To::Notify, To::Allow, abi.execveat),
     ]);
     Some(assemble(&body))
-}
-
-/// Whether system call `nr` (of the native ABI, as a notification gives it) is `execve` or
-/// `execveat`.
-pub(crate) fn is_exec(nr: i32) -> bool {
-    NATIVE.is_some_and(|abi| nr as u32 == abi.execve || nr as u32 == abi.execveat)
-}
-
-/// Whether system call `nr` is `execve`.
-pub(crate) fn is_execve(nr: i32) -> bool {
-    NATIVE.is_some_and(|abi| nr as u32 == abi.execve)
-}
-
-/// Whether `flags` (of a `clone`) make a process that shares memory or the working directory
-/// with its parent beyond a `vfork`: the calls [`notify_program`] hands over.
-#[cfg(test)]
-pub(crate) fn shares_beyond_vfork(flags: u64) -> bool {
-    let f = flags as u32;
-    f & CLONE_THREAD == 0
-        && (f & CLONE_FS != 0
-            || (f & CLONE_VM != 0 && (f & CLONE_VFORK == 0 || f & CLONE_PARENT != 0)))
 }
 
 /// The start of every program: a system call of another ABI (another architecture, or x32)
@@ -458,17 +403,7 @@ mod tests {
         }
         let watched = program(false, true, true).unwrap_or_default();
         assert_eq!(run(&watched, arch, abi.ptrace, 0), errno(libc::EPERM));
-        assert_eq!(
-            run(&watched, arch, abi.process_vm_writev, 0),
-            errno(libc::EPERM)
-        );
-        assert_eq!(run(&watched, arch, abi.userfaultfd, 0), errno(libc::EPERM));
-        assert_eq!(run(&watched, arch, abi.io_setup, 0), errno(libc::ENOSYS));
         assert_eq!(run(&watched, arch, 0, 0), SECCOMP_RET_ALLOW, "read");
-        for p in [&prog, &open, &unix] {
-            assert_eq!(run(p, arch, abi.process_vm_writev, 0), SECCOMP_RET_ALLOW);
-            assert_eq!(run(p, arch, abi.userfaultfd, 0), SECCOMP_RET_ALLOW);
-        }
     }
 
     #[test]
@@ -483,36 +418,6 @@ mod tests {
         );
         for nr in [0, abi.clone, abi.socket, abi.prctl, SYS_CLONE3] {
             assert_eq!(run(&prog, abi.arch, nr, 0), SECCOMP_RET_ALLOW, "{nr}");
-        }
-        // Clones: every combination of the bits that matter, against the rule as written.
-        let bits = [CLONE_VM, CLONE_FS, CLONE_VFORK, CLONE_PARENT, CLONE_THREAD];
-        for mask in 0u32..32 {
-            let flags = bits
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| mask & (1 << i) != 0)
-                .fold(0x11u32, |f, (_, b)| f | b);
-            let want = if shares_beyond_vfork(u64::from(flags)) {
-                SECCOMP_RET_USER_NOTIF
-            } else {
-                SECCOMP_RET_ALLOW
-            };
-            assert_eq!(
-                run(&prog, abi.arch, abi.clone, u64::from(flags)),
-                want,
-                "{flags:#x}"
-            );
-        }
-        // fork, vfork, posix_spawn and a thread pass; a process sharing memory is handed over.
-        for (flags, want) in [
-            (0x11, false),
-            (CLONE_VM | CLONE_VFORK | 0x11, false),
-            (0x3d0f00, false),
-            (CLONE_VM | 0x11, true),
-            (CLONE_VM | CLONE_VFORK | CLONE_PARENT, true),
-            (CLONE_FS | 0x11, true),
-        ] {
-            assert_eq!(shares_beyond_vfork(u64::from(flags)), want, "{flags:#x}");
         }
         let nosys = SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
         // i386's execve is 11: another ABI fails whatever its number.

@@ -73,10 +73,6 @@ pub(crate) struct Supervisor {
     /// The program the line's shell must be (a sandbox started ahead's trampoline executes
     /// it): its arguments, the first one the file it executes.
     pub(crate) expect: Option<Vec<OsString>>,
-    /// Whether an `execve` may be decided at its entry when that is sound (see `entry`).
-    pub(crate) decide_at_entry: bool,
-    /// What that needs, once the line's shell is loaded.
-    pub(crate) at_entry: Option<crate::entry::AtEntry>,
 }
 
 #[allow(unsafe_code)]
@@ -678,9 +674,7 @@ impl Supervisor {
             });
             return None;
         };
-        let root = PathBuf::from(format!("/proc/{pid}/root"));
         let request = ExecRequest {
-            root: &root,
             argv: &loaded.argv,
             exe: &loaded.exe,
             cwd: &loaded.cwd,
@@ -691,7 +685,6 @@ impl Supervisor {
             interpreter: loaded.interpreter.as_deref(),
         };
         let decision = self.judge.exec(&request);
-        self.shared.count_decided(false);
         let next = Role::Descendant;
         match decision.verdict {
             Verdict::Allow => Some(next),
