@@ -1383,6 +1383,9 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
     }
     std::fs::write(ws.join("Makefile"), makefile)?;
     let loop_script = "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done";
+    // The same loop in bash, the shell the Bash tool runs (it forks for each program; dash,
+    // Debian's `sh`, vforks).
+    let bash_loop = format!("exec /bin/bash -c '{loop_script}'");
     let make_script = "make -s -j2";
     let have_make = Command::new("make").arg("--version").output().is_ok();
     // The judges of two policies, for a line their rules allowed: one with deny rules (every
@@ -1405,7 +1408,8 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
         }
     );
     for (name, script) in [
-        ("a shell loop of 1,000 processes", loop_script),
+        ("a sh (dash) loop of 1,000 processes", loop_script),
+        ("a bash loop of 1,000 processes", bash_loop.as_str()),
         ("make -j2, 200 targets", make_script),
     ] {
         if script == make_script && !have_make {
