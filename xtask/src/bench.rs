@@ -1165,29 +1165,6 @@ enum Sup {
     Every,
 }
 
-/// A judge that wants to see no program: what the supervisor costs when it only answers each
-/// `execve` (the notification's round trip), deciding nothing.
-struct WatchesNothing;
-
-impl tool_core::sandbox::RunJudge for WatchesNothing {
-    fn exec(&self, _: &tool_core::sandbox::ExecRequest<'_>) -> tool_core::Decision {
-        tool_core::Decision::allow(tool_core::DecisionReason::Check {
-            name: "the bench".into(),
-        })
-    }
-    fn connect(&self, _: &str, _: u16) -> tool_core::Decision {
-        tool_core::Decision::deny(
-            "no network in the bench",
-            tool_core::DecisionReason::Check {
-                name: "the bench".into(),
-            },
-        )
-    }
-    fn watching(&self, _: bool) -> tool_core::sandbox::Watching {
-        tool_core::sandbox::Watching::Nothing
-    }
-}
-
 /// The wall time of `script` (`sh -c`) in the sandbox's file system, supervised or not.
 fn launch_timed(
     sandbox: &tool_sandbox::Sandbox,
@@ -1466,7 +1443,8 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
                 script,
                 Sup::Execs,
                 Blocked,
-                Some(std::sync::Arc::new(WatchesNothing)),
+                // Confined, it watches nothing: each `execve` is only answered.
+                Some(std::sync::Arc::new(tool_core::sandbox::AllowAll)),
             )?);
         }
         let (e, l, b, t) = (median(every), median(line), median(bare), median(traced));

@@ -14,6 +14,19 @@ use crate::path_rule::candidates;
 pub(crate) const SEARCH_WALK_BUDGET: usize = 20_000;
 
 /// What a walk of a search's root found.
+/// What a family's deny rules say of a tree before it is looked at.
+enum Below<'a> {
+    /// No deny rule of the family names a path.
+    Unruled,
+    /// The root, or a tree the rule names inside it, is denied.
+    Denied(&'a RuleEntry),
+    /// The rule's tree only meets the root: what is there decides.
+    Meets(&'a RuleEntry),
+    /// No rule reaches the root (a file there may still be a denied one by identity).
+    Nothing,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Walked {
     Clean,
     Found(usize),
@@ -276,25 +289,19 @@ impl Policy {
         ctx: &tool_core::ToolContext,
         look: bool,
     ) -> Option<&RuleEntry> {
-        self.denied_below_in(PathFamily::Read, root, ctx, look)
+        self.denied_below_of(&[PathFamily::Read], root, ctx, look)
     }
 
-    /// [`Policy::denied_below`] for the deny rules of `family`: for a program that changes
-    /// every file below a directory it writes (`chmod -R`, `rm -r`, `mv`), Edit deny rules
-    /// too.
-    pub(crate) fn denied_below_in(
+    /// [`Policy::denied_below`] for the deny rules of each of `families` in turn (for a
+    /// program that changes every file below a directory it writes, `chmod -R`, `rm -r`,
+    /// `mv`: Edit's and Read's), with one walk of `root` for those that need one.
+    pub(crate) fn denied_below_of(
         &self,
-        family: PathFamily,
+        families: &[PathFamily],
         root: &Path,
         ctx: &tool_core::ToolContext,
         look: bool,
     ) -> Option<&RuleEntry> {
-        if !self.has_path_rules(RuleList::Deny, family) {
-            return None;
-        }
-        if let Some(e) = self.path_rule(RuleList::Deny, family, root, ctx) {
-            return Some(e);
-        }
         let spellings = candidates(root, ctx);
         let windows = spellings
             .iter()
@@ -305,6 +312,58 @@ impl Policy {
                 || b.starts_with(a)
                 || (windows && (fold(a).starts_with(fold(b)) || fold(b).starts_with(fold(a))))
         };
+        let found: Vec<(PathFamily, Below<'_>)> = families
+            .iter()
+            .map(|&f| (f, self.below(f, root, &spellings, &related, ctx)))
+            .collect();
+        // The families whose rule only meets the root: what is there decides, in one walk.
+        let to_walk: Vec<PathFamily> = found
+            .iter()
+            .filter(|(_, b)| matches!(b, Below::Meets(_)))
+            .map(|(f, _)| *f)
+            .collect();
+        let walked = std::cell::OnceCell::new();
+        found.into_iter().find_map(|(family, below)| {
+            let by_rule = match below {
+                Below::Denied(e) => return Some(e),
+                Below::Meets(e) if look => {
+                    let at = to_walk.iter().position(|f| *f == family)?;
+                    match walked.get_or_init(|| self.walk_for_denied(&to_walk, root, ctx))[at] {
+                        Walked::Clean => None,
+                        Walked::Found(i) => Some(&self.entries[i]),
+                        Walked::Cut => Some(e),
+                    }
+                }
+                Below::Meets(e) => Some(e),
+                Below::Unruled => return None,
+                Below::Nothing => None,
+            };
+            by_rule.or_else(|| {
+                let w = self.identities(family, ctx);
+                w.targets
+                    .iter()
+                    .find(|(t, _)| spellings.iter().any(|s| related(t, s)))
+                    .map(|(_, i)| &self.entries[*i])
+            })
+        })
+    }
+
+    /// What the deny rules of `family` say of the tree at `root` (seen as `spellings`) before
+    /// anything there is looked at.
+    fn below(
+        &self,
+        family: PathFamily,
+        root: &Path,
+        spellings: &[PathBuf],
+        related: &dyn Fn(&Path, &Path) -> bool,
+        ctx: &tool_core::ToolContext,
+    ) -> Below<'_> {
+        if !self.has_path_rules(RuleList::Deny, family) {
+            return Below::Unruled;
+        }
+        if let Some(e) = self.path_rule(RuleList::Deny, family, root, ctx) {
+            return Below::Denied(e);
+        }
         let denies = || {
             self.entries.iter().filter_map(|e| match &e.matcher {
                 RuleMatcher::Path { family: f, pattern }
@@ -323,38 +382,29 @@ impl Policy {
                 .is_some_and(|t| spellings.iter().any(|s| t.starts_with(s)))
         });
         if let Some((e, _)) = named {
-            return Some(e);
+            return Below::Denied(e);
         }
         // A name that may be anywhere below (`.env`), or a tree the root lies in: what is
         // there decides.
-        let by_rule = denies()
+        denies()
             .find(|(_, pattern)| spellings.iter().any(|s| related(&pattern.base(ctx), s)))
-            .map(|(e, _)| e);
-        let by_rule = match by_rule {
-            Some(e) if look => match self.walk_for_denied(family, root, ctx) {
-                Walked::Clean => None,
-                Walked::Found(i) => Some(&self.entries[i]),
-                Walked::Cut => Some(e),
-            },
-            other => other,
-        };
-        by_rule.or_else(|| {
-            let w = self.identities(family, ctx);
-            w.targets
-                .iter()
-                .find(|(t, _)| spellings.iter().any(|s| related(t, s)))
-                .map(|(_, i)| &self.entries[*i])
-        })
+            .map_or(Below::Nothing, |(e, _)| Below::Meets(e))
     }
 
-    /// Walk `root` (not following links) for an entry a deny rule of `family` covers, by its
-    /// path, by where a link leads, or by its identity.
+    /// Walk `root` (not following links) for an entry a deny rule of each of `families`
+    /// covers, by its path, by where a link leads, or by its identity: for each family, what
+    /// a walk for it alone would give (the first entry found, or cut short at the same
+    /// entry), in one walk that ends once each has found one.
     fn walk_for_denied(
         &self,
-        family: PathFamily,
+        families: &[PathFamily],
         root: &Path,
         ctx: &tool_core::ToolContext,
-    ) -> Walked {
+    ) -> Vec<Walked> {
+        let mut out: Vec<Option<Walked>> = vec![None; families.len()];
+        let cut = |out: Vec<Option<Walked>>| -> Vec<Walked> {
+            out.into_iter().map(|w| w.unwrap_or(Walked::Cut)).collect()
+        };
         let mut left = SEARCH_WALK_BUDGET;
         let mut stack = vec![tool_core::normalize(root)];
         while let Some(dir) = stack.pop() {
@@ -366,29 +416,43 @@ impl Policy {
             for entry in entries {
                 let Ok(entry) = entry else { continue };
                 if left == 0 {
-                    return Walked::Cut;
+                    return cut(out);
                 }
                 left -= 1;
                 let path = entry.path();
                 let Ok(kind) = entry.file_type() else {
-                    return Walked::Cut;
+                    return cut(out);
                 };
-                let found = if kind.is_symlink() || kind.is_file() {
-                    // Where a link leads, and what a file is (a hard link to a denied one).
-                    self.path_rule(RuleList::Deny, family, &path, ctx)
-                        .and_then(|e| self.entries.iter().position(|x| std::ptr::eq(x, e)))
-                } else {
-                    self.path_group_match_kind(RuleList::Deny, family, &path, kind.is_dir(), ctx)
-                };
-                if let Some(i) = found {
-                    return Walked::Found(i);
+                for (at, &family) in families.iter().enumerate() {
+                    if out[at].is_some() {
+                        continue;
+                    }
+                    let found = if kind.is_symlink() || kind.is_file() {
+                        // Where a link leads, and what a file is (a hard link to a denied one).
+                        self.path_rule(RuleList::Deny, family, &path, ctx)
+                            .and_then(|e| self.entries.iter().position(|x| std::ptr::eq(x, e)))
+                    } else {
+                        self.path_group_match_kind(
+                            RuleList::Deny,
+                            family,
+                            &path,
+                            kind.is_dir(),
+                            ctx,
+                        )
+                    };
+                    out[at] = found.map(Walked::Found);
+                }
+                if out.iter().all(Option::is_some) {
+                    return cut(out);
                 }
                 if kind.is_dir() {
                     stack.push(path);
                 }
             }
         }
-        Walked::Clean
+        out.into_iter()
+            .map(|w| w.unwrap_or(Walked::Clean))
+            .collect()
     }
 
     pub(crate) fn has_path_rules(&self, list: RuleList, family: PathFamily) -> bool {
@@ -497,5 +561,65 @@ impl Policy {
             .filter(|n| !n.is_empty() && !n.contains(['*', '?', '[']))
             .map(str::to_owned)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Layer, PolicyBuilder};
+
+    /// One walk for several families gives each what a walk for it alone gives: the same
+    /// entry found first, or the same cut, over generated trees and rules.
+    #[test]
+    fn one_walk_for_many_families_is_each_family_walked_alone() {
+        let names = ["a", "b", ".env", "key.pem", "hooks", "src"];
+        let patterns = [
+            "**/.env",
+            "/a/**",
+            "**/key.pem",
+            "/b/hooks/**",
+            "**/src/b",
+            "/nothing/**",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for round in 0..60 {
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let root = dir.path().to_path_buf();
+            for _ in 0..next(12) + 1 {
+                let depth = next(3) + 1;
+                let mut p = root.clone();
+                for _ in 0..depth {
+                    p.push(names[next(names.len())]);
+                }
+                if let Some(parent) = p.parent() {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                let _ = std::fs::write(&p, "x");
+            }
+            let mut b = PolicyBuilder::new();
+            for family in ["Read", "Edit"] {
+                for _ in 0..next(3) {
+                    let rule = format!("{family}({})", patterns[next(patterns.len())]);
+                    b.rule(RuleList::Deny, &rule, Layer::Project, None)
+                        .unwrap_or_else(|e| panic!("{rule}: {e}"));
+                }
+            }
+            let policy = b.build();
+            let ctx = tool_core::ToolContext::new(&root, root.join("home"), root.join("out"));
+            let both = [PathFamily::Edit, PathFamily::Read];
+            let together = policy.walk_for_denied(&both, &root, &ctx);
+            let alone: Vec<Walked> = both
+                .iter()
+                .map(|f| policy.walk_for_denied(&[*f], &root, &ctx)[0])
+                .collect();
+            assert_eq!(together, alone, "round {round}");
+        }
     }
 }

@@ -96,10 +96,9 @@ impl Policy {
         // `rm -r`, `mv`): a deny rule on anything below stands as on the directory itself.
         let trees = crate::shell_policy::tree_writes(analysis, touched);
         for root in &trees {
-            for family in [PathFamily::Edit, PathFamily::Read] {
-                if let Some(e) = self.denied_below_in(family, root, ctx, true) {
-                    return Some(denied(e));
-                }
+            let families = [PathFamily::Edit, PathFamily::Read];
+            if let Some(e) = self.denied_below_of(&families, root, ctx, true) {
+                return Some(denied(e));
             }
         }
         // (2a) A program the database does not know, or a word it could not place, may read or
