@@ -307,6 +307,23 @@ fn in_pid_namespace_below_ours(pid: libc::pid_t) -> bool {
         .is_none_or(|ids| ids.split_whitespace().count() > 1)
 }
 
+/// `/proc/TID`, opened as a path. What is read through it is that thread's for as long as
+/// it lives and fails after (a reused number is another directory), where a path names
+/// whichever process holds the number at the time.
+#[allow(unsafe_code)]
+fn open_proc_dir(tid: libc::pid_t) -> Option<OwnedFd> {
+    let path = std::ffi::CString::new(format!("/proc/{tid}")).ok()?;
+    // SAFETY: open takes a path of ours and flags, and returns a new descriptor, then ours.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    // SAFETY: new and owned by nobody else.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 #[allow(unsafe_code)]
 pub(crate) fn pidfd_open(pid: libc::pid_t) -> std::io::Result<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor, then ours.
@@ -579,6 +596,10 @@ impl Supervisor {
         // The call goes on; if it fails, the interrupt stops the thread on its way back.
         respond(listener, n.id, Answer::Continue);
         ptrace(libc::PTRACE_INTERRUPT, tid, 0);
+        // While the kernel loads the program: the thread's `/proc` directory, for the reads
+        // at the exec stop (valid only for this thread; an exec from another thread of its
+        // process ends under the leader's pid, and is read by path).
+        let proc_dir = open_proc_dir(tid);
         let mut launcher_status = None;
         let mut held = tid;
         loop {
@@ -601,7 +622,7 @@ impl Supervisor {
             if event == libc::PTRACE_EVENT_EXEC {
                 // From a thread other than the leader, the leader's pid carries on.
                 held = pid;
-                match self.on_exec(pid, role) {
+                match self.on_exec(pid, role, proc_dir.as_ref().filter(|_| pid == tid)) {
                     Some(_) => {
                         if role == Role::Launcher {
                             *line = line_mark(pid);

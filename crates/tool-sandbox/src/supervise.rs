@@ -25,6 +25,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::os::unix::ffi::OsStringExt as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -360,7 +361,62 @@ fn exec_filename(pid: libc::pid_t, l: &Layout) -> Option<Vec<u8>> {
     None
 }
 
-fn load(pid: libc::pid_t) -> Option<Loaded> {
+/// The target of link `name` in directory `dir`.
+#[allow(unsafe_code)]
+fn read_link_at(dir: &OwnedFd, name: &std::ffi::CStr) -> Option<PathBuf> {
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: readlinkat writes at most the buffer's length into our buffer; `dir` is open.
+    let n = unsafe {
+        libc::readlinkat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 || n as usize >= buf.len() {
+        return None;
+    }
+    buf.truncate(n as usize);
+    Some(PathBuf::from(OsString::from_vec(buf)))
+}
+
+/// The device and inode of the file `name` in directory `dir` leads to.
+#[allow(unsafe_code)]
+fn identity_at(dir: &OwnedFd, name: &std::ffi::CStr) -> Option<(u64, u64)> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: fstatat writes one stat to our buffer; `dir` is open.
+    let r = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: fstatat succeeded, so it filled the buffer in.
+    let st = unsafe { st.assume_init() };
+    Some((st.st_dev, st.st_ino))
+}
+
+/// The program `pid` has loaded (the target of its `exe` link, and that file's device and
+/// inode) and its working directory, read through `dir`, its `/proc` directory when the
+/// caller opened it ahead (one lookup of the pid saved on each of three reads), else by path.
+fn program_of(pid: libc::pid_t, dir: Option<&OwnedFd>) -> Option<(PathBuf, (u64, u64), PathBuf)> {
+    use std::os::unix::fs::MetadataExt as _;
+    if let Some(dir) = dir {
+        return Some((
+            read_link_at(dir, c"exe")?,
+            identity_at(dir, c"exe")?,
+            read_link_at(dir, c"cwd")?,
+        ));
+    }
+    let image = format!("/proc/{pid}/exe");
+    let exe = std::fs::read_link(&image).ok()?;
+    let meta = std::fs::metadata(&image).ok()?;
+    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
+    Some((exe, (meta.dev(), meta.ino()), cwd))
+}
+
+/// What `pid`, held at its exec stop, is about to run. `dir`: its `/proc` directory, opened
+/// ahead by the caller.
+fn load(pid: libc::pid_t, dir: Option<&OwnedFd>) -> Option<Loaded> {
     use std::os::unix::fs::MetadataExt as _;
     let layout = layout(pid)?;
     let mut raw = arguments(pid, &layout)?;
@@ -372,9 +428,7 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
         words.clear();
     }
     let image = PathBuf::from(format!("/proc/{pid}/exe"));
-    let exe = std::fs::read_link(&image).ok()?;
-    let meta = std::fs::metadata(&image).ok()?;
-    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
+    let (exe, image_id, cwd) = program_of(pid, dir)?;
     // A script: the kernel ran its interpreter with the script's path inserted. The program
     // the caller asked for is the script, with the arguments after it. (The first word names
     // the interpreter then, as it does any program: `#!/usr/bin/env node` gives `env node
@@ -393,8 +447,7 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
         };
         // Only when the path is where a script's would be is it looked at (a `stat`).
         if let Some(at) = words.iter().take(3).skip(1).position(|w| *w == execfn)
-            && !std::fs::metadata(&seen)
-                .map_or(true, |a| a.dev() == meta.dev() && a.ino() == meta.ino())
+            && !std::fs::metadata(&seen).map_or(true, |a| (a.dev(), a.ino()) == image_id)
         {
             // `at` counts from the second word: the script is word `at + 1`.
             interpreter = Some(words.clone());
@@ -408,7 +461,7 @@ fn load(pid: libc::pid_t) -> Option<Loaded> {
         exe: exe_named,
         cwd,
         image,
-        image_id: (meta.dev(), meta.ino()),
+        image_id,
     })
 }
 
@@ -548,7 +601,7 @@ impl Supervisor {
                         .get(&pid)
                         .and_then(|t| t.role)
                         .unwrap_or(Role::Descendant);
-                    let next = self.on_exec(pid, role);
+                    let next = self.on_exec(pid, role, None);
                     if let Some(next) = next {
                         // What the judge does not watch runs untraced from here on (in the
                         // sandbox, it still dies with the command).
@@ -611,8 +664,13 @@ impl Supervisor {
     }
 
     /// Decide an `exec`. `Some(role)`: let it run, with this role from now on; `None`: the
-    /// command was stopped.
-    pub(crate) fn on_exec(&mut self, pid: libc::pid_t, role: Role) -> Option<Role> {
+    /// command was stopped. `proc_dir`: `/proc/PID` of `pid`, when the caller opened it ahead.
+    pub(crate) fn on_exec(
+        &mut self,
+        pid: libc::pid_t,
+        role: Role,
+        proc_dir: Option<&OwnedFd>,
+    ) -> Option<Role> {
         if self.shared.is_killed() {
             return None;
         }
@@ -655,7 +713,7 @@ impl Supervisor {
             return Some(Role::Line);
         }
         let started_by_line = role == Role::Line;
-        let Some(loaded) = load(pid) else {
+        let Some(loaded) = load(pid, proc_dir) else {
             if gone(pid) {
                 // Killed while it was held (the command ended around it): nothing runs.
                 return None;
