@@ -120,8 +120,8 @@ impl Stage {
     }
 }
 
-/// Stage the setup forms CONTRACT.md lists, and `PATH is a directory` for this project's own
-/// cases; `Err` names a form this runner does not stage (those the contract lets a runner
+/// Stage the setup forms CONTRACT.md lists, and `PATH is a directory` and `PATH is a file` for
+/// this project's own cases; `Err` names a form this runner does not stage (those the contract lets a runner
 /// skip: other file systems, sandboxes, MCP catalogues, races).
 fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, String> {
     let mut st = Stage {
@@ -147,6 +147,7 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
     let scripts =
         regex::Regex::new(r#"^(\S+) scripts\.(\w+) = "(.*)"$"#).map_err(|e| e.to_string())?;
     let directory = regex::Regex::new(r"^(\S+) is a directory$").map_err(|e| e.to_string())?;
+    let file = regex::Regex::new(r"^(\S+) is a file$").map_err(|e| e.to_string())?;
     let input_text = input.to_string();
     std::fs::create_dir_all(at("/w/p")).map_err(io)?;
     std::fs::create_dir_all(at("/home/u")).map_err(io)?;
@@ -185,6 +186,10 @@ fn stage(setup: &str, input: &Value, cwd: &str, extra: &Extra) -> Result<Stage, 
             std::fs::write(&f, json.to_string()).map_err(io)?;
         } else if let Some(c) = directory.captures(item) {
             std::fs::create_dir_all(at(&c[1])).map_err(io)?;
+        } else if let Some(c) = file.captures(item) {
+            let f = at(&c[1]);
+            create_parent(&f).map_err(io)?;
+            std::fs::write(&f, "staged\n").map_err(io)?;
         } else if let Some(p) = item.strip_prefix("project root ") {
             std::fs::create_dir_all(at(p)).map_err(io)?;
             st.project_root = Some(p.to_owned());

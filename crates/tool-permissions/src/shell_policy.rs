@@ -870,6 +870,15 @@ pub(crate) fn tree_writes(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Whether a write to `written` can change what is below `root`: one is below the other,
+/// in any spelling of either (as given, and with their links resolved).
+pub(crate) fn meets(written: &Path, root: &Path, ctx: &ToolContext) -> bool {
+    let roots = crate::path_rule::candidates(root, ctx);
+    crate::path_rule::candidates(written, ctx)
+        .iter()
+        .any(|w| roots.iter().any(|r| w.starts_with(r) || r.starts_with(w)))
+}
+
 /// The directories the units the command database calls recursive searches (`rg`, `grep -r`,
 /// `find`, `ls -R`, `tree`, `du`...) walk: their directory operands, or the working directory
 /// when none is given.

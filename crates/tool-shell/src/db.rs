@@ -2101,7 +2101,13 @@ impl Run<'_, '_> {
 
     /// Assign operands to roles and apply hooks.
     fn finish(&mut self, prog: &Program, st: &mut Parsed<'_>) {
-        self.out.recursive |= st.mark("recursive");
+        // `directories`: what to do with a directory operand (grep's `-d ACTION`, whose
+        // action may be cut short as long as it stays unambiguous: `rec` is `recurse`).
+        self.out.recursive |= st.mark("recursive")
+            || st
+                .mark_values("directories")
+                .iter()
+                .any(|v| v.len() >= 3 && "recurse".starts_with(v.as_str()));
         self.out.tree_writes |= st.mark("tree-writes");
         let label = st.label.clone();
         let bare = st.operands.is_empty() && !st.overridden && !st.rest_taken;
@@ -2569,6 +2575,15 @@ impl Run<'_, '_> {
         }
         match mode {
             Some("create") | Some("append") | Some("update") => {
+                // A directory among the files archived is archived with all it holds, unless
+                // the last word on it was --no-recursion.
+                let recursion = st
+                    .marks
+                    .iter()
+                    .rev()
+                    .find(|(m, _)| m == "recursion" || m == "no-recursion")
+                    .is_none_or(|(m, _)| m == "recursion");
+                self.out.recursive |= recursion;
                 for (w, dir) in ops {
                     self.push(
                         EffectKind::Read,

@@ -707,14 +707,40 @@ fn recursive_searches_are_known_by_program_and_option() {
         &["find", ".", "-name", "*.pem"],
         &["tree"],
         &["du", "-a"],
+        // grep's `-d recurse` is `-r`, its action cut short as far as it stays unambiguous.
+        &["grep", "-d", "recurse", "KEY", "."],
+        &["grep", "--directories=rec", "KEY", "."],
+        &["grep", "-drecu", "KEY", "."],
+        // git grep searches the working tree below its pathspecs, or below the directory.
+        &["git", "grep", "KEY"],
+        &["git", "grep", "--no-index", "-n", "KEY"],
+        &["git", "-C", "sub", "grep", "KEY", "--", "src"],
+        // tar archives a directory with all it holds.
+        &["tar", "cf", "-", "."],
+        &["tar", "-czf", "x.tgz", "src"],
+        &[
+            "tar",
+            "--create",
+            "--file=-",
+            "--no-recursion",
+            "--recursion",
+            "src",
+        ],
+        &["bsdtar", "-rf", "x.tar", "src"],
     ] {
         assert!(run(line).recursive, "{line:?}");
     }
     for line in [
         &["grep", "-n", "KEY", "f"][..],
         &["grep", "-e", "r", "f"],
+        &["grep", "-d", "skip", "KEY", "f"],
+        &["grep", "-d", "read", "KEY", "f"],
         &["ls", "-lrt"],
         &["cat", "-r"],
+        &["tar", "xf", "x.tar"],
+        &["tar", "-tzf", "x.tgz"],
+        &["tar", "-cf", "-", "--no-recursion", "src"],
+        &["git", "log", "-p"],
     ] {
         assert!(!run(line).recursive, "{line:?}");
     }

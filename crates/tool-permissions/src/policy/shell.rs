@@ -173,9 +173,14 @@ impl Policy {
             return Some(Decision::ask(Self::ask_message(request), e.reason()));
         }
         // (4) A recursive search whose root holds a denied tree would print what it may not read.
-        // What is there decides, unless the line writes (it may make what it then searches).
-        let look = touched.writes().next().is_none();
+        // What is there decides, unless the line writes where the search goes (it may make
+        // what it then searches: a link to a denied file in the tree, the tree itself) or
+        // somewhere it cannot name.
         for root in crate::shell_policy::search_roots(analysis, touched) {
+            let look = touched.unknown_paths.is_empty()
+                && !touched
+                    .writes()
+                    .any(|w| crate::shell_policy::meets(&w.path, &root, ctx));
             if let Some(e) = self.denied_below(&root, ctx, look) {
                 return Some(Self::checked_ask(
                     request,
