@@ -727,6 +727,10 @@ fn recursive_searches_are_known_by_program_and_option() {
             "src",
         ],
         &["bsdtar", "-rf", "x.tar", "src"],
+        // Directories compared file by file.
+        &["diff", "-ru", "old", "."],
+        &["diff", "--recursive", "-q", "a", "b"],
+        &["git", "diff", "--no-index", "old", "."],
     ] {
         assert!(run(line).recursive, "{line:?}");
     }
@@ -741,6 +745,8 @@ fn recursive_searches_are_known_by_program_and_option() {
         &["tar", "-tzf", "x.tgz"],
         &["tar", "-cf", "-", "--no-recursion", "src"],
         &["git", "log", "-p"],
+        &["diff", "-u", "a", "b"],
+        &["git", "diff", "HEAD"],
     ] {
         assert!(!run(line).recursive, "{line:?}");
     }
