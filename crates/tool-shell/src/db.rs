@@ -346,6 +346,9 @@ pub struct Program {
     /// What it writes, it writes throughout, when it is a directory: `mv` moves a tree. An
     /// option marked `tree-writes` makes it so too (`chmod -R`, `rm -r`).
     pub tree_writes: bool,
+    /// Files it reads from the directory it runs in, whatever its arguments: `docker compose`,
+    /// `bun`, `vite` load `.env` from there.
+    pub cwd_reads: Vec<String>,
     /// Its grammar hook, if any.
     pub hook: Option<Hook>,
     /// `key=value` operands and what the key's value is (`dd`).
@@ -616,6 +619,8 @@ struct RawProgram {
     recursive: bool,
     #[serde(default)]
     tree_writes: bool,
+    #[serde(default)]
+    cwd_reads: Vec<String>,
     #[serde(default)]
     flags: String,
     #[serde(default)]
@@ -1100,6 +1105,7 @@ fn compile(
         shared_options: rp.shared,
         recursive: rp.recursive,
         tree_writes: rp.tree_writes,
+        cwd_reads: rp.cwd_reads.clone(),
         hook: match &rp.hook {
             Some(h) => {
                 Some(Hook::parse(h).ok_or_else(|| bad(format!("{name}: unknown hook `{h}`")))?)
@@ -1549,6 +1555,7 @@ impl Run<'_, '_> {
         for &k in &prog.effects {
             self.push(k, None, &label, None, format!("program: {k}"));
         }
+
         if prog.hook == Some(Hook::Find) {
             self.find(prog, words, chdir.clone());
             return chdir;
@@ -2101,6 +2108,19 @@ impl Run<'_, '_> {
 
     /// Assign operands to roles and apply hooks.
     fn finish(&mut self, prog: &Program, st: &mut Parsed<'_>) {
+        // The files it reads where it runs (where its options took it), unless an option
+        // named another file to read in their place (`docker compose --env-file x`).
+        if !st.mark("instead-of-cwd-reads") {
+            for f in &prog.cwd_reads {
+                self.push(
+                    EffectKind::Read,
+                    Some(join_dir(&st.chdir, f)),
+                    &st.label.clone(),
+                    None,
+                    format!("program: reads {f} where it runs"),
+                );
+            }
+        }
         // `directories`: what to do with a directory operand (grep's `-d ACTION`, whose
         // action may be cut short as long as it stays unambiguous: `rec` is `recurse`).
         self.out.recursive |= st.mark("recursive")

@@ -789,3 +789,54 @@ fn options_named_for_a_program_run_their_value() {
     runs_nothing(&["tool", "--execution-mode", "fast"]);
     runs_nothing(&["git", "--no-pager", "log"]);
 }
+
+/// Programs that load `.env` from the directory they run in read it, whatever their arguments
+/// (where their options move them, there), unless an option names another file in its place.
+#[test]
+fn programs_that_load_env_files_read_them_where_they_run() {
+    for line in [
+        &["docker", "compose", "config"][..],
+        &["docker", "compose", "-f", "compose.yml", "up", "-d"],
+        &["podman", "compose", "ps"],
+        &["docker-compose", "up"],
+        &["bun", "test"],
+        &["bunx", "vite", "build"],
+        &["next", "build"],
+        &["vite"],
+        &["react-scripts", "build"],
+        &["foreman", "start"],
+        &["honcho", "run", "env"],
+        &["dotenvx", "run", "--", "node", "app.js"],
+        &["flask", "run"],
+        &["prisma", "migrate", "dev"],
+        &["pipenv", "run", "python", "app.py"],
+        &["pipenv", "shell"],
+    ] {
+        expect(line, EffectKind::Read, ".env");
+    }
+    expect(
+        &[
+            "docker",
+            "compose",
+            "--project-directory",
+            "deploy",
+            "config",
+        ],
+        EffectKind::Read,
+        "deploy/.env",
+    );
+    expect(&["flask", "run"], EffectKind::Read, ".flaskenv");
+    expect(&["next", "dev"], EffectKind::Read, ".env.local");
+    for line in [
+        &["docker", "compose", "--env-file", ".env.example", "config"][..],
+        &["docker-compose", "--env-file=ci.env", "up"],
+        &["foreman", "start", "-e", "prod.env"],
+        &["dotenv", "-f", "staging.env", "run", "env"],
+        &["docker", "ps"],
+        &["docker", "build", "."],
+        &["npm", "run", "build"],
+        &["pipenv", "install"],
+    ] {
+        assert!(!has(&run(line), EffectKind::Read, ".env"), "{line:?}");
+    }
+}
