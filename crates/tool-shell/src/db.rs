@@ -75,6 +75,9 @@ pub enum ValueKind {
     GitConfig,
     /// A git `key=ENVVAR` configuration (`--config-env`): the value is not known.
     GitConfigEnv,
+    /// A `key=value` setting of the program's own, judged with the `[config.PROGRAM]` table
+    /// (`rustc -C linker=PROG`).
+    Setting,
     /// A tar checkpoint action: `exec=COMMAND` runs COMMAND with the shell.
     CheckpointAction,
     /// Commands of the program's own [`Language`] (`vim -c`, `gdb -ex`).
@@ -1027,9 +1030,13 @@ fn option_value_by_name(
         return None;
     }
     let mut name = option_name(word);
-    // A Java-style property (`-Dexec.executable=...`).
+    // A Java-style property (`-Dexec.executable=...`), and a compiler's feature option
+    // (`-fplugin=./x.so` in gcc and clang).
     if !word.starts_with("--") && word.contains('=') {
-        name = name.strip_prefix('D').unwrap_or(name);
+        name = name
+            .strip_prefix('D')
+            .or_else(|| name.strip_prefix('f'))
+            .unwrap_or(name);
     }
     if name.starts_with("no-") || name.starts_with("no_") {
         return None;
@@ -1208,6 +1215,7 @@ fn compile(
                 "ssh-option" => ValueKind::SshOption,
                 "git-config" => ValueKind::GitConfig,
                 "git-config-env" => ValueKind::GitConfigEnv,
+                "setting" => ValueKind::Setting,
                 "checkpoint-action" => ValueKind::CheckpointAction,
                 "commands" => ValueKind::Commands,
                 "makefile" => ValueKind::Makefile,
@@ -1970,7 +1978,10 @@ impl Run<'_, '_> {
         }
         if matches!(
             opt.value,
-            ValueKind::SshOption | ValueKind::GitConfig | ValueKind::GitConfigEnv
+            ValueKind::SshOption
+                | ValueKind::GitConfig
+                | ValueKind::GitConfigEnv
+                | ValueKind::Setting
         ) {
             let v = value.unwrap_or_default();
             self.config_value(opt.value, &v, label, shown);
@@ -2013,6 +2024,7 @@ impl Run<'_, '_> {
                 ValueKind::SshOption
                 | ValueKind::GitConfig
                 | ValueKind::GitConfigEnv
+                | ValueKind::Setting
                 | ValueKind::Commands
                 | ValueKind::Makefile => {}
             }
@@ -2038,6 +2050,13 @@ impl Run<'_, '_> {
                 Some((k, v)) => ("git", k, Some(v.to_owned())),
                 None => ("git", text, Some("true".to_owned())),
             },
+            ValueKind::Setting => {
+                let program = label.split(' ').next().unwrap_or(label);
+                match text.split_once('=') {
+                    Some((k, v)) => (program, k, Some(v.to_owned())),
+                    None => (program, text, None),
+                }
+            }
             _ => match text.split_once('=') {
                 Some((k, _)) => ("git", k, None),
                 None => {

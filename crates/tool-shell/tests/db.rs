@@ -788,6 +788,45 @@ fn options_named_for_a_program_run_their_value() {
     runs_nothing(&["tool", "--command", "--other"]);
     runs_nothing(&["tool", "--execution-mode", "fast"]);
     runs_nothing(&["git", "--no-pager", "log"]);
+    // A compiler's feature option that loads code (`-fplugin=`) loads it; others do not.
+    for line in [
+        &["gcc", "-fplugin=./x.so", "a.c"][..],
+        &["clang", "-O2", "-fplugin=/tmp/p.so", "-c", "a.c"],
+    ] {
+        assert!(has_kind(&run(line), EffectKind::RunsCode), "{line:?}");
+    }
+    assert!(!has_kind(
+        &run(&["gcc", "-fPIC", "-fstack-protector=strong", "a.c"]),
+        EffectKind::RunsCode
+    ));
+}
+
+/// `rustc -C linker=PROG` runs PROG; other codegen settings run nothing.
+#[test]
+fn rustc_codegen_linker_runs_its_program() {
+    for line in [
+        &["rustc", "-C", "linker=curl", "a.rs"][..],
+        &["rustc", "-Clinker=curl", "a.rs"],
+        &["rustc", "--codegen=linker=curl", "a.rs"],
+    ] {
+        let i = run(line);
+        assert!(
+            i.effects
+                .iter()
+                .any(|e| e.value.as_deref() == Some("curl")
+                    && matches!(e.kind, EffectKind::ExecProgram | EffectKind::ExecString)),
+            "{line:?}: {:?}",
+            i.effects
+        );
+    }
+    let i = run(&["rustc", "-C", "opt-level=3", "a.rs"]);
+    assert!(
+        !i.effects
+            .iter()
+            .any(|e| matches!(e.kind, EffectKind::ExecProgram | EffectKind::ExecString)),
+        "{:?}",
+        i.effects
+    );
 }
 
 /// Programs that load `.env` from the directory they run in read it, whatever their arguments
