@@ -870,6 +870,23 @@ pub(crate) fn tree_writes(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The directories below which a unit writes files its input names rather than its words
+/// (`tar -x`, `unzip`, `patch`): what it writes, its working directory among them.
+pub(crate) fn writes_below_roots(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for p in &t.uses {
+        if p.op == Op::Write
+            && a.units
+                .get(p.unit)
+                .is_some_and(|u| u.interpretation.writes_below)
+            && !out.contains(&p.path)
+        {
+            out.push(p.path.clone());
+        }
+    }
+    out
+}
+
 /// Whether a write to `written` can change what is below `root`: one is below the other,
 /// in any spelling of either (as given, and with their links resolved).
 pub(crate) fn meets(written: &Path, root: &Path, ctx: &ToolContext) -> bool {

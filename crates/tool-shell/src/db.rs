@@ -352,6 +352,9 @@ pub struct Program {
     /// Files it reads from the directory it runs in, whatever its arguments: `docker compose`,
     /// `bun`, `vite` load `.env` from there.
     pub cwd_reads: Vec<String>,
+    /// Which files it writes its input says, not its words (`patch`, `unzip`): any below the
+    /// directory it works in.
+    pub writes_below: bool,
     /// Its grammar hook, if any.
     pub hook: Option<Hook>,
     /// `key=value` operands and what the key's value is (`dd`).
@@ -512,6 +515,10 @@ pub struct Interpretation {
     pub recursive: bool,
     /// It changes every file below the directories it writes (`chmod -R`, `rm -r`, `mv`).
     pub tree_writes: bool,
+    /// Which files it writes its input says (an archive's members, a patch's files), not its
+    /// words: any file below the directories it writes may be one (`tar -x`, `unzip`,
+    /// `patch`). The directory it works in is among its writes.
+    pub writes_below: bool,
     /// Words a program that takes any option, and has effects, was given without the database
     /// knowing what it does with them (its options, and its operands, which may be files it
     /// reads), and the arguments of code a program runs: `prettier .env`,
@@ -624,6 +631,8 @@ struct RawProgram {
     tree_writes: bool,
     #[serde(default)]
     cwd_reads: Vec<String>,
+    #[serde(default)]
+    writes_below: bool,
     #[serde(default)]
     flags: String,
     #[serde(default)]
@@ -1113,6 +1122,7 @@ fn compile(
         recursive: rp.recursive,
         tree_writes: rp.tree_writes,
         cwd_reads: rp.cwd_reads.clone(),
+        writes_below: rp.writes_below,
         hook: match &rp.hook {
             Some(h) => {
                 Some(Hook::parse(h).ok_or_else(|| bad(format!("{name}: unknown hook `{h}`")))?)
@@ -2148,6 +2158,16 @@ impl Run<'_, '_> {
                 .iter()
                 .any(|v| v.len() >= 3 && "recurse".starts_with(v.as_str()));
         self.out.tree_writes |= st.mark("tree-writes");
+        if prog.writes_below || st.mark("writes-below") {
+            self.out.writes_below = true;
+            self.push(
+                EffectKind::Write,
+                Some(join_dir(&st.chdir, ".")),
+                &st.label.clone(),
+                None,
+                "program: writes what its input names, below where it works".into(),
+            );
+        }
         let label = st.label.clone();
         let bare = st.operands.is_empty() && !st.overridden && !st.rest_taken;
         if bare {
@@ -2654,6 +2674,8 @@ impl Run<'_, '_> {
                     );
                 } else {
                     let dir = st.chdir.clone().unwrap_or_else(|| ".".into());
+                    // Members not named are extracted too, wherever the archive puts them.
+                    self.out.writes_below |= ops.is_empty();
                     // The members named are written where they are extracted.
                     for (w, _) in ops {
                         self.push(

@@ -811,10 +811,8 @@ fn rustc_codegen_linker_runs_its_program() {
     ] {
         let i = run(line);
         assert!(
-            i.effects
-                .iter()
-                .any(|e| e.value.as_deref() == Some("curl")
-                    && matches!(e.kind, EffectKind::ExecProgram | EffectKind::ExecString)),
+            i.effects.iter().any(|e| e.value.as_deref() == Some("curl")
+                && matches!(e.kind, EffectKind::ExecProgram | EffectKind::ExecString)),
             "{line:?}: {:?}",
             i.effects
         );
@@ -877,5 +875,32 @@ fn programs_that_load_env_files_read_them_where_they_run() {
         &["pipenv", "install"],
     ] {
         assert!(!has(&run(line), EffectKind::Read, ".env"), "{line:?}");
+    }
+}
+
+/// Programs whose input says which files they write (an archive's members, a patch's files)
+/// may write anywhere below where they work; a program whose words name its writes does not.
+#[test]
+fn writes_named_by_the_input_may_land_anywhere_below() {
+    for line in [
+        &["tar", "-xzf", "vendor.tgz"][..],
+        &["tar", "xf", "x.tar", "-C", "vendor"],
+        &["unzip", "-o", "release.zip"],
+        &["unzip", "assets.zip", "-d", "public"],
+        &["patch", "-p1"],
+        &["patch", "-d", "src", "-p1", "-i", "fix.diff"],
+    ] {
+        assert!(run(line).writes_below, "{line:?}");
+    }
+    expect(&["patch", "-d", "src", "-p1"], EffectKind::Write, "src/.");
+    for line in [
+        &["tar", "-czf", "out.tgz", "src"][..],
+        &["tar", "-tf", "x.tar"],
+        &["tar", "-xOf", "x.tar", "a"],
+        &["tar", "-xf", "x.tar", "README"],
+        &["cp", "a", "b"],
+        &["sed", "-i", "s/a/b/", "f"],
+    ] {
+        assert!(!run(line).writes_below, "{line:?}");
     }
 }

@@ -192,6 +192,22 @@ impl Policy {
                 ));
             }
         }
+        // (4b) A program whose input says which files it writes (an archive's members, a
+        // patch's files) may write any file below where it works: a deny rule on one there
+        // cannot be checked before it runs.
+        for root in crate::shell_policy::writes_below_roots(analysis, touched) {
+            let families = [PathFamily::Edit, PathFamily::Read];
+            if let Some(e) = self.denied_below_of(&families, &root, ctx, true) {
+                return Some(Self::checked_ask(
+                    request,
+                    format!(
+                        "a program that writes the files its input names may write below {}, where {} denies some",
+                        root.display(),
+                        e.source()
+                    ),
+                ));
+            }
+        }
         // (5)
         if !analysis.parsed {
             return Some(Self::checked_ask(
