@@ -1409,41 +1409,19 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
             Blocked,
             Some(denies.clone()),
         )?;
+        let run = |sup: Sup, judge: Option<std::sync::Arc<dyn tool_core::sandbox::RunJudge>>| {
+            launch_timed(sandbox, &ws, script, sup, Blocked, judge)
+        };
         let (mut every, mut line, mut bare, mut traced, mut answered) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..7 {
-            bare.push(launch_timed(sandbox, &ws, script, Sup::Off, Blocked, None)?);
-            every.push(launch_timed(
-                sandbox,
-                &ws,
-                script,
+            bare.push(run(Sup::Off, None)?);
+            every.push(run(Sup::Execs, Some(denies.clone()))?);
+            line.push(run(Sup::Execs, Some(allows.clone()))?);
+            traced.push(run(Sup::Every, Some(denies.clone()))?);
+            // Confined, it watches nothing: each `execve` is only answered.
+            answered.push(run(
                 Sup::Execs,
-                Blocked,
-                Some(denies.clone()),
-            )?);
-            line.push(launch_timed(
-                sandbox,
-                &ws,
-                script,
-                Sup::Execs,
-                Blocked,
-                Some(allows.clone()),
-            )?);
-            traced.push(launch_timed(
-                sandbox,
-                &ws,
-                script,
-                Sup::Every,
-                Blocked,
-                Some(denies.clone()),
-            )?);
-            answered.push(launch_timed(
-                sandbox,
-                &ws,
-                script,
-                Sup::Execs,
-                Blocked,
-                // Confined, it watches nothing: each `execve` is only answered.
                 Some(std::sync::Arc::new(tool_core::sandbox::AllowAll)),
             )?);
         }
@@ -1453,23 +1431,9 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
         let pinned = one_cpu(|| {
             let (mut bare, mut every, mut line) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..7 {
-                bare.push(launch_timed(sandbox, &ws, script, Sup::Off, Blocked, None)?);
-                every.push(launch_timed(
-                    sandbox,
-                    &ws,
-                    script,
-                    Sup::Execs,
-                    Blocked,
-                    Some(denies.clone()),
-                )?);
-                line.push(launch_timed(
-                    sandbox,
-                    &ws,
-                    script,
-                    Sup::Execs,
-                    Blocked,
-                    Some(allows.clone()),
-                )?);
+                bare.push(run(Sup::Off, None)?);
+                every.push(run(Sup::Execs, Some(denies.clone()))?);
+                line.push(run(Sup::Execs, Some(allows.clone()))?);
             }
             Ok((median(bare), median(every), median(line)))
         })?;
