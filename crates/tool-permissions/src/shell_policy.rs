@@ -53,6 +53,9 @@ pub(crate) struct Touches {
     pub uses: Vec<PathUse>,
     /// Units with a read or write whose path cannot be known.
     pub unknown_paths: Vec<usize>,
+    /// Files a program loads from where it runs that are not there now (`.env` for `docker
+    /// compose` in a project without one): read once something puts them there.
+    pub absent_loads: Vec<PathUse>,
 }
 
 impl Touches {
@@ -196,6 +199,7 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
     let mut t = Touches {
         uses: Vec::new(),
         unknown_paths: Vec::new(),
+        absent_loads: Vec::new(),
     };
     for (i, u) in a.units.iter().enumerate() {
         for e in u.effects() {
@@ -248,6 +252,16 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
                 u.cwd.join(v)
             };
             let physical = tool_core::resolve_physical(&raw).filter(|p| *p != path);
+            if e.source.is_loaded_where_it_runs() && std::fs::symlink_metadata(&raw).is_err() {
+                t.absent_loads.push(PathUse {
+                    unit: i,
+                    command: name,
+                    path,
+                    op,
+                    redirect: false,
+                });
+                continue;
+            }
             t.uses.push(PathUse {
                 unit: i,
                 command: name.clone(),
@@ -899,7 +913,7 @@ pub(crate) fn meets(written: &Path, root: &Path, ctx: &ToolContext) -> bool {
 /// The directories the units the command database calls recursive searches (`rg`, `grep -r`,
 /// `find`, `ls -R`, `tree`, `du`...) walk: their directory operands, or the working directory
 /// when none is given.
-pub(crate) fn search_roots(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
+pub(crate) fn search_roots(a: &Analysis, t: &Touches) -> Vec<(usize, PathBuf)> {
     let mut out = Vec::new();
     for (i, u) in a.units.iter().enumerate() {
         if !u.interpretation.recursive {
@@ -917,7 +931,7 @@ pub(crate) fn search_roots(a: &Analysis, t: &Touches) -> Vec<PathBuf> {
         if roots.is_empty() && !has_file_operand {
             roots.push(u.cwd.clone());
         }
-        out.extend(roots);
+        out.extend(roots.into_iter().map(|r| (i, r)));
     }
     out
 }

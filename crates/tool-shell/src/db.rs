@@ -1012,6 +1012,7 @@ const PROGRAM_WORDS: &[&str] = &[
     "wrapper",
     "launcher",
     "hook",
+    "ld",
 ];
 
 /// The name of an option word, without its dashes and value (`--a-b=c` gives `a-b`).
@@ -2146,7 +2147,7 @@ impl Run<'_, '_> {
                     Some(join_dir(&st.chdir, f)),
                     &st.label.clone(),
                     None,
-                    format!("program: reads {f} where it runs"),
+                    crate::effect::Source::LOADED_WHERE_IT_RUNS.into(),
                 );
             }
         }
@@ -2634,15 +2635,10 @@ impl Run<'_, '_> {
         }
         match mode {
             Some("create") | Some("append") | Some("update") => {
-                // A directory among the files archived is archived with all it holds, unless
-                // the last word on it was --no-recursion.
-                let recursion = st
-                    .marks
-                    .iter()
-                    .rev()
-                    .find(|(m, _)| m == "recursion" || m == "no-recursion")
-                    .is_none_or(|(m, _)| m == "recursion");
-                self.out.recursive |= recursion;
+                // A directory among the files archived is archived with all it holds
+                // (`--no-recursion` holds only for the names after it, which this reading
+                // does not place: the stricter reading).
+                self.out.recursive = true;
                 for (w, dir) in ops {
                     self.push(
                         EffectKind::Read,
@@ -2674,8 +2670,9 @@ impl Run<'_, '_> {
                     );
                 } else {
                     let dir = st.chdir.clone().unwrap_or_else(|| ".".into());
-                    // Members not named are extracted too, wherever the archive puts them.
-                    self.out.writes_below |= ops.is_empty();
+                    // What the archive holds is written wherever its names say (a member
+                    // named may be a directory, or a pattern).
+                    self.out.writes_below = true;
                     // The members named are written where they are extracted.
                     for (w, _) in ops {
                         self.push(

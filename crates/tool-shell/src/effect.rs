@@ -121,6 +121,15 @@ impl Source {
 
     /// The detail of an output operand's effect.
     pub(crate) const OUTPUT_OPERAND: &'static str = "operand: output";
+
+    /// Whether the effect is a file the program loads from where it runs, whatever its
+    /// arguments (`.env` for `docker compose`): read when it is there.
+    pub fn is_loaded_where_it_runs(&self) -> bool {
+        self.option.is_none() && self.detail == Self::LOADED_WHERE_IT_RUNS
+    }
+
+    /// The detail of the effect of a file a program loads from where it runs.
+    pub(crate) const LOADED_WHERE_IT_RUNS: &'static str = "program: loads it from where it runs";
 }
 
 impl fmt::Display for Source {

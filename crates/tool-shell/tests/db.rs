@@ -718,14 +718,8 @@ fn recursive_searches_are_known_by_program_and_option() {
         // tar archives a directory with all it holds.
         &["tar", "cf", "-", "."],
         &["tar", "-czf", "x.tgz", "src"],
-        &[
-            "tar",
-            "--create",
-            "--file=-",
-            "--no-recursion",
-            "--recursion",
-            "src",
-        ],
+        // `--no-recursion` holds for the names after it only: not placed, so not trusted.
+        &["tar", "-cf", "-", "src", "--no-recursion"],
         &["bsdtar", "-rf", "x.tar", "src"],
         // Directories compared file by file.
         &["diff", "-ru", "old", "."],
@@ -743,7 +737,6 @@ fn recursive_searches_are_known_by_program_and_option() {
         &["cat", "-r"],
         &["tar", "xf", "x.tar"],
         &["tar", "-tzf", "x.tgz"],
-        &["tar", "-cf", "-", "--no-recursion", "src"],
         &["git", "log", "-p"],
         &["diff", "-u", "a", "b"],
         &["git", "diff", "HEAD"],
@@ -885,6 +878,7 @@ fn writes_named_by_the_input_may_land_anywhere_below() {
     for line in [
         &["tar", "-xzf", "vendor.tgz"][..],
         &["tar", "xf", "x.tar", "-C", "vendor"],
+        &["tar", "-xf", "x.tar", "."],
         &["unzip", "-o", "release.zip"],
         &["unzip", "assets.zip", "-d", "public"],
         &["patch", "-p1"],
@@ -897,7 +891,6 @@ fn writes_named_by_the_input_may_land_anywhere_below() {
         &["tar", "-czf", "out.tgz", "src"][..],
         &["tar", "-tf", "x.tar"],
         &["tar", "-xOf", "x.tar", "a"],
-        &["tar", "-xf", "x.tar", "README"],
         &["cp", "a", "b"],
         &["sed", "-i", "s/a/b/", "f"],
     ] {

@@ -173,14 +173,23 @@ impl Policy {
             return Some(Decision::ask(Self::ask_message(request), e.reason()));
         }
         // (4) A recursive search whose root holds a denied tree would print what it may not read.
-        // What is there decides, unless the line writes where the search goes (it may make
-        // what it then searches: a link to a denied file in the tree, the tree itself) or
-        // somewhere it cannot name.
-        for root in crate::shell_policy::search_roots(analysis, touched) {
+        // What is there decides, unless the line may change the tree before the search
+        // reaches it: a program's write by another unit (a link into the tree, a copy), a
+        // redirection into the tree, a write whose file cannot be known or that no path names
+        // (a branch checked out). The search's own output does not.
+        let pathless_writes = analysis.units.iter().any(|u| {
+            u.effects()
+                .any(|e| e.kind == tool_shell::EffectKind::Write && e.value.is_none())
+        });
+        for (unit, root) in crate::shell_policy::search_roots(analysis, touched) {
             let look = touched.unknown_paths.is_empty()
+                && !pathless_writes
+                && touched
+                    .writes()
+                    .all(|w| w.unit == unit || !crate::shell_policy::meets(&w.path, &root, ctx))
                 && !touched
                     .writes()
-                    .any(|w| crate::shell_policy::meets(&w.path, &root, ctx));
+                    .any(|w| w.unit != unit && w.op == crate::shell_policy::Op::Write);
             if let Some(e) = self.denied_below(&root, ctx, look) {
                 return Some(Self::checked_ask(
                     request,
@@ -195,14 +204,55 @@ impl Policy {
         // (4b) A program whose input says which files it writes (an archive's members, a
         // patch's files) may write any file below where it works: a deny rule on one there
         // cannot be checked before it runs.
+        // What is there decides, and what the input may create: a file a rule names by its
+        // name alone (`Edit(**/.envrc)`, `Edit(.envrc)`), made right below.
+        let names_alone: Vec<&str> = self
+            .entries
+            .iter()
+            .filter(|e| e.list == RuleList::Deny)
+            .filter_map(|e| match &e.matcher {
+                RuleMatcher::Path {
+                    family: PathFamily::Edit,
+                    pattern,
+                } if pattern.named_tree(ctx).is_none() => Some(pattern.line.as_str()),
+                _ => None,
+            })
+            .map(|line| {
+                line.trim_start_matches("./")
+                    .trim_start_matches("**/")
+                    .trim_start_matches('/')
+            })
+            .filter(|n| !n.is_empty() && !n.contains(['/', '*', '?', '[']))
+            .collect();
         for root in crate::shell_policy::writes_below_roots(analysis, touched) {
-            let families = [PathFamily::Edit, PathFamily::Read];
-            if let Some(e) = self.denied_below_of(&families, &root, ctx, true) {
+            let found = self
+                .denied_below_of(&[PathFamily::Edit], &root, ctx, true)
+                .or_else(|| {
+                    names_alone.iter().find_map(|n| {
+                        self.path_rule(RuleList::Deny, PathFamily::Edit, &root.join(n), ctx)
+                    })
+                });
+            if let Some(e) = found {
                 return Some(Self::checked_ask(
                     request,
                     format!(
                         "a program that writes the files its input names may write below {}, where {} denies some",
                         root.display(),
+                        e.source()
+                    ),
+                ));
+            }
+        }
+        // (4c) A file a program loads from where it runs, not there now: denied once it is
+        // (what is there now decides a read; what is not there yet is asked about).
+        for load in &touched.absent_loads {
+            if let Some(e) = self.path_rule(RuleList::Deny, PathFamily::Read, &load.path, ctx) {
+                return Some(Self::checked_ask(
+                    request,
+                    format!(
+                        "{} loads {} where it runs once it exists, which {} denies",
+                        load.command,
+                        load.path.display(),
                         e.source()
                     ),
                 ));
