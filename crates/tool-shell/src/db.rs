@@ -2145,7 +2145,7 @@ impl Run<'_, '_> {
                 self.push(
                     EffectKind::Read,
                     Some(join_dir(&st.chdir, f)),
-                    &st.label.clone(),
+                    &st.label,
                     None,
                     crate::effect::Source::LOADED_WHERE_IT_RUNS.into(),
                 );
@@ -2159,12 +2159,12 @@ impl Run<'_, '_> {
                 .iter()
                 .any(|v| v.len() >= 3 && "recurse".starts_with(v.as_str()));
         self.out.tree_writes |= st.mark("tree-writes");
-        if prog.writes_below || st.mark("writes-below") {
+        if prog.writes_below {
             self.out.writes_below = true;
             self.push(
                 EffectKind::Write,
                 Some(join_dir(&st.chdir, ".")),
-                &st.label.clone(),
+                &st.label,
                 None,
                 "program: writes what its input names, below where it works".into(),
             );

@@ -177,13 +177,15 @@ impl Policy {
         // reaches it: a program's write by another unit (a link into the tree, a copy), a
         // redirection into the tree, a write whose file cannot be known or that no path names
         // (a branch checked out). The search's own output does not.
-        let pathless_writes = analysis.units.iter().any(|u| {
-            u.effects()
-                .any(|e| e.kind == tool_shell::EffectKind::Write && e.value.is_none())
-        });
+        let pathless_writes = || {
+            analysis.units.iter().any(|u| {
+                u.effects()
+                    .any(|e| e.kind == tool_shell::EffectKind::Write && e.value.is_none())
+            })
+        };
         for (unit, root) in crate::shell_policy::search_roots(analysis, touched) {
             let look = touched.unknown_paths.is_empty()
-                && !pathless_writes
+                && !pathless_writes()
                 && touched
                     .writes()
                     .all(|w| w.unit == unit || !crate::shell_policy::meets(&w.path, &root, ctx))
@@ -202,33 +204,32 @@ impl Policy {
             }
         }
         // (4b) A program whose input says which files it writes (an archive's members, a
-        // patch's files) may write any file below where it works: a deny rule on one there
-        // cannot be checked before it runs.
-        // What is there decides, and what the input may create: a file a rule names by its
-        // name alone (`Edit(**/.envrc)`, `Edit(.envrc)`), made right below.
-        let names_alone: Vec<&str> = self
-            .entries
-            .iter()
-            .filter(|e| e.list == RuleList::Deny)
-            .filter_map(|e| match &e.matcher {
-                RuleMatcher::Path {
-                    family: PathFamily::Edit,
-                    pattern,
-                } if pattern.named_tree(ctx).is_none() => Some(pattern.line.as_str()),
-                _ => None,
-            })
-            .map(|line| {
-                line.trim_start_matches("./")
-                    .trim_start_matches("**/")
-                    .trim_start_matches('/')
-            })
-            .filter(|n| !n.is_empty() && !n.contains(['/', '*', '?', '[']))
-            .collect();
+        // patch's files) may write any file below where it works: an Edit deny rule on a file
+        // there now, or on a name alone (`Edit(**/.envrc)`) the input may create, asks.
+        let names_alone = || -> Vec<&str> {
+            self.entries
+                .iter()
+                .filter(|e| e.list == RuleList::Deny)
+                .filter_map(|e| match &e.matcher {
+                    RuleMatcher::Path {
+                        family: PathFamily::Edit,
+                        pattern,
+                    } if pattern.named_tree(ctx).is_none() => Some(pattern.line.as_str()),
+                    _ => None,
+                })
+                .map(|line| {
+                    line.trim_start_matches("./")
+                        .trim_start_matches("**/")
+                        .trim_start_matches('/')
+                })
+                .filter(|n| !n.is_empty() && !n.contains(['/', '*', '?', '[']))
+                .collect()
+        };
         for root in crate::shell_policy::writes_below_roots(analysis, touched) {
             let found = self
                 .denied_below_of(&[PathFamily::Edit], &root, ctx, true)
                 .or_else(|| {
-                    names_alone.iter().find_map(|n| {
+                    names_alone().into_iter().find_map(|n| {
                         self.path_rule(RuleList::Deny, PathFamily::Edit, &root.join(n), ctx)
                     })
                 });
