@@ -46,6 +46,8 @@ pub(crate) struct PathUse {
     pub op: Op,
     /// Written by a shell redirection (not by the program or one of its options).
     pub redirect: bool,
+    /// Named by one of the program's options (`grep -f PATTERNS`), not an operand.
+    pub by_option: bool,
 }
 
 /// The paths each unit reads and writes.
@@ -259,6 +261,7 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
                     path,
                     op,
                     redirect: false,
+                    by_option: e.source.option.is_some(),
                 });
                 continue;
             }
@@ -268,6 +271,7 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
                 path,
                 op,
                 redirect: is_redirect(e),
+                by_option: e.source.option.is_some(),
             });
             if let Some(physical) = physical {
                 t.uses.push(PathUse {
@@ -276,6 +280,7 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
                     path: physical,
                     op,
                     redirect: is_redirect(e),
+                    by_option: e.source.option.is_some(),
                 });
             }
         }
@@ -927,7 +932,12 @@ pub(crate) fn search_roots(a: &Analysis, t: &Touches) -> Vec<(usize, PathBuf)> {
             .filter(|p| p.unit == i && p.op == Op::Read && !p.path.is_file())
             .map(|p| p.path.clone())
             .collect();
-        let has_file_operand = t.uses.iter().any(|p| p.unit == i && p.op == Op::Read);
+        // Only an operand says where to search: a file an option names (`grep -r -f PATTERNS`)
+        // or the shell opens (`< FILE`) leaves the search where it runs.
+        let has_file_operand = t
+            .uses
+            .iter()
+            .any(|p| p.unit == i && p.op == Op::Read && !p.by_option && !p.redirect);
         if roots.is_empty() && !has_file_operand {
             roots.push(u.cwd.clone());
         }
