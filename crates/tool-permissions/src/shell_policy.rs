@@ -286,13 +286,13 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
         }
     }
     // A write through a link the line itself makes (`ln -s .git/hooks/pre-commit x && ... > x`)
-    // writes the link's target too.
+    // writes the link's target too; a read through one (`ln -s ~/.ssh k && grep -r . k`)
+    // reads it.
     let links = made_links(a, ctx);
     if !links.is_empty() {
         let through: Vec<PathUse> = t
             .uses
             .iter()
-            .filter(|p| p.op != Op::Read)
             .filter_map(|p| {
                 // Under any spelling of the written path (a link already there may lead to
                 // the one the line makes).

@@ -272,7 +272,7 @@ pub struct OptionSpec {
     pub count: usize,
     /// Which of those words (from 1) the effect applies to (`jq --rawfile NAME FILE`: 2).
     pub effect_on: usize,
-    /// A note for a hook (`script`, `extended`, a tar mode).
+    /// A note for a hook (`script`, `extended`, a tar mode), several joined with `+`.
     pub mark: Option<String>,
     /// The value used when an optional value is absent (`gawk --profile`: `awkprof.out`).
     pub default: Option<String>,
@@ -346,6 +346,9 @@ pub struct Program {
     /// It walks the directories it is given (or the working directory) recursively: `rg`,
     /// `find`, `tree`, `du`. An option marked `recursive` makes it so too (`grep -r`).
     pub recursive: bool,
+    /// As it walks, it follows links to directories: `zip -r`. An option marked
+    /// `follows-links` makes it so too (`grep -R`, `rg -L`, `find -L`).
+    pub follows_links: bool,
     /// What it writes, it writes throughout, when it is a directory: `mv` moves a tree. An
     /// option marked `tree-writes` makes it so too (`chmod -R`, `rm -r`).
     pub tree_writes: bool,
@@ -513,6 +516,9 @@ pub struct Interpretation {
     /// It searches the directories it reads recursively (its read operands, or the working
     /// directory when it names none).
     pub recursive: bool,
+    /// As it searches, it follows links to directories (`grep -R`, `rg -L`, `find -L`): what
+    /// it reaches may lie outside the directories it reads.
+    pub follows_links: bool,
     /// It changes every file below the directories it writes (`chmod -R`, `rm -r`, `mv`).
     pub tree_writes: bool,
     /// Which files it writes its input says (an archive's members, a patch's files), not its
@@ -627,6 +633,8 @@ struct RawProgram {
     any_option: Option<bool>,
     #[serde(default)]
     recursive: bool,
+    #[serde(default)]
+    follows_links: bool,
     #[serde(default)]
     tree_writes: bool,
     #[serde(default)]
@@ -1121,6 +1129,7 @@ fn compile(
         operands,
         shared_options: rp.shared,
         recursive: rp.recursive,
+        follows_links: rp.follows_links,
         tree_writes: rp.tree_writes,
         cwd_reads: rp.cwd_reads.clone(),
         writes_below: rp.writes_below,
@@ -1570,6 +1579,7 @@ impl Run<'_, '_> {
         let prog = scopes[0];
         let label = prog.name.clone();
         self.out.recursive |= prog.recursive;
+        self.out.follows_links |= prog.follows_links;
         self.out.tree_writes |= prog.tree_writes;
         for &k in &prog.effects {
             self.push(k, None, &label, None, format!("program: {k}"));
@@ -1942,9 +1952,10 @@ impl Run<'_, '_> {
             self.unknown(word, &label, "option values missing");
         }
         next = (next + opt.count - 1).min(words.len());
-        if let Some(m) = &opt.mark {
+        // Several notes join with `+` (`recursive+follows-links`).
+        for m in opt.mark.iter().flat_map(|m| m.split('+')) {
             st.marks
-                .push((m.clone(), value.clone().or_else(|| opt.default.clone())));
+                .push((m.to_owned(), value.clone().or_else(|| opt.default.clone())));
         }
         if opt.value == ValueKind::Commands {
             let lang = st.language;
@@ -2159,6 +2170,7 @@ impl Run<'_, '_> {
                 .iter()
                 .any(|v| v.len() >= 3 && "recurse".starts_with(v.as_str()));
         self.out.tree_writes |= st.mark("tree-writes");
+        self.out.follows_links |= st.mark("follows-links");
         if prog.writes_below {
             self.out.writes_below = true;
             self.push(
@@ -2490,6 +2502,11 @@ impl Run<'_, '_> {
                 _ if w.starts_with("-O") && w.len() > 2 => i += 1,
                 _ => break,
             }
+        }
+        // `-L` (whatever `-H`/`-P` follow it: the stricter reading) and the `-follow`
+        // primary follow links as the walk meets them.
+        if words[..i].iter().any(|w| w == "-L") || words[i..].iter().any(|w| w == "-follow") {
+            self.out.follows_links = true;
         }
         let is_expr =
             |w: &str| (w.starts_with('-') && w.len() > 1) || matches!(w, "(" | ")" | "!" | ",");

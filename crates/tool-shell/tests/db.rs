@@ -745,6 +745,41 @@ fn recursive_searches_are_known_by_program_and_option() {
     }
 }
 
+#[test]
+fn searches_that_follow_links_are_known_by_program_and_option() {
+    for line in [
+        &["grep", "-R", "KEY", "."][..],
+        &["grep", "-nR", "KEY"],
+        &["grep", "--dereference-recursive", "KEY"],
+        &["rg", "-L", "KEY"],
+        &["rg", "--follow", "KEY"],
+        &["find", "-L", ".", "-name", "*.pem"],
+        &["find", ".", "-follow", "-type", "f"],
+        &["ls", "-RL"],
+        &["tree", "-l"],
+        &["du", "-L", "."],
+        &["tar", "-chf", "x.tar", "."],
+        &["zip", "-r", "x.zip", "."],
+    ] {
+        let i = run(line);
+        assert!(i.recursive && i.follows_links, "{line:?}");
+    }
+    for line in [
+        &["grep", "-r", "KEY", "."][..],
+        &["rg", "KEY"],
+        &["find", ".", "-name", "x"],
+        &["find", "-P", "."],
+        &["ls", "-R"],
+        &["tree"],
+        &["tar", "-cf", "x.tar", "."],
+        // `-L` in rg's neighbours means something else.
+        &["ag", "-L", "KEY"],
+        &["grep", "-L", "KEY", "f"],
+    ] {
+        assert!(!run(line).follows_links, "{line:?}");
+    }
+}
+
 /// An option the database does not know, whose name says it takes a program to run, runs its
 /// value: for a program the database does not know, for one that takes any option, and for an
 /// option a known program does not list. Negations and other names run nothing.

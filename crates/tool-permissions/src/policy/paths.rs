@@ -278,7 +278,7 @@ impl Policy {
     /// `du`) rooted at `root`: when this is `Some`, the command reads past the rule unless it
     /// excludes the tree.
     /// With `look`, a rule whose tree only meets `root` is checked against what is there: a
-    /// bounded walk of `root` (at most 20,000 entries, not following links but checking
+    /// bounded walk of `root` (at most 20,000 entries, not entering links but checking
     /// where each link leads) finds a file or directory the rule covers (`Some`), finds none
     /// (`None`), or is cut short (`Some`: fail closed). Without `look` (the line itself may
     /// create files), such a rule counts whatever is there. The walk checks each file by its
@@ -289,18 +289,23 @@ impl Policy {
         ctx: &tool_core::ToolContext,
         look: bool,
     ) -> Option<&RuleEntry> {
-        self.denied_below_of(&[PathFamily::Read], root, ctx, look)
+        self.denied_below_of(&[PathFamily::Read], root, ctx, look, false)
     }
 
     /// [`Policy::denied_below`] for the deny rules of each of `families` in turn (for a
     /// program that changes every file below a directory it writes, `chmod -R`, `rm -r`,
     /// `mv`: Edit's and Read's), with one walk of `root` for those that need one.
+    ///
+    /// With `follow`, the program follows links to directories as it walks (`grep -R`, `rg
+    /// -L`, `find -L`): a deny rule whose tree lies elsewhere may be reached through a link
+    /// below `root`, so the walk enters each such link (once per directory it leads to).
     pub(crate) fn denied_below_of(
         &self,
         families: &[PathFamily],
         root: &Path,
         ctx: &tool_core::ToolContext,
         look: bool,
+        follow: bool,
     ) -> Option<&RuleEntry> {
         let spellings = candidates(root, ctx);
         let windows = spellings
@@ -314,7 +319,7 @@ impl Policy {
         };
         let found: Vec<(PathFamily, Below<'_>)> = families
             .iter()
-            .map(|&f| (f, self.below(f, root, &spellings, &related, ctx)))
+            .map(|&f| (f, self.below(f, root, &spellings, &related, follow, ctx)))
             .collect();
         // The families whose rule only meets the root: what is there decides, in one walk.
         let to_walk: Vec<PathFamily> = found
@@ -328,7 +333,9 @@ impl Policy {
                 Below::Denied(e) => return Some(e),
                 Below::Meets(e) if look => {
                     let at = to_walk.iter().position(|f| *f == family)?;
-                    match walked.get_or_init(|| self.walk_for_denied(&to_walk, root, ctx))[at] {
+                    match walked.get_or_init(|| self.walk_for_denied(&to_walk, root, follow, ctx))
+                        [at]
+                    {
                         Walked::Clean => None,
                         Walked::Found(i) => Some(&self.entries[i]),
                         Walked::Cut => Some(e),
@@ -356,6 +363,7 @@ impl Policy {
         root: &Path,
         spellings: &[PathBuf],
         related: &dyn Fn(&Path, &Path) -> bool,
+        follow: bool,
         ctx: &tool_core::ToolContext,
     ) -> Below<'_> {
         if !self.has_path_rules(RuleList::Deny, family) {
@@ -386,19 +394,23 @@ impl Policy {
         }
         // A name that may be anywhere below (`.env`), or a tree the root lies in: what is
         // there decides.
+        // A program that follows links may reach any rule's tree through one.
         denies()
             .find(|(_, pattern)| spellings.iter().any(|s| related(&pattern.base(ctx), s)))
+            .or_else(|| denies().next().filter(|_| follow))
             .map_or(Below::Nothing, |(e, _)| Below::Meets(e))
     }
 
-    /// Walk `root` (not following links) for an entry a deny rule of each of `families`
+    /// Walk `root` (not following links unless `follow`) for an entry a deny rule of each of `families`
     /// covers, by its path, by where a link leads, or by its identity: for each family, what
     /// a walk for it alone would give (the first entry found, or cut short at the same
     /// entry), in one walk that ends once each has found one.
+    /// With `follow`, a link to a directory is entered too (each directory once).
     fn walk_for_denied(
         &self,
         families: &[PathFamily],
         root: &Path,
+        follow: bool,
         ctx: &tool_core::ToolContext,
     ) -> Vec<Walked> {
         let mut out: Vec<Option<Walked>> = vec![None; families.len()];
@@ -407,6 +419,11 @@ impl Policy {
         };
         let mut left = SEARCH_WALK_BUDGET;
         let mut stack = vec![tool_core::normalize(root)];
+        // The directories entered, by where they are (with `follow` only).
+        let mut entered: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
+        if follow && let Ok(at) = std::fs::canonicalize(root) {
+            entered.insert(at);
+        }
         while let Some(dir) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 // Unreadable here is unreadable to the search too; a root that is a file was
@@ -446,6 +463,17 @@ impl Policy {
                     return cut(out);
                 }
                 if kind.is_dir() {
+                    // Reached through a link already, it is not walked again.
+                    if !follow || std::fs::canonicalize(&path).map_or(true, |at| entered.insert(at))
+                    {
+                        stack.push(path);
+                    }
+                } else if follow
+                    && kind.is_symlink()
+                    && std::fs::metadata(&path).is_ok_and(|m| m.is_dir())
+                    && std::fs::canonicalize(&path).is_ok_and(|at| entered.insert(at))
+                {
+                    // Entered under the link's name: the rules see both spellings.
                     stack.push(path);
                 }
             }
@@ -611,15 +639,59 @@ mod tests {
                         .unwrap_or_else(|e| panic!("{rule}: {e}"));
                 }
             }
+            // Links to directories, in the tree (a cycle among them) and out of it.
+            let outside = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let _ = std::fs::write(outside.path().join(names[next(names.len())]), "x");
+            for k in 0..next(3) {
+                let to = match next(3) {
+                    0 => root.clone(),
+                    1 => root.join(names[next(names.len())]),
+                    _ => outside.path().to_path_buf(),
+                };
+                let _ = std::os::unix::fs::symlink(to, root.join(format!("link{k}")));
+            }
             let policy = b.build();
             let ctx = tool_core::ToolContext::new(&root, root.join("home"), root.join("out"));
             let both = [PathFamily::Edit, PathFamily::Read];
-            let together = policy.walk_for_denied(&both, &root, &ctx);
-            let alone: Vec<Walked> = both
-                .iter()
-                .map(|f| policy.walk_for_denied(&[*f], &root, &ctx)[0])
-                .collect();
-            assert_eq!(together, alone, "round {round}");
+            for follow in [false, true] {
+                let together = policy.walk_for_denied(&both, &root, follow, &ctx);
+                let alone: Vec<Walked> = both
+                    .iter()
+                    .map(|f| policy.walk_for_denied(&[*f], &root, follow, &ctx)[0])
+                    .collect();
+                assert_eq!(together, alone, "round {round}, follow {follow}");
+            }
         }
+    }
+
+    /// A search that follows links reaches a denied file through a link to a directory out of
+    /// its root, and through a link to the root itself it ends; one that does not follow them
+    /// reaches neither.
+    #[test]
+    fn a_walk_that_follows_links_reaches_what_they_lead_to() {
+        let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let keys = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root_path = root.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let keys_path = keys.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(keys_path.join("inner")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(keys_path.join("inner/id_rsa"), "k").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root_path.join("src")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&keys_path, root_path.join("src/vendor"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&root_path, root_path.join("src/again"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut b = PolicyBuilder::new();
+        let rule = format!("Read(/{}/inner/**)", keys_path.display());
+        b.rule(RuleList::Deny, &rule, Layer::Project, None)
+            .unwrap_or_else(|e| panic!("{rule}: {e}"));
+        let policy = b.build();
+        let ctx = tool_core::ToolContext::new(&root_path, root_path.join("h"), root_path.join("o"));
+        let found = |follow| {
+            policy
+                .denied_below_of(&[PathFamily::Read], &root_path, &ctx, true, follow)
+                .is_some()
+        };
+        assert!(found(true));
+        assert!(!found(false));
     }
 }

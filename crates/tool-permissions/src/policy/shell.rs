@@ -97,7 +97,7 @@ impl Policy {
         let trees = crate::shell_policy::tree_writes(analysis, touched);
         for root in &trees {
             let families = [PathFamily::Edit, PathFamily::Read];
-            if let Some(e) = self.denied_below_of(&families, root, ctx, true) {
+            if let Some(e) = self.denied_below_of(&families, root, ctx, true, false) {
                 return Some(denied(e));
             }
         }
@@ -192,7 +192,11 @@ impl Policy {
                 && !touched
                     .writes()
                     .any(|w| w.unit != unit && w.op == crate::shell_policy::Op::Write);
-            if let Some(e) = self.denied_below(&root, ctx, look) {
+            let follow = analysis
+                .units
+                .get(unit)
+                .is_some_and(|u| u.interpretation.follows_links);
+            if let Some(e) = self.denied_below_of(&[PathFamily::Read], &root, ctx, look, follow) {
                 return Some(Self::checked_ask(
                     request,
                     format!(
@@ -227,7 +231,7 @@ impl Policy {
         };
         for root in crate::shell_policy::writes_below_roots(analysis, touched) {
             let found = self
-                .denied_below_of(&[PathFamily::Edit], &root, ctx, true)
+                .denied_below_of(&[PathFamily::Edit], &root, ctx, true, false)
                 .or_else(|| {
                     names_alone().into_iter().find_map(|n| {
                         self.path_rule(RuleList::Deny, PathFamily::Edit, &root.join(n), ctx)
