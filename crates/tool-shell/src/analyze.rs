@@ -99,6 +99,132 @@ impl RedirectKind {
 /// The `key=value` settings git takes from the environment a unit gives it (its own
 /// assignments, then variables set earlier on the line, exported or not: the stricter
 /// reading).
+/// The variables an arithmetic expression assigns: a name (or an element of one, `a[i]`)
+/// before `=` or a compound assignment operator (`+=`, `<<=`...), or next to `++`/`--`.
+/// A name inside a nested substitution counts too (the stricter reading).
+pub(crate) fn arithmetic_targets(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let starts = (c.is_ascii_alphabetic() || c == b'_')
+            && (i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'$'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let from = i;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            i += 1;
+        }
+        let name = &text[from..i];
+        // `0x1f`, `2#101`: digits come first, so a name never starts there; what follows a
+        // name: a subscript, then the operator.
+        let mut j = i;
+        while j < b.len() && b[j] == b' ' {
+            j += 1;
+        }
+        if j < b.len() && b[j] == b'[' {
+            let mut level = 0usize;
+            while j < b.len() {
+                match b[j] {
+                    b'[' => level += 1,
+                    b']' => {
+                        level -= 1;
+                        if level == 0 {
+                            j += 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            while j < b.len() && b[j] == b' ' {
+                j += 1;
+            }
+        }
+        let rest = &b[j.min(b.len())..];
+        let before = text[..from].trim_end();
+        let assigns = (rest.first() == Some(&b'=') && rest.get(1) != Some(&b'='))
+            || rest.starts_with(b"++")
+            || rest.starts_with(b"--")
+            || [
+                &b"+="[..],
+                b"-=",
+                b"*=",
+                b"/=",
+                b"%=",
+                b"&=",
+                b"|=",
+                b"^=",
+                b"<<=",
+                b">>=",
+            ]
+            .iter()
+            .any(|op| rest.starts_with(op))
+            || before.ends_with("++")
+            || before.ends_with("--");
+        if assigns && !out.iter().any(|n| n == name) {
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
+
+/// Variables bash itself reads as it runs the line (`PATH` to find programs, `BASH_ENV` and
+/// `ENV` for code to source, `CDPATH` for `cd`, `IFS` to split words, `BASH_CMDS` and
+/// `BASH_ALIASES` as the command and alias tables...), from bash's manual; and any variable
+/// the environment holds now, which programs the line starts inherit changed.
+pub(crate) fn shell_reads(name: &str) -> bool {
+    const READ_BY_BASH: &[&str] = &[
+        "PATH",
+        "CDPATH",
+        "HOME",
+        "IFS",
+        "ENV",
+        "GLOBIGNORE",
+        "GLOBSORT",
+        "EXECIGNORE",
+        "FIGNORE",
+        "HISTFILE",
+        "HISTCONTROL",
+        "HISTIGNORE",
+        "HISTSIZE",
+        "HISTFILESIZE",
+        "HOSTFILE",
+        "INPUTRC",
+        "MAIL",
+        "MAILPATH",
+        "OPTIND",
+        "OPTARG",
+        "PS1",
+        "PS2",
+        "PS3",
+        "PS4",
+        "PROMPT_COMMAND",
+        "SHELLOPTS",
+        "TMOUT",
+        "TMPDIR",
+        "POSIXLY_CORRECT",
+        "LANG",
+        "LC_ALL",
+        "LC_COLLATE",
+        "LC_CTYPE",
+        "TIMEFORMAT",
+        "OLDPWD",
+        "PWD",
+        "SHELL",
+        "TERM",
+    ];
+    READ_BY_BASH.contains(&name)
+        || name.starts_with("BASH_")
+        || name.starts_with("LD_")
+        || std::env::var_os(name).is_some()
+}
+
 fn git_env_config(assignments: &[Assignment], vars: &Vars) -> Vec<String> {
     let get = |name: &str| -> Option<String> {
         assignments
@@ -740,7 +866,7 @@ impl Walker {
             }
             ast::Command::ExtendedTest(t, redirects) => {
                 let all = self.with_redirects(redirects, outer, state, depth);
-                self.extended_test(&t.expr, state, depth);
+                self.extended_test(&t.expr, state, origin, depth);
                 if all.len() > outer.len() {
                     // `[[ ... ]] > file` still opens the file.
                     self.push_unit(Vec::new(), Vec::new(), all, state, origin, depth, "");
@@ -767,14 +893,20 @@ impl Walker {
         all
     }
 
-    fn extended_test(&mut self, e: &ast::ExtendedTestExpr, state: &mut State, depth: usize) {
+    fn extended_test(
+        &mut self,
+        e: &ast::ExtendedTestExpr,
+        state: &mut State,
+        origin: &Origin,
+        depth: usize,
+    ) {
         match e {
             ast::ExtendedTestExpr::And(a, b) | ast::ExtendedTestExpr::Or(a, b) => {
-                self.extended_test(a, state, depth);
-                self.extended_test(b, state, depth);
+                self.extended_test(a, state, origin, depth);
+                self.extended_test(b, state, origin, depth);
             }
             ast::ExtendedTestExpr::Not(a) | ast::ExtendedTestExpr::Parenthesized(a) => {
-                self.extended_test(a, state, depth)
+                self.extended_test(a, state, origin, depth)
             }
             ast::ExtendedTestExpr::UnaryTest(op, w) => {
                 let w = self.word(&w.value, state, Mode::NoSplit, depth);
@@ -802,6 +934,14 @@ impl Walker {
                 ) {
                     self.subscript_code(&l.exp.fields.concat(), state, depth);
                     self.subscript_code(&r.exp.fields.concat(), state, depth);
+                    // And they may assign (`[[ PATH=0 -eq 0 ]]`).
+                    for side in [&l, &r] {
+                        let text = side.exp.fields.concat();
+                        for name in arithmetic_targets(&text) {
+                            let raw = format!("[[ {text} ]]");
+                            self.assigned_elsewhere(&name, None, &raw, state, origin, depth);
+                        }
+                    }
                 }
             }
         }
@@ -842,12 +982,21 @@ impl Walker {
                     // (`for f in src/*.rs; do wc -l "$f"; done`).
                     Some(list) if !list.is_empty() && list.len() <= MAX_LOOP_ITEMS => {
                         for item in list {
-                            state.vars.set(&f.variable_name, Var::Known(item));
+                            let raw = format!("for {} in {item}", f.variable_name);
+                            self.assigned_elsewhere(
+                                &f.variable_name,
+                                Some(item),
+                                &raw,
+                                state,
+                                origin,
+                                depth,
+                            );
                             self.list(&f.body.list, state, origin, depth, redirects);
                         }
                     }
                     _ => {
-                        state.vars.set(&f.variable_name, Var::Unknown);
+                        let raw = format!("for {} in ...", f.variable_name);
+                        self.assigned_elsewhere(&f.variable_name, None, &raw, state, origin, depth);
                         self.list(&f.body.list, state, origin, depth, redirects);
                     }
                 }
@@ -857,7 +1006,7 @@ impl Walker {
                     .into_iter()
                     .flatten()
                 {
-                    self.arithmetic(&e.value, state, depth);
+                    self.arithmetic(&e.value, state, origin, depth);
                 }
                 self.a.loops = true;
                 state.vars.positional = None;
@@ -890,7 +1039,9 @@ impl Walker {
                 self.list(&w.0, state, origin, depth, redirects);
                 self.list(&w.1.list, state, origin, depth, redirects);
             }
-            ast::CompoundCommand::Arithmetic(a) => self.arithmetic(&a.expr.value, state, depth),
+            ast::CompoundCommand::Arithmetic(a) => {
+                self.arithmetic(&a.expr.value, state, origin, depth)
+            }
             ast::CompoundCommand::Coprocess(c) => {
                 self.a.background = true;
                 let mut sub = state.clone();
@@ -899,13 +1050,61 @@ impl Walker {
         }
     }
 
-    /// Substitutions inside an arithmetic context run.
-    fn arithmetic(&mut self, text: &str, state: &mut State, depth: usize) {
+    /// Substitutions inside an arithmetic context run, and the variables it assigns change
+    /// (see [`Walker::assigned_elsewhere`]).
+    fn arithmetic(&mut self, text: &str, state: &mut State, origin: &Origin, depth: usize) {
         self.word(
             &format!("\"{}\"", text.replace('"', "\\\"")),
             state,
             Mode::NoSplit,
             depth,
+        );
+        for name in arithmetic_targets(text) {
+            self.assigned_elsewhere(
+                &name,
+                None,
+                &format!("(( {} ))", text.trim()),
+                state,
+                origin,
+                depth,
+            );
+        }
+    }
+
+    /// A variable assigned by something other than an assignment word: arithmetic
+    /// (`(( PATH=0 ))`, `[[ X=1 -eq 1 ]]`), a `for` loop's name. Its value is what the
+    /// analysis now holds for it (`None`: not known). When bash or the programs it starts
+    /// read the variable (see [`shell_reads`]), the assignment is a unit of its own, as
+    /// `PATH=0` written alone is: it changes what the rest of the line runs.
+    fn assigned_elsewhere(
+        &mut self,
+        name: &str,
+        value: Option<String>,
+        raw: &str,
+        state: &mut State,
+        origin: &Origin,
+        depth: usize,
+    ) {
+        state
+            .vars
+            .set(name, value.clone().map_or(Var::Unknown, Var::Known));
+        if !shell_reads(name) {
+            return;
+        }
+        let assignment = Assignment {
+            name: name.to_owned(),
+            value,
+            raw: raw.to_owned(),
+            elements: Vec::new(),
+        };
+        self.push_unit(
+            Vec::new(),
+            vec![assignment],
+            Vec::new(),
+            state,
+            origin,
+            depth,
+            raw,
         );
     }
 
@@ -1277,8 +1476,13 @@ impl Walker {
         if !takes_names {
             return;
         }
-        for a in argv.iter().skip(1) {
-            self.subscript_code(a, state, depth);
+        // `test` and `[` take a name only after `-v`: their `-eq` operands are plain integers
+        // (bash refuses anything else), not arithmetic as in `[[ ]]`.
+        let is_test = matches!(argv.first().map(String::as_str), Some("test" | "["));
+        for (i, a) in argv.iter().enumerate().skip(1) {
+            if !is_test || argv[i - 1] == "-v" {
+                self.subscript_code(a, state, depth);
+            }
         }
     }
 
