@@ -96,9 +96,6 @@ impl RedirectKind {
     }
 }
 
-/// The `key=value` settings git takes from the environment a unit gives it (its own
-/// assignments, then variables set earlier on the line, exported or not: the stricter
-/// reading).
 /// The variables an arithmetic expression assigns: a name (or an element of one, `a[i]`)
 /// before `=` or a compound assignment operator (`+=`, `<<=`...), or next to `++`/`--`.
 /// A name inside a nested substitution counts too (the stricter reading).
@@ -225,7 +222,12 @@ pub(crate) fn shell_reads(name: &str) -> bool {
         || std::env::var_os(name).is_some()
 }
 
-fn git_env_config(assignments: &[Assignment], vars: &Vars) -> Vec<String> {
+/// The `key=value` settings git takes from the environment a unit gives it (its own
+/// assignments, then variables set earlier on the line, exported or not: the stricter
+/// reading).
+/// `--config-env=KEY=VAR` in `argv` takes KEY's value from the variable VAR: when that is
+/// known, it is among them as `KEY=value`.
+fn git_env_config(assignments: &[Assignment], vars: &Vars, argv: &[String]) -> Vec<String> {
     let get = |name: &str| -> Option<String> {
         assignments
             .iter()
@@ -238,6 +240,19 @@ fn git_env_config(assignments: &[Assignment], vars: &Vars) -> Vec<String> {
             })
     };
     let mut out = Vec::new();
+    let mut words = argv.iter().skip(1);
+    while let Some(w) = words.next() {
+        let spec = match w.strip_prefix("--config-env") {
+            Some("") => words.next().cloned(),
+            Some(rest) => rest.strip_prefix('=').map(str::to_owned),
+            None => None,
+        };
+        if let Some((key, var)) = spec.as_deref().and_then(|s| s.rsplit_once('='))
+            && let Some(v) = get(var)
+        {
+            out.push(format!("{key}={v}"));
+        }
+    }
     if let Some(n) = get("GIT_CONFIG_COUNT").and_then(|c| c.trim().parse::<usize>().ok()) {
         for i in 0..n.min(64) {
             if let (Some(k), Some(v)) = (
@@ -1521,7 +1536,7 @@ impl Walker {
             // git reads configuration from the environment as it reads `-c` (`GIT_CONFIG_COUNT`
             // with `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`, `GIT_CONFIG_PARAMETERS`).
             if words[0] == "git" {
-                let env = git_env_config(&assignments, &state.vars);
+                let env = git_env_config(&assignments, &state.vars, &words);
                 for kv in env.into_iter().rev() {
                     words.insert(1, kv);
                     words.insert(1, "-c".to_owned());

@@ -955,6 +955,8 @@ impl Database {
                 },
             ));
             let mut i = 1;
+            let mut runs_named = false;
+            let mut wrapped: Vec<usize> = Vec::new();
             while i < argv.len() {
                 let named = option_runs(&argv[i], argv.get(i + 1));
                 if let Some((kind, value, took_next)) = named {
@@ -967,9 +969,38 @@ impl Database {
                             detail: PROGRAM_OPTION.into(),
                         },
                     ));
+                    runs_named = true;
                     i += usize::from(took_next);
+                } else if wrapped.len() < 3 && !argv[i].starts_with('-') {
+                    // A command line in one word (`hyperfine 'make -j8'`): its first word.
+                    let head = argv[i].split_whitespace().next().unwrap_or_default();
+                    if self.names_a_command(head) {
+                        wrapped.push(i);
+                    }
                 }
                 i += 1;
+            }
+            // A program that starts another one (`chronic`, `xvfb-run -a`, `faketime TIME`,
+            // `numactl --membind=0`): an operand that names a program or script, with what
+            // follows it, may be a command it runs, and is decided as one (each of the first
+            // three such: `sg docker -c ./deploy.sh` runs the script, not docker).
+            for at in wrapped.into_iter().filter(|_| !runs_named) {
+                let source = Source {
+                    program: first.clone(),
+                    option: None,
+                    detail: WRAPPED_OPERAND.into(),
+                };
+                if argv[at].split_whitespace().nth(1).is_some() {
+                    out.effects.push(Effect::new(
+                        EffectKind::ExecString,
+                        Some(argv[at].clone()),
+                        source,
+                    ));
+                } else {
+                    let mut e = Effect::new(EffectKind::ExecArgv, Some(argv[at].clone()), source);
+                    e.argv = argv[at..].to_vec();
+                    out.effects.push(e);
+                }
             }
             return out;
         };
@@ -989,6 +1020,58 @@ impl Database {
 
 const PROGRAM_OPTION: &str =
     "an option not in the command database whose name says it runs a program or loads code";
+
+const WRAPPED_OPERAND: &str =
+    "an operand of a program not in the command database that names a program or script to run";
+
+/// Shell builtins and programs that print or test their words: as an operand they are a
+/// word more often than a command (`tool test`, `tool echo`).
+const PLAIN_WORDS: &[&str] = &["true", "printf", "echo", "test", "export", "cd"];
+
+impl Database {
+    /// Whether `word`, an operand of a program the database does not know, names a command
+    /// it may run: a program the database knows (not one whose name is an everyday word of
+    /// the shell's, [`PLAIN_WORDS`]), a program file named by its absolute path, or a path
+    /// spelled as one runs a file from here (`./deploy.sh`, `../tools/run`: no extension, or a
+    /// script's). Other paths (`build/app`, `src/x.sh`) are taken for the files they name.
+    fn names_a_command(&self, word: &str) -> bool {
+        if word.starts_with('/') {
+            use std::os::unix::fs::PermissionsExt as _;
+            return std::fs::metadata(word)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        }
+        if word.contains('/') {
+            if word.contains("://")
+                || word.ends_with('/')
+                || !(word.starts_with("./") || word.starts_with("../"))
+            {
+                return false;
+            }
+            let name = word.rsplit('/').next().unwrap_or(word);
+            return match name.rsplit_once('.') {
+                None => !name.is_empty(),
+                Some((stem, ext)) => {
+                    !stem.is_empty()
+                        && matches!(
+                            ext,
+                            "sh" | "bash"
+                                | "zsh"
+                                | "py"
+                                | "rb"
+                                | "pl"
+                                | "js"
+                                | "mjs"
+                                | "cjs"
+                                | "ts"
+                                | "php"
+                        )
+                }
+            };
+        }
+        self.program(word)
+            .is_some_and(|p| !PLAIN_WORDS.contains(&p.name.as_str()))
+    }
+}
 
 /// The last parts of option names that, by the same convention, take code to load: a plugin,
 /// a loader, a module to preload, a kubeconfig (whose `exec` entries run programs).
@@ -1645,6 +1728,23 @@ impl Run<'_, '_> {
                         return st.chdir;
                     }
                     self.unknown(w, &label, "subcommand not in the command database");
+                    // Its options are read as an unknown program's are: one whose name says
+                    // it takes a program runs it (`git fetch-pack --exec=CMD`).
+                    let mut j = i + 1;
+                    while j < words.len() {
+                        if let Some((kind, value, took)) = option_runs(&words[j], words.get(j + 1))
+                        {
+                            self.push(
+                                kind,
+                                Some(value),
+                                &label,
+                                Some(option_name(&words[j])),
+                                PROGRAM_OPTION.into(),
+                            );
+                            j += usize::from(took);
+                        }
+                        j += 1;
+                    }
                     return st.chdir;
                 };
                 self.out.path.push(w.clone());
@@ -2015,12 +2115,30 @@ impl Run<'_, '_> {
                 ValueKind::Plain => match &value {
                     Some(v) if is_path_kind(kind) && v == "-" => {}
                     Some(v) if is_path_kind(kind) => {
-                        self.push(kind, Some(join_dir(chdir, v)), label, Some(shown), detail)
+                        self.push(kind, Some(join_dir(chdir, v)), label, Some(shown), detail);
+                        // Code loaded from a file is read from it (`node -r ./x`).
+                        if kind == EffectKind::RunsCode {
+                            let detail = format!("{}: read", opt.name());
+                            let f = Some(join_dir(chdir, v));
+                            self.push(EffectKind::Read, f, label, Some(shown), detail);
+                        }
                     }
                     v => self.push(kind, v.clone(), label, Some(shown), detail),
                 },
                 ValueKind::AtFile => {
-                    if let Some(f) = value.as_deref().and_then(|v| v.strip_prefix('@'))
+                    // `@FILE`; and in curl's URL-encoding syntax (`--data-urlencode`,
+                    // `--url-query`, `--variable`), `NAME@FILE` too.
+                    let named = ["urlencode", "url-query", "variable"]
+                        .iter()
+                        .any(|n| shown.contains(n));
+                    let file = value.as_deref().and_then(|v| {
+                        v.strip_prefix('@').or_else(|| {
+                            v.split_once('@')
+                                .filter(|(n, _)| named && !n.contains('='))
+                                .map(|(_, f)| f)
+                        })
+                    });
+                    if let Some(f) = file
                         && f != "-"
                     {
                         self.push(kind, Some(join_dir(chdir, f)), label, Some(shown), detail);
@@ -2420,7 +2538,13 @@ impl Run<'_, '_> {
             }
             Role::ExecProgram => push(self, EffectKind::ExecProgram, Some(w.to_owned())),
             Role::System => push(self, EffectKind::System, Some(w.to_owned())),
-            Role::Network => push(self, EffectKind::Network, Some(w.to_owned())),
+            Role::Network => {
+                push(self, EffectKind::Network, Some(w.to_owned()));
+                // git's `ext::` transport runs the rest of its address as a command.
+                if let Some(cmd) = w.strip_prefix("ext::") {
+                    push(self, EffectKind::ExecString, Some(cmd.to_owned()));
+                }
+            }
             Role::Unknown => push(self, EffectKind::Unknown, Some(w.to_owned())),
             Role::AwkInput => {
                 if !is_assignment(w) && w != "-" {
@@ -2471,7 +2595,9 @@ impl Run<'_, '_> {
                 }
             }
             Role::RemoteRead | Role::RemoteWrite => {
-                if is_remote_path(w) {
+                if let Some(cmd) = w.strip_prefix("ext::") {
+                    push(self, EffectKind::ExecString, Some(cmd.to_owned()));
+                } else if is_remote_path(w) {
                     push(self, EffectKind::Network, Some(w.to_owned()))
                 } else if w != "-" {
                     let k = if role == Role::RemoteRead {
