@@ -173,9 +173,18 @@ fn path_candidates(word: &str) -> Vec<&str> {
     if let Some(file) = word.strip_prefix('@') {
         add(&mut out, file);
     }
+    // A value attached to a short option (`-f.env`, `-xrm`).
+    if !word.starts_with("--")
+        && let Some(tail) = word.strip_prefix('-').and_then(|w| w.get(1..))
+    {
+        add(&mut out, tail);
+    }
     for token in word.split_whitespace() {
         add(&mut out, token);
-        for part in token.split(['=', ':', ',', '"', '\'', '(', ')', '<', '>', ';', '{', '}']) {
+        // `name=@file`, `name@file` (HTTPie, curl's URL encoding) among the parts.
+        for part in token.split([
+            '=', ':', ',', '"', '\'', '(', ')', '<', '>', ';', '{', '}', '@',
+        ]) {
             add(&mut out, part);
         }
     }
