@@ -2116,11 +2116,17 @@ impl Run<'_, '_> {
                     Some(v) if is_path_kind(kind) && v == "-" => {}
                     Some(v) if is_path_kind(kind) => {
                         self.push(kind, Some(join_dir(chdir, v)), label, Some(shown), detail);
-                        // Code loaded from a file is read from it (`node -r ./x`).
+                        // Code loaded from a file is read from it (`node -r ./x`); code given
+                        // on the line may read the files it names (`python3 -c
+                        // 'open(".env")'`): they meet the deny rules.
                         if kind == EffectKind::RunsCode {
-                            let detail = format!("{}: read", opt.name());
-                            let f = Some(join_dir(chdir, v));
-                            self.push(EffectKind::Read, f, label, Some(shown), detail);
+                            if v.contains(['(', ' ', ';', '\n', '"', '\'']) {
+                                self.out.loose.push(v.clone());
+                            } else {
+                                let detail = format!("{}: read", opt.name());
+                                let f = Some(join_dir(chdir, v));
+                                self.push(EffectKind::Read, f, label, Some(shown), detail);
+                            }
                         }
                     }
                     v => self.push(kind, v.clone(), label, Some(shown), detail),
