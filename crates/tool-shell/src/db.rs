@@ -1018,6 +1018,40 @@ impl Database {
     }
 }
 
+/// A path inside a git object name or pathspec as git reads it: `./` and empty components
+/// dropped (`HEAD:.//.env` is `.env`), never made absolute.
+fn git_clean_path(p: &str) -> String {
+    let parts: Vec<&str> = p
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    }
+}
+
+/// The paths a git pathspec with magic names: `:(top,literal)PATH` and `:/PATH` name PATH
+/// (from the top of the work tree: here, from where git runs, as the rules see it);
+/// `icase` adds PATH in lower case, as a deny rule is written.
+fn git_pathspec(w: &str) -> Vec<String> {
+    let (magic, rest) = if let Some(body) = w.strip_prefix(":(") {
+        match body.split_once(')') {
+            Some((m, r)) => (m.to_ascii_lowercase(), r),
+            None => (String::new(), body),
+        }
+    } else {
+        (String::new(), w.strip_prefix(":/").unwrap_or(w))
+    };
+    let p = git_clean_path(rest);
+    let mut out = vec![p.clone()];
+    if magic.split(',').any(|m| m.trim() == "icase") && p.to_ascii_lowercase() != p {
+        out.push(p.to_ascii_lowercase());
+    }
+    out
+}
+
 const PROGRAM_OPTION: &str =
     "an option not in the command database whose name says it runs a program or loads code";
 
@@ -2471,6 +2505,14 @@ impl Run<'_, '_> {
         };
         match role {
             Role::Read | Role::ReadWrite | Role::Write | Role::Output if w == "-" => {}
+            // A pathspec with magic (`:(top).env`, `:/.env`): the paths it names.
+            Role::GitObject | Role::Read
+                if label.starts_with("git") && (w.starts_with(":(") || w.starts_with(":/")) =>
+            {
+                for p in git_pathspec(w) {
+                    push(self, EffectKind::Read, Some(path(&p)));
+                }
+            }
             Role::Read => push(self, EffectKind::Read, Some(path(w))),
             Role::Write | Role::Output => push(self, EffectKind::Write, Some(path(w))),
             Role::Commands => {
@@ -2507,17 +2549,24 @@ impl Run<'_, '_> {
                 }
             }
             Role::Data | Role::Script | Role::Program | Role::Assign => {}
-            // `REV:PATH`; not a URL (`https://...`), which is a remote's name.
+            // `REV:PATH` (`:N:PATH`, an index stage); not a URL (`https://...`), which is a
+            // remote's name.
             Role::GitObject => {
-                if let Some((_, file)) = w.split_once(':')
+                if let Some((rev, file)) = w.split_once(':')
                     && !file.is_empty()
                     && !file.starts_with("//")
                 {
-                    push(
-                        self,
-                        EffectKind::Read,
-                        Some(path(file.trim_start_matches("./"))),
-                    );
+                    let file = match file.split_once(':') {
+                        Some((stage, rest))
+                            if rev.is_empty()
+                                && stage.len() == 1
+                                && stage.as_bytes()[0].is_ascii_digit() =>
+                        {
+                            rest
+                        }
+                        _ => file,
+                    };
+                    push(self, EffectKind::Read, Some(path(&git_clean_path(file))));
                 } else if !w.starts_with('-') {
                     // Git takes a word that names no revision for a path whose history it
                     // reads (`git log -p .env`, without `--`). One in revision syntax
