@@ -212,6 +212,7 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
         unknown_paths: Vec::new(),
         absent_loads: Vec::new(),
     };
+    let links = made_links(a, ctx);
     for (i, u) in a.units.iter().enumerate() {
         for e in u.effects() {
             let op = match e.kind {
@@ -262,7 +263,19 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
             } else {
                 u.cwd.join(v)
             };
-            let physical = tool_core::resolve_physical(&raw).filter(|p| *p != path);
+            let mut physical = tool_core::resolve_physical(&raw).filter(|p| *p != path);
+            // `..` after a link the line makes (`ln -s secrets/a l; cat l/../key.pem`): the
+            // kernel goes up from where the link leads.
+            for (unit, link, target) in &links {
+                if *unit != i
+                    && let Ok(rest) = raw.strip_prefix(link)
+                    && rest
+                        .components()
+                        .any(|c| c == std::path::Component::ParentDir)
+                {
+                    physical = Some(tool_core::normalize(&target.join(rest)));
+                }
+            }
             if e.source.is_loaded_where_it_runs() && std::fs::symlink_metadata(&raw).is_err() {
                 t.absent_loads.push(PathUse {
                     unit: i,
@@ -297,7 +310,6 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
     // A write through a link the line itself makes (`ln -s .git/hooks/pre-commit x && ... > x`)
     // writes the link's target too; a read through one (`ln -s ~/.ssh k && grep -r . k`)
     // reads it.
-    let links = made_links(a, ctx);
     if !links.is_empty() {
         let through: Vec<PathUse> = t
             .uses
@@ -337,6 +349,10 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
 fn made_links(a: &Analysis, ctx: &ToolContext) -> Vec<(usize, PathBuf, PathBuf)> {
     let mut out = Vec::new();
     for (i, u) in a.units.iter().enumerate() {
+        if u.program() == "cp" {
+            copied_links(i, u, ctx, &mut out);
+            continue;
+        }
         if u.program() != "ln" {
             continue;
         }
@@ -365,6 +381,19 @@ fn made_links(a: &Analysis, ctx: &ToolContext) -> Vec<(usize, PathBuf, PathBuf)>
             (None, [t]) => (vec![*t], Some(u.cwd.clone())),
             (None, [ts @ .., last]) => {
                 let last_path = resolve(last, &u.cwd, ctx);
+                // A link there now to a directory: `ln -sfn` (or `-T`, or after the line
+                // removed it) replaces the link itself; without, the link is made inside.
+                // Both are taken.
+                if ts.len() == 1
+                    && last_path.is_dir()
+                    && std::fs::symlink_metadata(&last_path).is_ok_and(|m| m.is_symlink())
+                {
+                    out.push((
+                        i,
+                        last_path.clone(),
+                        link_target(ts[0], &last_path, symbolic, u, ctx),
+                    ));
+                }
                 if ts.len() > 1 || last_path.is_dir() {
                     (ts.to_vec(), Some(last_path))
                 } else {
@@ -390,6 +419,55 @@ fn made_links(a: &Analysis, ctx: &ToolContext) -> Vec<(usize, PathBuf, PathBuf)>
         }
     }
     out
+}
+
+/// The links a `cp` unit makes: `cp -s SRC DST` makes DST a link to SRC (`-rs`: a tree of
+/// links to SRC's files, taken as DST leading to SRC); `cp -P`/`-d`/`-a` copies a link as a
+/// link, so DST leads where SRC does (SRC a link there now, or one the line made before).
+fn copied_links(i: usize, u: &Unit, ctx: &ToolContext, out: &mut Vec<(usize, PathBuf, PathBuf)>) {
+    let mut symbolic = false;
+    let mut keeps_links = false;
+    let mut words: Vec<&str> = Vec::new();
+    let mut options_done = false;
+    for w in u.argv.iter().skip(1) {
+        if options_done || !w.starts_with('-') || w == "-" {
+            words.push(w);
+        } else if w == "--" {
+            options_done = true;
+        } else if let Some(long) = w.strip_prefix("--") {
+            symbolic |= long == "symbolic-link";
+            keeps_links |= matches!(long, "no-dereference" | "archive")
+                || long.starts_with("preserve=") && long.contains("links");
+        } else {
+            symbolic |= w.contains('s');
+            keeps_links |= w.contains(['P', 'd', 'a']);
+        }
+    }
+    let [src, dst] = words.as_slice() else {
+        return;
+    };
+    let src_path = resolve(src, &u.cwd, ctx);
+    let mut dst_path = resolve(dst, &u.cwd, ctx);
+    if dst_path.is_dir() {
+        dst_path = dst_path.join(Path::new(src).file_name().unwrap_or_default());
+    }
+    if symbolic {
+        out.push((i, dst_path, src_path));
+        return;
+    }
+    if keeps_links {
+        let made = out
+            .iter()
+            .rev()
+            .find(|(_, link, _)| *link == src_path)
+            .map(|(_, _, t)| t.clone());
+        let there = std::fs::read_link(&src_path)
+            .ok()
+            .map(|t| src_path.parent().unwrap_or(Path::new("/")).join(t));
+        if let Some(target) = made.or(there) {
+            out.push((i, dst_path, tool_core::normalize(&target)));
+        }
+    }
 }
 
 fn link_target(target: &str, link: &Path, symbolic: bool, u: &Unit, ctx: &ToolContext) -> PathBuf {

@@ -1606,6 +1606,13 @@ impl Walker {
                     .iter()
                     .skip_while(|a| matches!(a.as_str(), "-L" | "-P" | "-e" | "-@" | "--"))
                     .collect();
+                // The last of `-L`/`-P` holds.
+                let physical = argv[1..]
+                    .iter()
+                    .take_while(|a| a.starts_with('-') && a.as_str() != "--" && a.as_str() != "-")
+                    .filter(|a| a.contains(['L', 'P']))
+                    .last()
+                    .is_some_and(|a| a.ends_with('P') || (a.contains('P') && !a.contains('L')));
                 // `CDPATH`: a relative name not starting with `.` is looked up in its
                 // directories first (the first where it exists), as bash does.
                 let cdpath = |d: &str| -> Option<Option<PathBuf>> {
@@ -1641,6 +1648,16 @@ impl Walker {
                     None if name == "cd" => Some(state.vars.home.clone()),
                     None => None,
                     Some(d) if d.as_str() == "-" => state.vars.oldpwd.clone(),
+                    // `cd -P DIR/..`: `..` is taken from where DIR physically is (a link's
+                    // target), which is known only of what is there now.
+                    Some(d)
+                        if physical
+                            && Path::new(d.as_str())
+                                .components()
+                                .any(|c| c == std::path::Component::ParentDir) =>
+                    {
+                        std::fs::canonicalize(expand::join(&state.cwd(), d)).ok()
+                    }
                     Some(d) if certain => match cdpath(d) {
                         Some(Some(found)) => Some(found),
                         Some(None) => Some(lexical(&expand::join(&state.cwd(), d))),
@@ -1688,7 +1705,16 @@ impl Walker {
                 }
             }
             "export" | "declare" | "typeset" | "local" | "readonly" => {
+                let refs = name != "export"
+                    && argv
+                        .iter()
+                        .skip(1)
+                        .any(|a| a.starts_with('-') && a.contains('n'));
                 for a in argv.iter().skip(1).filter(|a| !a.starts_with('-')) {
+                    if refs && let Some((k, v)) = a.split_once('=') {
+                        state.vars.name_ref(k, v);
+                        continue;
+                    }
                     if let Some((k, v)) = a.split_once('=') {
                         let value = if certain {
                             Var::Known(v.to_owned())

@@ -38,6 +38,8 @@ pub enum Var {
 pub struct Vars {
     /// Variables assigned on the line so far (and the few the environment is known to hold).
     vars: HashMap<String, Var>,
+    /// Name references made on the line (`declare -n r=PATH`): the variable each stands for.
+    refs: HashMap<String, String>,
     /// The home directory (`~`, `$HOME`).
     pub home: PathBuf,
     /// The working directory, when known (`$PWD`, relative globs).
@@ -70,6 +72,7 @@ impl Vars {
     pub fn new(cwd: Option<PathBuf>, home: PathBuf) -> Self {
         Self {
             vars: HashMap::new(),
+            refs: HashMap::new(),
             home,
             cwd,
             oldpwd: None,
@@ -120,21 +123,44 @@ impl Vars {
 
     /// Set a variable.
     pub fn set(&mut self, name: &str, value: Var) {
-        self.vars.insert(name.to_owned(), value);
+        let name = self.referred(name);
+        self.vars.insert(name, value);
+    }
+
+    /// Make `name` a reference to the variable `target` (`declare -n name=target`): what is
+    /// assigned to or read from `name` is `target`'s.
+    pub fn name_ref(&mut self, name: &str, target: &str) {
+        self.refs.insert(name.to_owned(), target.to_owned());
+    }
+
+    /// The variable `name` stands for, through name references (a few levels, as bash
+    /// allows).
+    fn referred(&self, name: &str) -> String {
+        let mut at = name.to_owned();
+        for _ in 0..8 {
+            match self.refs.get(&at) {
+                Some(t) => at = t.clone(),
+                None => break,
+            }
+        }
+        at
     }
 
     /// Was the variable assigned on the line (to anything, known or not)?
     pub fn is_set(&self, name: &str) -> bool {
-        self.vars.contains_key(name)
+        self.vars.contains_key(&self.referred(name))
     }
 
     /// Forget a variable (`unset`).
     pub fn unset(&mut self, name: &str) {
-        self.vars.insert(name.to_owned(), Var::Known(String::new()));
+        let name = self.referred(name);
+        self.vars.insert(name, Var::Known(String::new()));
     }
 
     /// A variable's value: `Some(Known)` when known, `Some(Unknown)` when it cannot be known.
     pub fn get(&self, name: &str) -> Var {
+        let referred = self.referred(name);
+        let name = referred.as_str();
         if let Some(v) = self.vars.get(name) {
             return v.clone();
         }
