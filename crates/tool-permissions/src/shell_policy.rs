@@ -154,6 +154,84 @@ pub(crate) fn unknown_programs_paths(a: &Analysis, ctx: &ToolContext) -> Vec<Pat
     out
 }
 
+/// The paths the strings of code given on the line pass to calls that open files
+/// (`python3 -c 'open(".env")'`, `node -e 'require("./.env")'`, `php -r
+/// 'file_get_contents(".env")'`): the code may open them. For deny rules only.
+pub(crate) fn code_paths(a: &Analysis, ctx: &ToolContext) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for u in &a.units {
+        for code in &u.interpretation.code {
+            for lit in opened_literals(code) {
+                for word in path_candidates(lit) {
+                    out.push(resolve(word, &u.cwd, ctx));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The parts of a call's name that say it opens, reads, writes, copies or loads a file, in
+/// the languages programs take code in on the line (`open`, `readFileSync`, `require`,
+/// `file_get_contents`, `File.read`, `Path`, `shutil.copy`, `include`).
+const OPENING_CALLS: &[&str] = &[
+    "open", "read", "write", "append", "load", "require", "include", "import", "file", "content",
+    "copy", "path", "stream", "source", "slurp", "spawn", "exec", "system",
+];
+
+/// The string literals in the arguments of calls whose name says they open a file.
+fn opened_literals(code: &str) -> Vec<&str> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !(b[i].is_ascii_alphabetic() || b[i] == b'_') {
+            i += 1;
+            continue;
+        }
+        let from = i;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            i += 1;
+        }
+        let name = code[from..i].to_ascii_lowercase();
+        let mut j = i;
+        while j < b.len() && b[j] == b' ' {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != b'(' || !OPENING_CALLS.iter().any(|w| name.contains(w)) {
+            continue;
+        }
+        // The arguments, to the matching `)`: every string literal in them.
+        let mut depth = 0usize;
+        let mut k = j;
+        while k < b.len() {
+            match b[k] {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                q @ (b'"' | b'\'' | b'`') => {
+                    let start = k + 1;
+                    let mut end = start;
+                    while end < b.len() && b[end] != q {
+                        end += if b[end] == b'\\' { 2 } else { 1 };
+                    }
+                    if let Some(lit) = code.get(start..end.min(b.len())) {
+                        out.push(lit);
+                    }
+                    k = end;
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+    }
+    out
+}
+
 /// What in a word a program may take for a path: the word, and where it holds a small
 /// language of its own (`.read .env`, `w! .git/hooks/x`, `src=.env`, `-v .env:/x`), its
 /// space-separated parts, the values after `=` and the pieces between `:` and `,`.
@@ -1217,4 +1295,37 @@ fn quoted_strings(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::opened_literals;
+
+    /// Strings passed to calls that open, read, write or load files are taken, in the
+    /// languages code comes in on the line; strings passed to other calls are not.
+    #[test]
+    fn strings_given_to_calls_that_open_files_are_found() {
+        for (code, want) in [
+            (r#"print(open(".env").read())"#, vec![".env"]),
+            (
+                r#"console.log(require("fs").readFileSync(".env","utf8"))"#,
+                vec!["fs", ".env", "utf8"],
+            ),
+            (r#"echo file_get_contents('.env');"#, vec![".env"]),
+            (
+                r#"puts File.read( "config/key.pem" )"#,
+                vec!["config/key.pem"],
+            ),
+            (
+                r#"import pathlib; print(pathlib.Path('.env').read_text())"#,
+                vec![".env"],
+            ),
+            (r#"open(my $f, '<', "secret.txt")"#, vec!["<", "secret.txt"]),
+            (r#"import os; print(oct(os.stat('.env').st_mode))"#, vec![]),
+            (r#"print("open(.env)")"#, vec![]),
+            (r#"x = len('abc'); y = open("a\"b")"#, vec![r#"a\"b"#]),
+        ] {
+            assert_eq!(opened_literals(code), want, "{code}");
+        }
+    }
 }

@@ -530,6 +530,9 @@ pub struct Interpretation {
     /// reads), and the arguments of code a program runs: `prettier .env`,
     /// `docker build -f .env .`, `python3 tool.py .env`.
     pub loose: Vec<String>,
+    /// Code given on the line (`python3 -c 'open(".env").read()'`): the files its strings
+    /// name may be opened, which deny rules decide.
+    pub code: Vec<String>,
 }
 
 impl Interpretation {
@@ -2155,7 +2158,7 @@ impl Run<'_, '_> {
                         // 'open(".env")'`): they meet the deny rules.
                         if kind == EffectKind::RunsCode {
                             if v.contains(['(', ' ', ';', '\n', '"', '\'']) {
-                                self.out.loose.push(v.clone());
+                                self.out.code.push(v.clone());
                             } else {
                                 let detail = format!("{}: read", opt.name());
                                 let f = Some(join_dir(chdir, v));

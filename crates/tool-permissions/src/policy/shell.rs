@@ -104,7 +104,8 @@ impl Policy {
         // (2a) A program the database does not know, or a word it could not place, may read or
         // write any path it is given, in whatever small language the program reads there.
         let unplaced = crate::shell_policy::unknown_programs_paths(analysis, ctx);
-        for p in &unplaced {
+        let in_code = crate::shell_policy::code_paths(analysis, ctx);
+        for p in unplaced.iter().chain(&in_code) {
             for family in [PathFamily::Read, PathFamily::Edit] {
                 if let Some(e) = find(family, p) {
                     return Some(denied(e));

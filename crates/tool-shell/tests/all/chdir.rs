@@ -42,8 +42,12 @@ fn a_command_run_after_an_option_that_changes_directory_is_read_there() {
         };
         for o in p.options.iter().filter(|o| o.chdir) {
             for name in &o.names {
+                // A value that is only ever attached (`nsenter -wDIR`) is written so.
+                let attached = o.arg == tool_shell::db::Arity::Optional;
                 let (opt, cmd) = if name.starts_with("--") {
                     (format!("{name}=sub/dir"), "cat f")
+                } else if attached {
+                    (format!("{name}sub/dir"), "cat f")
                 } else {
                     (format!("{name} sub/dir"), "cat f")
                 };
