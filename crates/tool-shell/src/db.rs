@@ -2911,6 +2911,20 @@ impl Run<'_, '_> {
     /// `git config`: reads unless it sets; settings of keys that run programs run them.
     fn git_config(&mut self, st: &Parsed<'_>, ops: &[(String, Option<String>)], label: &str) {
         let words: Vec<&str> = ops.iter().map(|(w, _)| w.as_str()).collect();
+        // `--blob REV:PATH`: the configuration is PATH as REV has it.
+        for blob in st.mark_values("blob") {
+            if let Some((_, path)) = blob.split_once(':')
+                && !path.is_empty()
+            {
+                self.push(
+                    EffectKind::Read,
+                    Some(git_clean_path(path)),
+                    label,
+                    Some("--blob"),
+                    "reads the configuration a commit's file holds".into(),
+                );
+            }
+        }
         let file = st.mark_values("file").pop();
         let (write, key, value): (bool, Option<&str>, Option<&str>) = match words.as_slice() {
             ["get" | "list", ..] => (false, None, None),
