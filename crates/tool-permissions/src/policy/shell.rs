@@ -249,6 +249,33 @@ impl Policy {
                 ));
             }
         }
+        // (4b') What an archive or patch unpacks may be a link (`tar -x` keeps symbolic links
+        // and their `..` targets): a write below where one worked, later in the line, may go
+        // through such a link anywhere.
+        for unpacked in touched.uses.iter().filter(|p| {
+            p.op == crate::shell_policy::Op::Write
+                && analysis
+                    .units
+                    .get(p.unit)
+                    .is_some_and(|u| u.interpretation.writes_below)
+        }) {
+            if let Some(w) = touched.writes().find(|w| {
+                w.unit > unpacked.unit
+                    && w.path != unpacked.path
+                    && w.path.starts_with(&unpacked.path)
+            }) {
+                return Some(Self::checked_ask(
+                    request,
+                    format!(
+                        "{} writes {} below {}, where {} unpacked files (a link among them may lead anywhere)",
+                        w.command,
+                        w.path.display(),
+                        unpacked.path.display(),
+                        unpacked.command
+                    ),
+                ));
+            }
+        }
         // (4c) A file a program loads from where it runs, not there now: denied once it is
         // (what is there now decides a read; what is not there yet is asked about).
         for load in &touched.absent_loads {
