@@ -328,11 +328,18 @@ pub fn is_drive_form(path: &Path) -> bool {
 /// taken from there; once a component does not exist, the rest lexically. `None` for a
 /// relative path, one without `..`, or a loop of links.
 pub fn resolve_physical(path: &Path) -> Option<PathBuf> {
+    if !path.components().any(|c| c == Component::ParentDir) {
+        return None;
+    }
+    follow_links(path)
+}
+
+/// `path` walked as the kernel walks it, with or without `..` in it: each symbolic link
+/// followed where it is met, a dangling one too (to where it would lead); once a component
+/// does not exist, the rest lexically. `None` for a relative path or a loop of links.
+pub fn follow_links(path: &Path) -> Option<PathBuf> {
     use std::path::Component;
-    if !path.is_absolute()
-        || path.as_os_str().len() > crate::MAX_PATH_BYTES
-        || !path.components().any(|c| c == Component::ParentDir)
-    {
+    if !path.is_absolute() || path.as_os_str().len() > crate::MAX_PATH_BYTES {
         return None;
     }
     let mut pending: std::collections::VecDeque<std::ffi::OsString> = path

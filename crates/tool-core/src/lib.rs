@@ -67,7 +67,7 @@ mod tool;
 mod wire;
 
 pub use context::{
-    MAX_PATH_BYTES, ToolContext, is_drive_form, is_unc, normalize, resolve_physical,
+    MAX_PATH_BYTES, ToolContext, follow_links, is_drive_form, is_unc, normalize, resolve_physical,
     resolve_target, windows_to_posix,
 };
 pub use decision::{

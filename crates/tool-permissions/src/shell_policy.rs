@@ -394,8 +394,11 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
             .iter()
             .filter_map(|p| {
                 // Under any spelling of the written path (a link already there may lead to
-                // the one the line makes).
-                let spellings = crate::path_rule::candidates(&p.path, ctx);
+                // the one the line makes; `/proc/self/root/x` is `/x`).
+                let mut spellings = crate::path_rule::candidates(&p.path, ctx);
+                spellings.push(same_root(&p.path));
+                // A link there now that leads into the one the line makes (dangling now).
+                spellings.extend(tool_core::follow_links(&same_root(&p.path)));
                 links
                     .iter()
                     .find_map(|(unit, link, target)| {
@@ -425,6 +428,14 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
 /// The links `ln` units of the line make: `(unit, link, what it leads to)`, absolute. A
 /// symbolic link's target is read from the link's directory, a hard link's from the unit's.
 fn made_links(a: &Analysis, ctx: &ToolContext) -> Vec<(usize, PathBuf, PathBuf)> {
+    made_links_as_spelled(a, ctx)
+        .into_iter()
+        .map(|(i, link, target)| (i, same_root(&link), same_root(&target)))
+        .collect()
+}
+
+/// [`made_links`], the paths as the line spells them.
+fn made_links_as_spelled(a: &Analysis, ctx: &ToolContext) -> Vec<(usize, PathBuf, PathBuf)> {
     let mut out = Vec::new();
     for (i, u) in a.units.iter().enumerate() {
         if u.program() == "cp" {

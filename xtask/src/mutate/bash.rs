@@ -662,6 +662,13 @@ fn path_operands(c: &Cmd<'_>, cwd: Option<&str>) -> Vec<Operand> {
             }
         };
         let needs_slash = v == "." || v == "source";
+        // A symbolic link's target is read from the link's directory, not the working
+        // directory: respelled from here it would name another file.
+        let mut skip_target = v == "ln"
+            && seg.args.iter().any(|&t| {
+                let w = c.text(t);
+                w == "--symbolic" || (w.starts_with('-') && !w.starts_with("--") && w.contains('s'))
+            });
         let mut options_done = false;
         let mut skip_next = false;
         let mut in_find_expr = false;
@@ -696,6 +703,10 @@ fn path_operands(c: &Cmd<'_>, cwd: Option<&str>) -> Vec<Operand> {
                 }
                 continue;
             }
+            if skip_target {
+                skip_target = false;
+                continue;
+            }
             if path_word(w) {
                 out.push(Operand {
                     tok: t,
@@ -710,5 +721,34 @@ fn path_operands(c: &Cmd<'_>, cwd: Option<&str>) -> Vec<Operand> {
             cd_seen = true;
         }
     }
+    // A path below a link the command itself makes (`ln -s ~ h; cat h/.ssh/x`) is not
+    // respelled: staging another spelling (a link to it, a real directory on its way) would
+    // make `h` before the command does, and `ln` would then put its link inside.
+    let made: Vec<String> = c
+        .segs
+        .iter()
+        .filter(|seg| c.simple(seg) && c.cw_value(seg).as_deref() == Some("ln"))
+        .filter_map(|seg| {
+            seg.args
+                .iter()
+                .map(|&t| c.text(t))
+                .filter(|w| !w.starts_with('-'))
+                .next_back()
+                .map(|w| w.trim_end_matches('/').to_owned())
+        })
+        .collect();
+    out.retain(|op| {
+        let w = c.text(op.tok);
+        let w = w.strip_prefix("./").unwrap_or(w);
+        !made.iter().any(|m| {
+            let m = m.strip_prefix("./").unwrap_or(m);
+            w == m
+                || w.starts_with(&format!("{m}/"))
+                || cwd.is_some_and(|d| {
+                    let abs = format!("{d}/{m}");
+                    w == abs || w.starts_with(&format!("{abs}/"))
+                })
+        })
+    });
     out
 }
