@@ -732,8 +732,7 @@ fn path_operands(c: &Cmd<'_>, cwd: Option<&str>) -> Vec<Operand> {
             seg.args
                 .iter()
                 .map(|&t| c.text(t))
-                .filter(|w| !w.starts_with('-'))
-                .next_back()
+                .rfind(|w| !w.starts_with('-'))
                 .map(|w| w.trim_end_matches('/').to_owned())
         })
         .collect();
