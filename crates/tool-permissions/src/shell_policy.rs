@@ -1252,12 +1252,65 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
         .flat_map(|u| u.redirects.iter())
         .filter_map(|r| r.here.clone().flatten())
         .collect();
-    for s in quoted_strings(text).into_iter().chain(fed) {
+    // A default or alternative value (`${X:-curl}`, `${X:+rm}`) may be what a parameter
+    // expands to: the line read with each such expansion as its value.
+    let defaulted = with_default_values(text);
+    for s in quoted_strings(text).into_iter().chain(fed).chain(defaulted) {
         if s.trim().is_empty() || s.len() > 8192 {
             continue;
         }
         possible_in(&s, env, depth, out);
     }
+}
+
+/// `text` with every `${NAME:-WORD}`, `${NAME-WORD}`, `${NAME:=WORD}`, `${NAME:+WORD}` (and
+/// their forms without `:`) put as its WORD; `None` when it has none.
+fn with_default_values(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut changed = false;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let body = &rest[at + 2..];
+        // The matching `}`, braces inside counted.
+        let mut depth = 1usize;
+        let mut end = None;
+        for (i, c) in body.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            out.push_str(&rest[at..]);
+            return changed.then_some(out);
+        };
+        let inner = &body[..end];
+        let name_len = inner
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(inner.len());
+        let op = &inner[name_len..];
+        let word = [":-", ":=", ":+", "-", "=", "+"]
+            .iter()
+            .find_map(|o| op.strip_prefix(o));
+        match word {
+            Some(w) if name_len > 0 => {
+                out.push_str(w);
+                changed = true;
+            }
+            _ => out.push_str(&rest[at..at + 2 + end + 1]),
+        }
+        rest = &body[end + 1..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
 }
 
 /// The possible commands of `text` read as a line of its own, one level down; whether it

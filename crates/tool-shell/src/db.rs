@@ -2516,7 +2516,14 @@ impl Run<'_, '_> {
                     push(self, EffectKind::Read, Some(path(&p)));
                 }
             }
-            Role::Read => push(self, EffectKind::Read, Some(path(w))),
+            Role::Read => {
+                push(self, EffectKind::Read, Some(path(w)));
+                // `@FILE`: a response file, read for more arguments by compilers and the
+                // tools built like them (`gcc @args`, `rustc @opts`, `javac @files`).
+                if let Some(file) = w.strip_prefix('@').filter(|f| !f.is_empty()) {
+                    push(self, EffectKind::Read, Some(path(file)));
+                }
+            }
             Role::Write | Role::Output => push(self, EffectKind::Write, Some(path(w))),
             Role::Commands => {
                 self.commands(prog.language.as_ref(), Some(w), label, None, &detail);
