@@ -745,6 +745,50 @@ fn recursive_searches_are_known_by_program_and_option() {
     }
 }
 
+/// A program the database does not know runs what its operands name as a command: a
+/// program the database knows, a file named as one runs it from here, a command line in one
+/// word. Data operands, and words that are only everyday shell words, are not commands.
+#[test]
+fn unknown_programs_run_the_commands_they_are_given() {
+    use tool_shell::EffectKind;
+    let runs = |line: &[&str]| -> Vec<(EffectKind, Vec<String>, Option<String>)> {
+        run(line)
+            .effects
+            .into_iter()
+            .filter(|e| matches!(e.kind, EffectKind::ExecArgv | EffectKind::ExecString))
+            .map(|e| (e.kind, e.argv, e.value))
+            .collect()
+    };
+    let argv = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        runs(&["chronic", "-e", "./deploy.sh", "x"])[0].1,
+        argv(&["./deploy.sh", "x"])
+    );
+    assert_eq!(
+        runs(&["xvfb-run", "-a", "python3", "e2e.py"])[0].1,
+        argv(&["python3", "e2e.py"])
+    );
+    assert_eq!(
+        runs(&["faketime", "2020-01-01 00:00:00", "../tools/renew"])[0].1,
+        argv(&["../tools/renew"])
+    );
+    let string = runs(&["hyperfine", "--warmup", "3", "make -j8"]);
+    assert_eq!(string[0].0, EffectKind::ExecString);
+    assert_eq!(string[0].2.as_deref(), Some("make -j8"));
+    // `sg docker -c ./deploy.sh`: each of the first few that could be the command.
+    assert_eq!(runs(&["sg", "docker", "-c", "./deploy.sh"]).len(), 2);
+    for line in [
+        &["gcc2", "-O2", "-o", "build/app", "src/main.c"][..],
+        &["dos2unix", "-n", "tools/hook.sh", "build/hook.sh"],
+        &["mytool", "test"],
+        &["mytool", "echo", "hi"],
+        &["mytool", "./data.json"],
+        &["mytool", "/no/such/program"],
+    ] {
+        assert!(runs(line).is_empty(), "{line:?}: {:?}", runs(line));
+    }
+}
+
 #[test]
 fn searches_that_follow_links_are_known_by_program_and_option() {
     for line in [
