@@ -157,13 +157,24 @@ pub(crate) fn unknown_programs_paths(a: &Analysis, ctx: &ToolContext) -> Vec<Pat
 /// The paths the strings of code given on the line pass to calls that open files
 /// (`python3 -c 'open(".env")'`, `node -e 'require("./.env")'`, `php -r
 /// 'file_get_contents(".env")'`): the code may open them. For deny rules only.
-pub(crate) fn code_paths(a: &Analysis, ctx: &ToolContext) -> Vec<PathBuf> {
+/// Each path with whether the call may write it (its name says so, `writeFileSync`,
+/// `os.remove`, or it opens for writing, `open(F, "w")`): a read alone meets only the Read
+/// deny rules.
+pub(crate) fn code_paths(a: &Analysis, ctx: &ToolContext) -> Vec<(PathBuf, bool)> {
     let mut out = Vec::new();
     for u in &a.units {
         for code in &u.interpretation.code {
-            for lit in opened_literals(code) {
+            // Past this size every word is a name it may open (the scan below looks at each
+            // call's arguments, which nested calls make slow).
+            if code.len() > 16 * 1024 {
+                for word in path_candidates(code) {
+                    out.push((resolve(word, &u.cwd, ctx), true));
+                }
+                continue;
+            }
+            for (lit, writes) in opened_literals(code) {
                 for word in path_candidates(lit) {
-                    out.push(resolve(word, &u.cwd, ctx));
+                    out.push((resolve(word, &u.cwd, ctx), writes));
                 }
             }
         }
@@ -179,8 +190,15 @@ const OPENING_CALLS: &[&str] = &[
     "copy", "path", "stream", "source", "slurp", "spawn", "exec", "system",
 ];
 
-/// The string literals in the arguments of calls whose name says they open a file.
-fn opened_literals(code: &str) -> Vec<&str> {
+/// The parts of a call's name that say it changes the file it is given.
+const WRITING_CALLS: &[&str] = &[
+    "write", "append", "remove", "unlink", "rename", "copy", "move", "mkdir", "rmdir", "touch",
+    "dump", "save", "truncate", "chmod", "symlink", "link", "put",
+];
+
+/// The string literals in the arguments of calls whose name says they open a file, each
+/// with whether the call may write it.
+fn opened_literals(code: &str) -> Vec<(&str, bool)> {
     let b = code.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -198,10 +216,18 @@ fn opened_literals(code: &str) -> Vec<&str> {
         while j < b.len() && b[j] == b' ' {
             j += 1;
         }
-        if j >= b.len() || b[j] != b'(' || !OPENING_CALLS.iter().any(|w| name.contains(w)) {
+        if j >= b.len()
+            || b[j] != b'('
+            || !OPENING_CALLS
+                .iter()
+                .chain(WRITING_CALLS)
+                .any(|w| name.contains(w))
+        {
             continue;
         }
         // The arguments, to the matching `)`: every string literal in them.
+        let writes_by_name = WRITING_CALLS.iter().any(|w| name.contains(w));
+        let first = out.len();
         let mut depth = 0usize;
         let mut k = j;
         while k < b.len() {
@@ -220,13 +246,22 @@ fn opened_literals(code: &str) -> Vec<&str> {
                         end += if b[end] == b'\\' { 2 } else { 1 };
                     }
                     if let Some(lit) = code.get(start..end.min(b.len())) {
-                        out.push(lit);
+                        out.push((lit, writes_by_name));
                     }
                     k = end;
                 }
                 _ => {}
             }
             k += 1;
+        }
+        // `open(F, "w")`, `fopen(F, 'a+')`: a mode that writes.
+        let mode_writes = out[first..].iter().any(|(l, _)| {
+            l.len() <= 3 && (l.starts_with(['w', 'a']) || l.contains('+') || *l == ">")
+        });
+        if mode_writes {
+            for entry in &mut out[first..] {
+                entry.1 = true;
+            }
         }
     }
     out
@@ -1389,7 +1424,24 @@ mod tests {
             (r#"print("open(.env)")"#, vec![]),
             (r#"x = len('abc'); y = open("a\"b")"#, vec![r#"a\"b"#]),
         ] {
-            assert_eq!(opened_literals(code), want, "{code}");
+            let got: Vec<&str> = opened_literals(code).into_iter().map(|(l, _)| l).collect();
+            assert_eq!(got, want, "{code}");
         }
+    }
+
+    /// A call that writes says so by its name or by the mode it opens with.
+    #[test]
+    fn calls_that_write_are_told_from_calls_that_read() {
+        let writes = |code: &str| -> Vec<bool> {
+            opened_literals(code).into_iter().map(|(_, w)| w).collect()
+        };
+        assert_eq!(writes(r#"open("a.txt").read()"#), [false]);
+        assert_eq!(
+            writes(r#"open("a.txt", "w").write("x")"#),
+            [true, true, true]
+        );
+        assert_eq!(writes(r#"fs.writeFileSync("a.json", "{}")"#), [true, true]);
+        assert_eq!(writes(r#"require("./package.json")"#), [false]);
+        assert_eq!(writes(r#"os.remove("x")"#), [true]);
     }
 }

@@ -960,6 +960,19 @@ impl Database {
             let mut i = 1;
             let mut runs_named = false;
             let mut wrapped: Vec<usize> = Vec::new();
+            // The command a wrapper runs is its first operand (after `--` when there is
+            // one); later operands are its data (`gh pr create --title 'rm stale'`).
+            let first_operand = argv
+                .iter()
+                .position(|w| w == "--")
+                .map(|d| d + 1)
+                .filter(|&d| d < argv.len())
+                .or_else(|| {
+                    argv.iter()
+                        .skip(1)
+                        .position(|w| !w.starts_with('-'))
+                        .map(|p| p + 1)
+                });
             while i < argv.len() {
                 let named = option_runs(&argv[i], argv.get(i + 1));
                 if let Some((kind, value, took_next)) = named {
@@ -974,19 +987,27 @@ impl Database {
                     ));
                     runs_named = true;
                     i += usize::from(took_next);
-                } else if wrapped.len() < 3 && !argv[i].starts_with('-') {
-                    // A command line in one word (`hyperfine 'make -j8'`): its first word.
+                } else if Some(i) == first_operand {
+                    // A command line in one word (`sh-like -c 'make -j8'`): its first word.
                     let head = argv[i].split_whitespace().next().unwrap_or_default();
                     if self.names_a_command(head) {
                         wrapped.push(i);
                     }
+                } else if wrapped.len() < 3
+                    && !argv[i].starts_with('-')
+                    && is_run_path(&argv[i])
+                    && argv[i].rsplit('/').next().is_some_and(|n| n.contains('.'))
+                {
+                    // A script named as one runs it, wherever it stands (`faketime TIME
+                    // ./renew.sh`, `ssh-agent -t 60 ./push.sh`).
+                    wrapped.push(i);
                 }
                 i += 1;
             }
-            // A program that starts another one (`chronic`, `xvfb-run -a`, `faketime TIME`,
-            // `numactl --membind=0`): an operand that names a program or script, with what
-            // follows it, may be a command it runs, and is decided as one (each of the first
-            // three such: `sg docker -c ./deploy.sh` runs the script, not docker).
+            // A program that starts another one (`chronic`, `xvfb-run -a`, `eatmydata --`,
+            // `numactl --membind=0`): a first operand that names a program that runs code or
+            // reaches the network, or a script, with what follows it, may be a command it
+            // runs, and is decided as one.
             for at in wrapped.into_iter().filter(|_| !runs_named) {
                 let source = Source {
                     program: first.clone(),
@@ -1065,48 +1086,72 @@ const WRAPPED_OPERAND: &str =
 /// word more often than a command (`tool test`, `tool echo`).
 const PLAIN_WORDS: &[&str] = &["true", "printf", "echo", "test", "export", "cd"];
 
+/// Whether `word` names a program file as one runs it: by its absolute path (an executable
+/// file there), or spelled from here (`./deploy.sh`, `../tools/run`: no extension, or a
+/// script's). Other paths (`build/app`, `src/x.sh`, `./data.json`) name files.
+fn is_run_path(word: &str) -> bool {
+    if word.starts_with('/') {
+        use std::os::unix::fs::PermissionsExt as _;
+        return std::fs::metadata(word)
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    }
+    if word.contains("://")
+        || word.ends_with('/')
+        || !(word.starts_with("./") || word.starts_with("../"))
+    {
+        return false;
+    }
+    let name = word.rsplit('/').next().unwrap_or(word);
+    match name.rsplit_once('.') {
+        None => !name.is_empty(),
+        Some((stem, ext)) => {
+            !stem.is_empty()
+                && matches!(
+                    ext,
+                    "sh" | "bash"
+                        | "zsh"
+                        | "py"
+                        | "rb"
+                        | "pl"
+                        | "js"
+                        | "mjs"
+                        | "cjs"
+                        | "ts"
+                        | "php"
+                )
+        }
+    }
+}
+
 impl Database {
     /// Whether `word`, an operand of a program the database does not know, names a command
-    /// it may run: a program the database knows (not one whose name is an everyday word of
-    /// the shell's, [`PLAIN_WORDS`]), a program file named by its absolute path, or a path
-    /// spelled as one runs a file from here (`./deploy.sh`, `../tools/run`: no extension, or a
-    /// script's). Other paths (`build/app`, `src/x.sh`) are taken for the files they name.
+    /// it may run: a program the database knows that runs code, reaches the network or runs
+    /// a command it is given (`python3`, `curl`, `cargo`, `env`; not `install` or `pr`,
+    /// which subcommands of other tools are named like), a program file named by its
+    /// absolute path, or a path spelled as one runs a file from here (`./deploy.sh`,
+    /// `../tools/run`: no extension, or a script's). Other paths (`build/app`, `src/x.sh`) are
+    /// taken for the files they name.
     fn names_a_command(&self, word: &str) -> bool {
-        if word.starts_with('/') {
-            use std::os::unix::fs::PermissionsExt as _;
-            return std::fs::metadata(word)
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-        }
         if word.contains('/') {
-            if word.contains("://")
-                || word.ends_with('/')
-                || !(word.starts_with("./") || word.starts_with("../"))
-            {
-                return false;
-            }
-            let name = word.rsplit('/').next().unwrap_or(word);
-            return match name.rsplit_once('.') {
-                None => !name.is_empty(),
-                Some((stem, ext)) => {
-                    !stem.is_empty()
-                        && matches!(
-                            ext,
-                            "sh" | "bash"
-                                | "zsh"
-                                | "py"
-                                | "rb"
-                                | "pl"
-                                | "js"
-                                | "mjs"
-                                | "cjs"
-                                | "ts"
-                                | "php"
-                        )
-                }
-            };
+            return is_run_path(word);
         }
-        self.program(word)
-            .is_some_and(|p| !PLAIN_WORDS.contains(&p.name.as_str()))
+        self.program(word).is_some_and(|p| {
+            let runs = p
+                .effects
+                .iter()
+                .any(|e| matches!(e, EffectKind::RunsCode | EffectKind::Network))
+                || p.operands.iter().flat_map(|s| &s.roles).any(|r| {
+                    matches!(
+                        r,
+                        Role::ExecArgv
+                            | Role::ExecArgvOpen
+                            | Role::ExecString
+                            | Role::RunsCode
+                            | Role::Network
+                    )
+                });
+            !PLAIN_WORDS.contains(&p.name.as_str()) && (runs || p.has_subcommands())
+        })
     }
 }
 

@@ -105,8 +105,14 @@ impl Policy {
         // write any path it is given, in whatever small language the program reads there.
         let unplaced = crate::shell_policy::unknown_programs_paths(analysis, ctx);
         let in_code = crate::shell_policy::code_paths(analysis, ctx);
-        for p in unplaced.iter().chain(&in_code) {
-            for family in [PathFamily::Read, PathFamily::Edit] {
+        let unplaced_both = unplaced.iter().map(|p| (p, true));
+        for (p, writes) in unplaced_both.chain(in_code.iter().map(|(p, w)| (p, *w))) {
+            let families: &[PathFamily] = if writes {
+                &[PathFamily::Read, PathFamily::Edit]
+            } else {
+                &[PathFamily::Read]
+            };
+            for &family in families {
                 if let Some(e) = find(family, p) {
                     return Some(denied(e));
                 }
@@ -250,8 +256,11 @@ impl Policy {
             }
         }
         // (4b') What an archive or patch unpacks may be a link (`tar -x` keeps symbolic links
-        // and their `..` targets): a write below where one worked, later in the line, may go
-        // through such a link anywhere.
+        // and their `..` targets): a path below where one worked, used later in the line
+        // through a directory that is not there now (so the unpacking may make it, a link),
+        // may lead anywhere: a write (a protected path may be where it lands), or a read
+        // where a Read deny rule could be met. `rm` and its kind act on a link itself.
+        let read_denies = self.has_path_rules(RuleList::Deny, PathFamily::Read);
         for unpacked in touched.uses.iter().filter(|p| {
             p.op == crate::shell_policy::Op::Write
                 && analysis
@@ -259,15 +268,30 @@ impl Policy {
                     .get(p.unit)
                     .is_some_and(|u| u.interpretation.writes_below)
         }) {
-            if let Some(w) = touched.writes().find(|w| {
+            let through_made = |path: &Path| {
+                let Ok(rest) = path.strip_prefix(&unpacked.path) else {
+                    return false;
+                };
+                let mut at = unpacked.path.clone();
+                let parts: Vec<_> = rest.components().collect();
+                parts.iter().take(parts.len().saturating_sub(1)).any(|c| {
+                    at.push(c);
+                    std::fs::symlink_metadata(&at).map_or(true, |m| !m.is_dir())
+                })
+            };
+            if let Some(w) = touched.uses.iter().find(|w| {
                 w.unit > unpacked.unit
-                    && w.path != unpacked.path
-                    && w.path.starts_with(&unpacked.path)
+                    && (w.op != crate::shell_policy::Op::Read || read_denies)
+                    && !analysis
+                        .units
+                        .get(w.unit)
+                        .is_some_and(|u| matches!(u.program(), "rm" | "unlink" | "rmdir" | "mv"))
+                    && through_made(&w.path)
             }) {
                 return Some(Self::checked_ask(
                     request,
                     format!(
-                        "{} writes {} below {}, where {} unpacked files (a link among them may lead anywhere)",
+                        "{} uses {} below {}, where {} unpacked files (a link among them may lead anywhere)",
                         w.command,
                         w.path.display(),
                         unpacked.path.display(),
