@@ -619,7 +619,13 @@ pub(crate) fn unit_forms(u: &Unit) -> Vec<String> {
         .chain(u.argv[1..].iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join(" ");
-    if argv == rw { vec![rw] } else { vec![argv, rw] }
+    let mut forms = if argv == rw { vec![rw] } else { vec![argv, rw] };
+    // A program named by its path, as written (`Bash(./deploy.sh:*)` denies `./deploy.sh`
+    // wherever the line runs it: after `&&`, in a subshell, under `env`).
+    if u.argv[0] != u.program() {
+        forms.push(u.argv.join(" "));
+    }
+    forms
 }
 
 /// How one unit stands towards allow rules: the words a rule must match, when a rule may allow

@@ -171,6 +171,24 @@ pub(crate) fn arithmetic_targets(text: &str) -> Vec<String> {
     out
 }
 
+/// Whether an arithmetic expression holds an assignment operator (`=`, `+=`, `<<=`, `++`...),
+/// whatever it assigns to.
+fn assigns_any(text: &str) -> bool {
+    let b = text.as_bytes();
+    text.contains("++")
+        || text.contains("--")
+        || b.iter().enumerate().any(|(i, &c)| {
+            if c != b'=' || b.get(i + 1) == Some(&b'=') {
+                return false;
+            }
+            match i.checked_sub(1).map(|p| b[p]) {
+                Some(b'=' | b'!') => false,
+                Some(b'<' | b'>') => i >= 2 && b[i - 2] == b[i - 1],
+                _ => true,
+            }
+        })
+}
+
 /// Variables bash itself reads as it runs the line (`PATH` to find programs, `BASH_ENV` and
 /// `ENV` for code to source, `CDPATH` for `cd`, `IFS` to split words, `BASH_CMDS` and
 /// `BASH_ALIASES` as the command and alias tables...), from bash's manual; and any variable
@@ -1068,13 +1086,28 @@ impl Walker {
     /// Substitutions inside an arithmetic context run, and the variables it assigns change
     /// (see [`Walker::assigned_elsewhere`]).
     fn arithmetic(&mut self, text: &str, state: &mut State, origin: &Origin, depth: usize) {
-        self.word(
+        let w = self.word(
             &format!("\"{}\"", text.replace('"', "\\\"")),
             state,
             Mode::NoSplit,
             depth,
         );
-        for name in arithmetic_targets(text) {
+        // The names assigned are read after expansion, quotes taken out (`(( "PATH"=0 ))`,
+        // `(( P${x}ATH=0 ))`); one that cannot be known may be any variable.
+        let expanded = w.exp.fields.concat().replace(['"', '\''], "");
+        if !w.exp.certain && !arithmetic_targets(&text.replace(['"', '\''], "")).is_empty()
+            || !w.exp.certain && arithmetic_targets(&expanded).is_empty() && assigns_any(text)
+        {
+            self.assigned_elsewhere(
+                "PATH",
+                None,
+                &format!("(( {} )) (a variable that cannot be known)", text.trim()),
+                state,
+                origin,
+                depth,
+            );
+        }
+        for name in arithmetic_targets(&expanded) {
             self.assigned_elsewhere(
                 &name,
                 None,

@@ -1042,6 +1042,30 @@ impl Database {
     }
 }
 
+/// The command a git `ext::` address runs: the rest of the address, with `% ` a space and
+/// `%%` a `%` as git's remote-ext reads it (other `%` escapes stand for arguments git adds).
+fn ext_command(w: &str) -> Option<String> {
+    let rest = w.strip_prefix("ext::")?;
+    let mut out = String::with_capacity(rest.len());
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some(' ') => out.push(' '),
+            Some('%') => out.push('%'),
+            Some(o) => {
+                out.push('%');
+                out.push(o);
+            }
+            None => out.push('%'),
+        }
+    }
+    Some(out)
+}
+
 /// A path inside a git object name or pathspec as git reads it: `./` and empty components
 /// dropped (`HEAD:.//.env` is `.env`), never made absolute.
 fn git_clean_path(p: &str) -> String {
@@ -2195,6 +2219,13 @@ impl Run<'_, '_> {
             let detail = format!("{}: {kind}", opt.name());
             match opt.value {
                 ValueKind::Plain => match &value {
+                    // `git archive --remote=ext::CMD`: an address that is a command.
+                    Some(v) if kind == EffectKind::Network && ext_command(v).is_some() => {
+                        self.push(kind, Some(v.clone()), label, Some(shown), detail);
+                        let cmd = ext_command(v);
+                        let detail = format!("{}: ext:: command", opt.name());
+                        self.push(EffectKind::ExecString, cmd, label, Some(shown), detail);
+                    }
                     Some(v) if is_path_kind(kind) && v == "-" => {}
                     Some(v) if is_path_kind(kind) => {
                         self.push(kind, Some(join_dir(chdir, v)), label, Some(shown), detail);
@@ -2651,8 +2682,8 @@ impl Run<'_, '_> {
             Role::Network => {
                 push(self, EffectKind::Network, Some(w.to_owned()));
                 // git's `ext::` transport runs the rest of its address as a command.
-                if let Some(cmd) = w.strip_prefix("ext::") {
-                    push(self, EffectKind::ExecString, Some(cmd.to_owned()));
+                if let Some(cmd) = ext_command(w) {
+                    push(self, EffectKind::ExecString, Some(cmd));
                 }
             }
             Role::Unknown => push(self, EffectKind::Unknown, Some(w.to_owned())),
@@ -2705,8 +2736,8 @@ impl Run<'_, '_> {
                 }
             }
             Role::RemoteRead | Role::RemoteWrite => {
-                if let Some(cmd) = w.strip_prefix("ext::") {
-                    push(self, EffectKind::ExecString, Some(cmd.to_owned()));
+                if let Some(cmd) = ext_command(w) {
+                    push(self, EffectKind::ExecString, Some(cmd));
                 } else if is_remote_path(w) {
                     push(self, EffectKind::Network, Some(w.to_owned()))
                 } else if w != "-" {
