@@ -154,6 +154,30 @@ pub(crate) fn unknown_programs_paths(a: &Analysis, ctx: &ToolContext) -> Vec<Pat
     out
 }
 
+/// Where `path` leads through the links the line makes (`ln -s ~/.aws a && mytool
+/// a/credentials`): the link's target with the rest of the path, for each such link.
+pub(crate) fn through_made_links(a: &Analysis, ctx: &ToolContext, path: &Path) -> Vec<PathBuf> {
+    let links = made_links(a, ctx);
+    if links.is_empty() {
+        return Vec::new();
+    }
+    let mut spellings = crate::path_rule::candidates(path, ctx);
+    spellings.push(same_root(path));
+    spellings.extend(tool_core::follow_links(&same_root(path)));
+    let mut out = Vec::new();
+    for s in &spellings {
+        for (_, link, target) in &links {
+            if let Ok(rest) = s.strip_prefix(link) {
+                let p = tool_core::normalize(&target.join(rest));
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The paths the strings of code given on the line pass to calls that open files
 /// (`python3 -c 'open(".env")'`, `node -e 'require("./.env")'`, `php -r
 /// 'file_get_contents(".env")'`): the code may open them. For deny rules only.
@@ -492,12 +516,33 @@ fn made_links_as_spelled(a: &Analysis, ctx: &ToolContext) -> Vec<(usize, PathBuf
             }
             if w == "--" {
                 options_done = true;
-            } else if w == "-t" || w == "--target-directory" {
+            } else if w == "--target-directory" {
                 dir_opt = args.next().cloned();
             } else if let Some(d) = w.strip_prefix("--target-directory=") {
                 dir_opt = Some(d.to_owned());
-            } else if w == "--symbolic" || (!w.starts_with("--") && w.contains('s')) {
+            } else if w == "--symbolic" {
                 symbolic = true;
+            } else if !w.starts_with("--") {
+                // Short options, bundled (`-sf`, `-st DIR`, `-tDIR`); `-S SUFFIX` takes a value.
+                let body = &w[1..];
+                for (k, c) in body.char_indices() {
+                    match c {
+                        's' => symbolic = true,
+                        't' | 'S' => {
+                            let rest = &body[k + 1..];
+                            let value = if rest.is_empty() {
+                                args.next().cloned()
+                            } else {
+                                Some(rest.to_owned())
+                            };
+                            if c == 't' {
+                                dir_opt = value;
+                            }
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
             }
         }
         let (targets, into): (Vec<&str>, Option<PathBuf>) = match (&dir_opt, words.as_slice()) {
@@ -550,33 +595,96 @@ fn made_links_as_spelled(a: &Analysis, ctx: &ToolContext) -> Vec<(usize, PathBuf
 /// link, so DST leads where SRC does (SRC a link there now, or one the line made before).
 fn copied_links(i: usize, u: &Unit, ctx: &ToolContext, out: &mut Vec<(usize, PathBuf, PathBuf)>) {
     let mut symbolic = false;
+    // `-P`, `-d`, `-a`, and `-r`/`-R` without `-L`: GNU cp copies a link as a link.
     let mut keeps_links = false;
+    let mut follows = false;
+    let mut into: Option<String> = None;
     let mut words: Vec<&str> = Vec::new();
     let mut options_done = false;
-    for w in u.argv.iter().skip(1) {
+    let mut args = u.argv.iter().skip(1);
+    while let Some(w) = args.next() {
         if options_done || !w.starts_with('-') || w == "-" {
             words.push(w);
         } else if w == "--" {
             options_done = true;
         } else if let Some(long) = w.strip_prefix("--") {
             symbolic |= long == "symbolic-link";
-            keeps_links |= matches!(long, "no-dereference" | "archive")
+            keeps_links |= matches!(long, "no-dereference" | "archive" | "recursive")
                 || long.starts_with("preserve=") && long.contains("links");
+            follows |= long == "dereference";
+            if long == "target-directory" {
+                into = args.next().cloned();
+            } else if let Some(d) = long.strip_prefix("target-directory=") {
+                into = Some(d.to_owned());
+            } else if long == "suffix" {
+                args.next();
+            }
         } else {
-            symbolic |= w.contains('s');
-            keeps_links |= w.contains(['P', 'd', 'a']);
+            // Short options, bundled; `-t DIR` and `-S SUFFIX` take the rest or the next word.
+            let body = &w[1..];
+            for (k, c) in body.char_indices() {
+                match c {
+                    's' => symbolic = true,
+                    'P' | 'd' | 'a' | 'r' | 'R' => keeps_links = true,
+                    'L' => follows = true,
+                    't' | 'S' => {
+                        let rest = &body[k + 1..];
+                        let value = if rest.is_empty() {
+                            args.next().cloned()
+                        } else {
+                            Some(rest.to_owned())
+                        };
+                        if c == 't' {
+                            into = value;
+                        }
+                        break;
+                    }
+                    _ => {}
+                }
+            }
         }
     }
-    let [src, dst] = words.as_slice() else {
-        return;
+    let keeps_links = keeps_links && !follows;
+    // The sources and where each lands.
+    let (sources, dir): (Vec<&str>, Option<PathBuf>) = match (&into, words.as_slice()) {
+        (Some(d), srcs) => (srcs.to_vec(), Some(resolve(d, &u.cwd, ctx))),
+        (None, [src, dst]) => {
+            let dst_path = resolve(dst, &u.cwd, ctx);
+            if dst_path.is_dir() {
+                (vec![*src], Some(dst_path))
+            } else {
+                push_copied(i, u, ctx, src, dst_path, symbolic, keeps_links, out);
+                return;
+            }
+        }
+        (None, [srcs @ .., dst]) if srcs.len() > 1 => {
+            (srcs.to_vec(), Some(resolve(dst, &u.cwd, ctx)))
+        }
+        _ => return,
     };
-    let src_path = resolve(src, &u.cwd, ctx);
-    let mut dst_path = resolve(dst, &u.cwd, ctx);
-    if dst_path.is_dir() {
-        dst_path = dst_path.join(Path::new(src).file_name().unwrap_or_default());
+    if let Some(dir) = dir {
+        for src in sources {
+            let name = Path::new(src).file_name().unwrap_or_default();
+            push_copied(i, u, ctx, src, dir.join(name), symbolic, keeps_links, out);
+        }
     }
+}
+
+/// One link `cp` makes at `dst` from `src` (see [`copied_links`]).
+#[allow(clippy::too_many_arguments)]
+fn push_copied(
+    i: usize,
+    u: &Unit,
+    ctx: &ToolContext,
+    src: &str,
+    dst: PathBuf,
+    symbolic: bool,
+    keeps_links: bool,
+    out: &mut Vec<(usize, PathBuf, PathBuf)>,
+) {
+    let src_path = resolve(src, &u.cwd, ctx);
     if symbolic {
-        out.push((i, dst_path, src_path));
+        out.push((i, dst, src_path));
         return;
     }
     if keeps_links {
@@ -589,7 +697,7 @@ fn copied_links(i: usize, u: &Unit, ctx: &ToolContext, out: &mut Vec<(usize, Pat
             .ok()
             .map(|t| src_path.parent().unwrap_or(Path::new("/")).join(t));
         if let Some(target) = made.or(there) {
-            out.push((i, dst_path, tool_core::normalize(&target)));
+            out.push((i, dst, tool_core::normalize(&target)));
         }
     }
 }

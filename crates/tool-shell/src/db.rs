@@ -1080,18 +1080,33 @@ fn git_clean_path(p: &str) -> String {
     }
 }
 
-/// The paths a git pathspec with magic names: `:(top,literal)PATH` and `:/PATH` name PATH
-/// (from the top of the work tree: here, from where git runs, as the rules see it);
-/// `icase` adds PATH in lower case, as a deny rule is written.
+/// The paths a git pathspec with magic names: `:(top,literal)PATH`, `:/PATH` and `:/:PATH`
+/// name PATH (from the top of the work tree: here, from where git runs, as the rules see
+/// it); `icase` adds PATH in lower case, as a deny rule is written; an exclusion (`:!PATH`,
+/// `:(exclude)PATH`) names nothing read.
 fn git_pathspec(w: &str) -> Vec<String> {
     let (magic, rest) = if let Some(body) = w.strip_prefix(":(") {
         match body.split_once(')') {
             Some((m, r)) => (m.to_ascii_lowercase(), r),
             None => (String::new(), body),
         }
+    } else if let Some(body) = w.strip_prefix(':') {
+        // Short magic: any of `/` (top), `!` and `^` (exclude), then an optional `:`.
+        let rest = body.trim_start_matches(['/', '!', '^']);
+        let magic = &body[..body.len() - rest.len()];
+        let exclude = if magic.contains(['!', '^']) {
+            "exclude"
+        } else {
+            ""
+        };
+        (exclude.to_owned(), rest.strip_prefix(':').unwrap_or(rest))
     } else {
-        (String::new(), w.strip_prefix(":/").unwrap_or(w))
+        (String::new(), w)
     };
+    // What an exclusion names is what the command leaves out.
+    if magic.split(',').any(|m| m.trim() == "exclude") {
+        return Vec::new();
+    }
     let p = git_clean_path(rest);
     let mut out = vec![p.clone()];
     if magic.split(',').any(|m| m.trim() == "icase") && p.to_ascii_lowercase() != p {
@@ -2586,7 +2601,9 @@ impl Run<'_, '_> {
             Role::Read | Role::ReadWrite | Role::Write | Role::Output if w == "-" => {}
             // A pathspec with magic (`:(top).env`, `:/.env`): the paths it names.
             Role::GitObject | Role::Read
-                if label.starts_with("git") && (w.starts_with(":(") || w.starts_with(":/")) =>
+                if label.starts_with("git")
+                    && (w.starts_with(":(")
+                        || w.starts_with([':']) && w[1..].starts_with(['/', '!', '^'])) =>
             {
                 for p in git_pathspec(w) {
                     push(self, EffectKind::Read, Some(path(&p)));

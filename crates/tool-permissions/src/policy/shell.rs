@@ -1,6 +1,6 @@
 //! The Bash part of a decision: a command line analysed once, matched unit by unit.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tool_core::{Decision, DecisionReason, PermissionMode, PermissionRequest, RuleList};
 
@@ -104,8 +104,18 @@ impl Policy {
         // (2a) A program the database does not know, or a word it could not place, may read or
         // write any path it is given, in whatever small language the program reads there.
         let unplaced = crate::shell_policy::unknown_programs_paths(analysis, ctx);
-        let in_code = crate::shell_policy::code_paths(analysis, ctx);
-        let unplaced_both = unplaced.iter().map(|p| (p, true));
+        let mut in_code = crate::shell_policy::code_paths(analysis, ctx);
+        // And where they lead through links the line makes.
+        let mut unplaced_through: Vec<PathBuf> = Vec::new();
+        for p in &unplaced {
+            unplaced_through.extend(crate::shell_policy::through_made_links(analysis, ctx, p));
+        }
+        for (p, w) in in_code.clone() {
+            for t in crate::shell_policy::through_made_links(analysis, ctx, &p) {
+                in_code.push((t, w));
+            }
+        }
+        let unplaced_both = unplaced.iter().chain(&unplaced_through).map(|p| (p, true));
         for (p, writes) in unplaced_both.chain(in_code.iter().map(|(p, w)| (p, *w))) {
             let families: &[PathFamily] = if writes {
                 &[PathFamily::Read, PathFamily::Edit]
