@@ -74,6 +74,19 @@ fn snapshot(root: &Path) -> Snapshot {
             } else if m.is_dir() {
                 out.insert(virt, "dir".into());
                 walk(root, &p, out);
+            } else if !m.is_file() {
+                // A FIFO, socket or device: its kind, never opened (a FIFO's open would wait
+                // for a writer).
+                use std::os::unix::fs::FileTypeExt as _;
+                let ft = m.file_type();
+                let kind = if ft.is_fifo() {
+                    "fifo"
+                } else if ft.is_socket() {
+                    "socket"
+                } else {
+                    "device"
+                };
+                out.insert(virt, kind.into());
             } else {
                 use sha2::Digest as _;
                 let bytes = std::fs::read(&p).unwrap_or_default();
