@@ -524,24 +524,10 @@ fn made_links_as_spelled(a: &Analysis, ctx: &ToolContext) -> Vec<(usize, PathBuf
                 symbolic = true;
             } else if !w.starts_with("--") {
                 // Short options, bundled (`-sf`, `-st DIR`, `-tDIR`); `-S SUFFIX` takes a value.
-                let body = &w[1..];
-                for (k, c) in body.char_indices() {
-                    match c {
-                        's' => symbolic = true,
-                        't' | 'S' => {
-                            let rest = &body[k + 1..];
-                            let value = if rest.is_empty() {
-                                args.next().cloned()
-                            } else {
-                                Some(rest.to_owned())
-                            };
-                            if c == 't' {
-                                dir_opt = value;
-                            }
-                            break;
-                        }
-                        _ => {}
-                    }
+                let (flags, valued) = short_bundle(w, &['t', 'S'], &mut args);
+                symbolic |= flags.contains('s');
+                if let Some(('t', value)) = valued {
+                    dir_opt = value;
                 }
             }
         }
@@ -621,26 +607,12 @@ fn copied_links(i: usize, u: &Unit, ctx: &ToolContext, out: &mut Vec<(usize, Pat
             }
         } else {
             // Short options, bundled; `-t DIR` and `-S SUFFIX` take the rest or the next word.
-            let body = &w[1..];
-            for (k, c) in body.char_indices() {
-                match c {
-                    's' => symbolic = true,
-                    'P' | 'd' | 'a' | 'r' | 'R' => keeps_links = true,
-                    'L' => follows = true,
-                    't' | 'S' => {
-                        let rest = &body[k + 1..];
-                        let value = if rest.is_empty() {
-                            args.next().cloned()
-                        } else {
-                            Some(rest.to_owned())
-                        };
-                        if c == 't' {
-                            into = value;
-                        }
-                        break;
-                    }
-                    _ => {}
-                }
+            let (flags, valued) = short_bundle(w, &['t', 'S'], &mut args);
+            symbolic |= flags.contains('s');
+            keeps_links |= flags.contains(['P', 'd', 'a', 'r', 'R']);
+            follows |= flags.contains('L');
+            if let Some(('t', value)) = valued {
+                into = value;
             }
         }
     }
@@ -668,6 +640,28 @@ fn copied_links(i: usize, u: &Unit, ctx: &ToolContext, out: &mut Vec<(usize, Pat
             push_copied(i, u, ctx, src, dir.join(name), symbolic, keeps_links, out);
         }
     }
+}
+
+/// A bundle of short options (`-rs`, `-st DIR`, `-tDIR`): the letters before the first of
+/// `valued`, and that one with its value (the rest of the word, else the next word).
+fn short_bundle<'a>(
+    word: &str,
+    valued: &[char],
+    args: &mut impl Iterator<Item = &'a String>,
+) -> (String, Option<(char, Option<String>)>) {
+    let body = word.strip_prefix('-').unwrap_or(word);
+    for (k, c) in body.char_indices() {
+        if valued.contains(&c) {
+            let rest = &body[k + c.len_utf8()..];
+            let value = if rest.is_empty() {
+                args.next().cloned()
+            } else {
+                Some(rest.to_owned())
+            };
+            return (body[..k].to_owned(), Some((c, value)));
+        }
+    }
+    (body.to_owned(), None)
 }
 
 /// One link `cp` makes at `dst` from `src` (see [`copied_links`]).
