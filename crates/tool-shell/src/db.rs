@@ -2421,6 +2421,20 @@ impl Run<'_, '_> {
                 .mark_values("directories")
                 .iter()
                 .any(|v| v.len() >= 3 && "recurse".starts_with(v.as_str()));
+        // `RANGE:FILE` (`git log -L 1,5:src/a.rs`): FILE is read.
+        for v in st.mark_values("range-file") {
+            if let Some((_, file)) = v.rsplit_once(':')
+                && !file.is_empty()
+            {
+                self.push(
+                    EffectKind::Read,
+                    Some(join_dir(&st.chdir, file)),
+                    &st.label,
+                    Some("-L"),
+                    "a range of the file's lines".into(),
+                );
+            }
+        }
         self.out.tree_writes |= st.mark("tree-writes");
         self.out.follows_links |= st.mark("follows-links");
         if prog.writes_below {
