@@ -58,6 +58,8 @@ pub(crate) struct Touches {
     /// Files a program loads from where it runs that are not there now (`.env` for `docker
     /// compose` in a project without one): read once something puts them there.
     pub absent_loads: Vec<PathUse>,
+    /// The links the line's units make: `(unit, link, what it leads to)` (see `made_links`).
+    pub links: Vec<(usize, PathBuf, PathBuf)>,
 }
 
 impl Touches {
@@ -154,28 +156,40 @@ pub(crate) fn unknown_programs_paths(a: &Analysis, ctx: &ToolContext) -> Vec<Pat
     out
 }
 
-/// Where `path` leads through the links the line makes (`ln -s ~/.aws a && mytool
-/// a/credentials`): the link's target with the rest of the path, for each such link.
-pub(crate) fn through_made_links(a: &Analysis, ctx: &ToolContext, path: &Path) -> Vec<PathBuf> {
-    let links = made_links(a, ctx);
-    if links.is_empty() {
-        return Vec::new();
-    }
-    let mut spellings = crate::path_rule::candidates(path, ctx);
-    spellings.push(same_root(path));
-    spellings.extend(tool_core::follow_links(&same_root(path)));
-    let mut out = Vec::new();
-    for s in &spellings {
-        for (_, link, target) in &links {
-            if let Ok(rest) = s.strip_prefix(link) {
-                let p = tool_core::normalize(&target.join(rest));
-                if !out.contains(&p) {
-                    out.push(p);
+impl Touches {
+    /// Where `path` leads through the links the line makes (`ln -s ~/.aws a && mytool
+    /// a/credentials`), not counting those `except` makes: for each such link, in the order
+    /// the line makes them, its target with the rest of the path. Any spelling of `path`
+    /// counts (a link there now may lead to one the line makes; `/proc/self/root/x` is `/x`;
+    /// a link there now, dangling, may lead into one).
+    pub(crate) fn through_links(
+        &self,
+        path: &Path,
+        except: Option<usize>,
+        ctx: &ToolContext,
+    ) -> Vec<PathBuf> {
+        if self.links.is_empty() {
+            return Vec::new();
+        }
+        let mut spellings = crate::path_rule::candidates(path, ctx);
+        spellings.push(same_root(path));
+        spellings.extend(tool_core::follow_links(&same_root(path)));
+        let mut out = Vec::new();
+        for (unit, link, target) in &self.links {
+            if Some(*unit) == except {
+                continue;
+            }
+            for s in &spellings {
+                if let Ok(rest) = s.strip_prefix(link) {
+                    let p = tool_core::normalize(&target.join(rest));
+                    if !out.contains(&p) {
+                        out.push(p);
+                    }
                 }
             }
         }
+        out
     }
-    out
 }
 
 /// The paths the strings of code given on the line pass to calls that open files
@@ -344,12 +358,13 @@ fn is_redirect(e: &Effect) -> bool {
 
 /// Every path the line's units read and write.
 pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
+    let links = made_links(a, ctx);
     let mut t = Touches {
         uses: Vec::new(),
         unknown_paths: Vec::new(),
         absent_loads: Vec::new(),
+        links: Vec::new(),
     };
-    let links = made_links(a, ctx);
     for (i, u) in a.units.iter().enumerate() {
         for e in u.effects() {
             let op = match e.kind {
@@ -447,40 +462,19 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
     // A write through a link the line itself makes (`ln -s .git/hooks/pre-commit x && ... > x`)
     // writes the link's target too; a read through one (`ln -s ~/.ssh k && grep -r . k`)
     // reads it.
-    if !links.is_empty() {
-        let through: Vec<PathUse> = t
-            .uses
-            .iter()
-            .filter_map(|p| {
-                // Under any spelling of the written path (a link already there may lead to
-                // the one the line makes; `/proc/self/root/x` is `/x`).
-                let mut spellings = crate::path_rule::candidates(&p.path, ctx);
-                spellings.push(same_root(&p.path));
-                // A link there now that leads into the one the line makes (dangling now).
-                spellings.extend(tool_core::follow_links(&same_root(&p.path)));
-                links
-                    .iter()
-                    .find_map(|(unit, link, target)| {
-                        (*unit != p.unit)
-                            .then(|| spellings.iter().find(|s| s.starts_with(link)))
-                            .flatten()
-                            .map(|s| (s.clone(), link, target))
-                    })
-                    .map(|(spelled, link, target)| {
-                        let rest = spelled.strip_prefix(link).unwrap_or(Path::new(""));
-                        PathUse {
-                            path: if rest.as_os_str().is_empty() {
-                                target.clone()
-                            } else {
-                                target.join(rest)
-                            },
-                            ..p.clone()
-                        }
-                    })
-            })
-            .collect();
-        t.uses.extend(through);
-    }
+    t.links = links;
+    let through: Vec<PathUse> = t
+        .uses
+        .iter()
+        .filter_map(|p| {
+            let path = t
+                .through_links(&p.path, Some(p.unit), ctx)
+                .into_iter()
+                .next()?;
+            Some(PathUse { path, ..p.clone() })
+        })
+        .collect();
+    t.uses.extend(through);
     t
 }
 

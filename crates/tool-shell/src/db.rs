@@ -1121,10 +1121,6 @@ const PROGRAM_OPTION: &str =
 const WRAPPED_OPERAND: &str =
     "an operand of a program not in the command database that names a program or script to run";
 
-/// Shell builtins and programs that print or test their words: as an operand they are a
-/// word more often than a command (`tool test`, `tool echo`).
-const PLAIN_WORDS: &[&str] = &["true", "printf", "echo", "test", "export", "cd"];
-
 /// Whether `word` names a program file as one runs it: by its absolute path (an executable
 /// file there), or spelled from here (`./deploy.sh`, `../tools/run`: no extension, or a
 /// script's). Other paths (`build/app`, `src/x.sh`, `./data.json`) name files.
@@ -1189,7 +1185,7 @@ impl Database {
                             | Role::Network
                     )
                 });
-            !PLAIN_WORDS.contains(&p.name.as_str()) && (runs || p.has_subcommands())
+            runs || p.has_subcommands()
         })
     }
 }

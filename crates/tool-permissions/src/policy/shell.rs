@@ -108,10 +108,10 @@ impl Policy {
         // And where they lead through links the line makes.
         let mut unplaced_through: Vec<PathBuf> = Vec::new();
         for p in &unplaced {
-            unplaced_through.extend(crate::shell_policy::through_made_links(analysis, ctx, p));
+            unplaced_through.extend(touched.through_links(p, None, ctx));
         }
         for (p, w) in in_code.clone() {
-            for t in crate::shell_policy::through_made_links(analysis, ctx, &p) {
+            for t in touched.through_links(&p, None, ctx) {
                 in_code.push((t, w));
             }
         }
