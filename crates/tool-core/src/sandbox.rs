@@ -168,8 +168,8 @@ impl SandboxSpec {
     }
 }
 
-/// One program a sandboxed command executes, seen after the kernel loaded it and before it ran
-/// its first instruction.
+/// One program a sandboxed command executes, seen before it runs its first instruction: after
+/// the kernel loaded it, or at its `execve` where nothing can change what that will run.
 #[derive(Debug, Clone, Copy)]
 pub struct ExecRequest<'a> {
     /// Its arguments, as the program receives them (`argv[0]` as the caller spelled it).
@@ -184,10 +184,13 @@ pub struct ExecRequest<'a> {
     /// The command runs in the sandbox's file system (its mounts already keep what Read and
     /// Edit deny rules cover), rather than only supervised on the host's.
     pub confined: bool,
-    /// The executable the kernel loaded (the interpreter, for a script), as a path that opens
-    /// it while the program is held (`/proc/<pid>/exe`): a judge can recognise a program by its
-    /// content whatever its name.
+    /// The executable the kernel loads (the interpreter, for a script), as a path that opens
+    /// it while the program is held (`/proc/<pid>/exe`, or a descriptor of the supervisor's):
+    /// a judge can recognise a program by its content whatever its name.
     pub image: &'a Path,
+    /// The process's root directory, as a path that opens it (`/proc/<pid>/root`): where the
+    /// paths it names are looked up.
+    pub root: &'a Path,
     /// The loaded executable's device and inode: what a judge keys what it remembers on.
     pub image_id: (u64, u64),
     /// For a script: the words the interpreter actually runs with (its path, the arguments

@@ -37,6 +37,7 @@ fn existing(p: &Path) -> Option<(PathBuf, bool)> {
 }
 
 /// The arguments before `--`: the file system from `plan`, fresh namespaces, no capabilities.
+/// `sealed`: `/proc` is mounted read-only (see `entry`).
 /// `seccomp_fd` is the descriptor the filter program is read from; `cwd` where the command
 /// starts.
 pub(crate) fn args(
@@ -46,6 +47,7 @@ pub(crate) fn args(
     info_fd: Option<i32>,
     cwd: &Path,
     own_network: bool,
+    sealed: bool,
 ) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::new();
     let mut push = |items: &[&dyn AsRef<std::ffi::OsStr>]| {
@@ -58,6 +60,10 @@ pub(crate) fn args(
         push(&[&"--ro-bind", &"/proc", &"/proc"]);
     } else {
         push(&[&"--proc", &"/proc"]);
+        if sealed {
+            // No `/proc/PID/mem` opens for writing: no process writes another's memory.
+            push(&[&"--remount-ro", &"/proc"]);
+        }
     }
     for w in &plan.writable {
         if let Some((real, _)) = existing(&w.path) {

@@ -36,6 +36,7 @@
 
 mod absent;
 mod bwrap;
+mod entry;
 mod netns;
 mod notify;
 mod proxy;
@@ -725,14 +726,18 @@ impl Launch {
         let handover = self.handover.clone();
         // Stopping each exec needs every process free to be attached to: where every program is
         // watched, no process of the command may trace another.
-        let refuse_ptrace = self.supervise
+        // Deciding programs at their entry needs no process of the command to be able to
+        // change another's memory (see `entry`).
+        let watching = self.judge.watching(true);
+        let sealed = self.supervise
             && !self.trace_every_process
             && sandbox.is_some_and(|sb| sb.notify)
-            && self.judge.watching(true) == tool_core::sandbox::Watching::Everything;
+            && watching == tool_core::sandbox::Watching::Everything;
+        let at_entry = sealed || watching == tool_core::sandbox::Watching::LineOnly;
         let program = seccomp::program(
             self.unix_sockets || sandbox.is_none(),
             sandbox.is_some(),
-            refuse_ptrace,
+            sealed,
         );
         const SECCOMP_FD: RawFd = 10;
         const INFO_FD: RawFd = 11;
@@ -767,6 +772,7 @@ impl Launch {
                     info.as_ref().map(|_| INFO_FD),
                     &self.cwd,
                     prepared.is_none(),
+                    sealed,
                 );
                 args.push("--".into());
                 args.push(self.program.clone());
@@ -969,16 +975,21 @@ impl Launch {
                     confined,
                     handover: handover.clone(),
                     expect: None,
+                    at_entry: at_entry.then(entry::Entries::default),
                 };
                 let status = match listener {
                     Some(l) => {
                         // Read as it comes, beside the notifications: what bubblewrap writes
                         // there may come only after an `execve` that waits for an answer (a
                         // launcher that is a script executing bubblewrap).
-                        let status = supervisor.run_notify(pid, l, info);
+                        let status = supervisor.run_notify(pid, &l, info);
                         // Programs held at their exec stops as the command was killed are
-                        // this thread's tracees: reaped while the namespace empties.
+                        // this thread's tracees: reaped while the namespace empties. Those
+                        // stopped at their `execve`'s entry wait unanswered until they die:
+                        // the listener is closed only then (closing it would fail their
+                        // calls, and the process that called could run on for a moment).
                         thread_shared.end_namespace(true);
+                        drop(l);
                         status
                     }
                     None => supervisor.run(pid, confined),

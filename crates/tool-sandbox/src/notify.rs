@@ -15,6 +15,13 @@
 //! exits of the command go by without the supervisor, which is where the `ptrace` supervisor
 //! spent most of its time (four stops for every process a shell starts).
 //!
+//! Where nothing can change what the call will run (see `entry`: the caller alone in its
+//! memory, the arguments in private memory, the file fixed on the read-only root), the
+//! program is decided at the notification itself and the exec stop is not needed. A program
+//! stopped there is not answered: the call waits until the command's end kills it, and the
+//! listener is closed only once the sandbox's namespace is empty (closing it would fail the
+//! call, and the caller could run on for a moment).
+//!
 //! Which processes are the line's own: when the kernel loaded the line's shell, it put 16
 //! random bytes on its stack (`AT_RANDOM`); the shell's forks that have not executed anything
 //! have the same bytes at the same address (a fork copies the memory), and any `execve` puts
@@ -31,7 +38,10 @@
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
 use std::process::ExitStatus;
 
+use tool_core::Verdict;
 use tool_core::sandbox::Watching;
+
+use crate::entry::Entry;
 
 use crate::supervise::{Role, Supervisor, is_group_stop, ptrace, read_memory, read_small, stopped};
 
@@ -142,6 +152,7 @@ pub(crate) fn take_listener(socket: OwnedFd) -> std::io::Result<OwnedFd> {
         let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
         OwnedFd::from_raw_fd(fd)
     };
+    sync_wake_up(&listener);
     match receive(&listener)? {
         Some(first) => {
             respond(&listener, first.id, Answer::Continue);
@@ -233,6 +244,39 @@ fn respond(listener: &OwnedFd, id: u64, answer: Answer) -> bool {
             listener.as_raw_fd(),
             libc::SECCOMP_IOCTL_NOTIF_SEND,
             &mut resp,
+        ) == 0
+    }
+}
+
+/// Ask the kernel to hand the CPU over at each notification and answer (Linux 6.6): the
+/// process that executes waits while the supervisor decides, and the supervisor waits while
+/// it runs, so each can run where the other just stopped instead of waking a CPU that
+/// idles. Without it (an older kernel), the same happens more slowly.
+#[allow(unsafe_code)]
+fn sync_wake_up(listener: &OwnedFd) {
+    const SECCOMP_IOCTL_NOTIF_SET_FLAGS: libc::c_ulong = 0x4008_2104;
+    const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
+    // SAFETY: SET_FLAGS takes the flags as its argument and touches no memory of ours.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            SECCOMP_IOCTL_NOTIF_SET_FLAGS as _,
+            SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+        )
+    };
+}
+
+/// Whether notification `id` still waits for its answer (its caller was not killed or
+/// interrupted since), so that what was read of its process was read of that process.
+#[allow(unsafe_code)]
+fn pending(listener: &OwnedFd, id: u64) -> bool {
+    let mut id = id;
+    // SAFETY: ID_VALID reads one u64, a local of ours.
+    unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_ID_VALID,
+            &mut id,
         ) == 0
     }
 }
@@ -382,7 +426,7 @@ impl Supervisor {
     pub(crate) fn run_notify(
         mut self,
         launcher: libc::pid_t,
-        listener: OwnedFd,
+        listener: &OwnedFd,
         mut info: Option<OwnedFd>,
     ) -> ExitStatus {
         let mut info_text: Option<Vec<u8>> = Some(Vec::new());
@@ -444,10 +488,10 @@ impl Supervisor {
                 break;
             }
             if fds[0].revents & libc::POLLIN != 0 {
-                match recv_one(&listener) {
+                match recv_one(listener) {
                     Ok(Some(n)) => {
                         if let Some(status) =
-                            self.on_notification(&listener, &n, launcher, watching, &mut line)
+                            self.on_notification(listener, &n, launcher, watching, &mut line)
                         {
                             launcher_status = Some(status);
                         }
@@ -577,6 +621,31 @@ impl Supervisor {
         if !watched {
             respond(listener, n.id, Answer::Continue);
             return None;
+        }
+        if role != Role::Launcher
+            && let Some(entries) = self.at_entry.as_mut()
+        {
+            match entries.read(n, || pending(listener, n.id)) {
+                Entry::Fails => {
+                    respond(listener, n.id, Answer::Continue);
+                    return None;
+                }
+                Entry::Runs(loaded, file) => {
+                    let started_by_line = role == Role::Line;
+                    let decision = self.verdict(&loaded, started_by_line);
+                    // An ask that goes to an approver holds the program at its exec stop, as
+                    // every other does.
+                    if decision.verdict != Verdict::Ask || self.approver.is_none() {
+                        if self.carry_out(loaded, started_by_line, decision).is_some() {
+                            respond(listener, n.id, Answer::Continue);
+                        }
+                        // Stopped: the call waits, unanswered, until the command's end kills it.
+                        drop(file);
+                        return None;
+                    }
+                }
+                Entry::Unsure => {}
+            }
         }
         if ptrace(
             libc::PTRACE_SEIZE,

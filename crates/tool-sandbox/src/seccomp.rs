@@ -47,6 +47,10 @@ const OFF_NR: u32 = 0;
 const OFF_ARCH: u32 = 4;
 const OFF_ARG0_LOW: u32 = 16;
 
+const CLONE_VM: u32 = 0x0000_0100;
+const CLONE_VFORK: u32 = 0x0000_4000;
+const CLONE_PARENT: u32 = 0x0000_8000;
+const CLONE_THREAD: u32 = 0x0001_0000;
 const CLONE_UNTRACED: u32 = 0x0080_0000;
 const CLONE_NEWUSER: u32 = 0x1000_0000;
 const SYS_CLONE3: u32 = 435;
@@ -71,6 +75,8 @@ struct Abi {
     unshare: u32,
     prctl: u32,
     ptrace: u32,
+    process_vm_writev: u32,
+    userfaultfd: u32,
     execve: u32,
     execveat: u32,
     x32: Option<u32>,
@@ -84,6 +90,8 @@ const NATIVE: Option<Abi> = Some(Abi {
     unshare: 272,
     prctl: 157,
     ptrace: 101,
+    process_vm_writev: 311,
+    userfaultfd: 323,
     execve: 59,
     execveat: 322,
     x32: Some(0x4000_0000),
@@ -96,6 +104,8 @@ const NATIVE: Option<Abi> = Some(Abi {
     unshare: 97,
     prctl: 167,
     ptrace: 117,
+    process_vm_writev: 271,
+    userfaultfd: 282,
     execve: 221,
     execveat: 281,
     x32: None,
@@ -118,18 +128,25 @@ enum To {
 /// The filter as bytes, or `None` on an architecture it is not written for (the supervisor
 /// then cannot rule out `CLONE_UNTRACED`, and says so). `confined` (under bubblewrap), sockets
 /// of families the namespace does not enclose and new user namespaces are refused; with
-/// `unix_sockets`, `socket(AF_UNIX)` is let through then. With `refuse_ptrace`, `ptrace`
-/// fails with `EPERM`: the supervisor that stops each `execve` must be able to attach to the
-/// process, which it cannot when another traces it.
-pub(crate) fn program(unix_sockets: bool, confined: bool, refuse_ptrace: bool) -> Option<Vec<u8>> {
+/// `unix_sockets`, `socket(AF_UNIX)` is let through then.
+///
+/// `sealed`, no process of the command can reach into another's memory: `ptrace` (which the
+/// supervisor that stops each `execve` needs to itself), `process_vm_writev` and
+/// `userfaultfd` fail with `EPERM`, and `clone` shares memory only to make a thread or a
+/// `vfork` child (`CLONE_VM` without `CLONE_THREAD` fails unless with `CLONE_VFORK` and
+/// without `CLONE_PARENT`). Programs can then be decided at their `execve`'s entry (see
+/// `entry`).
+pub(crate) fn program(unix_sockets: bool, confined: bool, sealed: bool) -> Option<Vec<u8>> {
     let abi = NATIVE?;
     let mut body = native_only(&abi);
     body.push((BPF_JEQ_K, To::NoSys, To::Next, SYS_CLONE3));
     for nr in SYS_IO_URING {
         body.push((BPF_JEQ_K, To::NoSys, To::Next, nr));
     }
-    if refuse_ptrace {
-        body.push((BPF_JEQ_K, To::Perm, To::Next, abi.ptrace));
+    if sealed {
+        for nr in [abi.ptrace, abi.process_vm_writev, abi.userfaultfd] {
+            body.push((BPF_JEQ_K, To::Perm, To::Next, nr));
+        }
     }
     // prctl(PR_SET_MM, …): refused; the next instruction reloads the number.
     body.extend([
@@ -174,8 +191,18 @@ pub(crate) fn program(unix_sockets: bool, confined: bool, refuse_ptrace: bool) -
     body.extend([
         (BPF_JEQ_K, To::Next, To::Allow, abi.clone),
         (BPF_LD_W_ABS, To::Next, To::Next, OFF_ARG0_LOW),
-        (BPF_JSET_K, To::Perm, To::Allow, refused_clone),
     ]);
+    if sealed {
+        body.extend([
+            (BPF_JSET_K, To::Perm, To::Next, refused_clone),
+            (BPF_JSET_K, To::Next, To::Allow, CLONE_VM),
+            (BPF_JSET_K, To::Allow, To::Next, CLONE_THREAD),
+            (BPF_JSET_K, To::Perm, To::Next, CLONE_PARENT),
+            (BPF_JSET_K, To::Allow, To::Perm, CLONE_VFORK),
+        ]);
+    } else {
+        body.push((BPF_JSET_K, To::Perm, To::Allow, refused_clone));
+    }
     Some(assemble(&body))
 }
 
@@ -404,6 +431,45 @@ mod tests {
         let watched = program(false, true, true).unwrap_or_default();
         assert_eq!(run(&watched, arch, abi.ptrace, 0), errno(libc::EPERM));
         assert_eq!(run(&watched, arch, 0, 0), SECCOMP_RET_ALLOW, "read");
+        // Sealed: nothing writes another process's memory, and memory is shared only with a
+        // thread or a vfork child.
+        for nr in [abi.process_vm_writev, abi.userfaultfd] {
+            assert_eq!(run(&watched, arch, nr, 0), errno(libc::EPERM));
+            assert_eq!(run(&prog, arch, nr, 0), SECCOMP_RET_ALLOW);
+        }
+        // glibc's pthread_create, posix_spawn and fork.
+        let thread = 0x003d_0f00u64;
+        let spawn = u64::from(CLONE_VM | CLONE_VFORK) | 17;
+        let fork = 0x0120_0011u64;
+        for flags in [thread, spawn, fork] {
+            assert_eq!(
+                run(&watched, arch, clone, flags),
+                SECCOMP_RET_ALLOW,
+                "{flags:#x}"
+            );
+        }
+        for flags in [
+            u64::from(CLONE_VM) | 17,
+            u64::from(CLONE_VM | CLONE_VFORK | CLONE_PARENT),
+            u64::from(CLONE_VM | CLONE_PARENT),
+            u64::from(CLONE_VM | CLONE_VFORK | CLONE_UNTRACED),
+            u64::from(CLONE_NEWUSER) | 17,
+        ] {
+            assert_eq!(
+                run(&watched, arch, clone, flags),
+                errno(libc::EPERM),
+                "{flags:#x}"
+            );
+            assert_eq!(
+                run(&prog, arch, clone, flags),
+                if flags & u64::from(CLONE_UNTRACED | CLONE_NEWUSER) != 0 {
+                    errno(libc::EPERM)
+                } else {
+                    SECCOMP_RET_ALLOW
+                },
+                "{flags:#x}"
+            );
+        }
     }
 
     #[test]

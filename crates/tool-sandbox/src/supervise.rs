@@ -74,6 +74,10 @@ pub(crate) struct Supervisor {
     /// The program the line's shell must be (a sandbox started ahead's trampoline executes
     /// it): its arguments, the first one the file it executes.
     pub(crate) expect: Option<Vec<OsString>>,
+    /// Programs may be decided at their `execve`'s entry where nothing can change what it
+    /// runs (see `entry`): the command runs sealed, or only the line's own programs are
+    /// watched.
+    pub(crate) at_entry: Option<crate::entry::Entries>,
 }
 
 #[allow(unsafe_code)]
@@ -197,18 +201,21 @@ fn ended(status: libc::c_int) -> bool {
     low == 0 || (low != 0x7f && !stopped(status))
 }
 
-/// What a stopped process is about to run.
-struct Loaded {
-    argv: Vec<String>,
+/// What a process is about to run.
+pub(crate) struct Loaded {
+    pub(crate) argv: Vec<String>,
     /// For a script, the interpreter's whole command line.
-    interpreter: Option<Vec<String>>,
-    exe: PathBuf,
-    cwd: PathBuf,
-    image: PathBuf,
-    image_id: (u64, u64),
+    pub(crate) interpreter: Option<Vec<String>>,
+    pub(crate) exe: PathBuf,
+    pub(crate) cwd: PathBuf,
+    /// A path that opens the executable the kernel loads.
+    pub(crate) image: PathBuf,
+    /// A path that opens the process's root directory.
+    pub(crate) root: PathBuf,
+    pub(crate) image_id: (u64, u64),
 }
 
-fn lossy(bytes: Vec<u8>) -> String {
+pub(crate) fn lossy(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
@@ -461,6 +468,7 @@ fn load(pid: libc::pid_t, dir: Option<&OwnedFd>) -> Option<Loaded> {
         exe: exe_named,
         cwd,
         image,
+        root: PathBuf::from(format!("/proc/{pid}/root")),
         image_id,
     })
 }
@@ -732,21 +740,49 @@ impl Supervisor {
             });
             return None;
         };
-        let request = ExecRequest {
+        let decision = self.verdict(&loaded, started_by_line);
+        self.carry_out(loaded, started_by_line, decision)
+    }
+
+    /// What the judge says of `loaded`.
+    pub(crate) fn verdict(&self, loaded: &Loaded, started_by_line: bool) -> Decision {
+        self.judge.exec(&ExecRequest {
             argv: &loaded.argv,
             exe: &loaded.exe,
             cwd: &loaded.cwd,
             started_by_line,
             confined: self.confined,
             image: &loaded.image,
+            root: &loaded.root,
             image_id: loaded.image_id,
             interpreter: loaded.interpreter.as_deref(),
-        };
-        let decision = self.judge.exec(&request);
+        })
+    }
+
+    /// Carry out the judge's `decision` on `loaded`, held: an allow lets it run; an ask goes to
+    /// the approver, if any, and runs only when granted; a deny, or an ask not granted, stops
+    /// the command. The program's role from then on, or `None` when the command is stopped.
+    pub(crate) fn carry_out(
+        &mut self,
+        loaded: Loaded,
+        started_by_line: bool,
+        decision: Decision,
+    ) -> Option<Role> {
         let next = Role::Descendant;
         match decision.verdict {
             Verdict::Allow => Some(next),
             Verdict::Ask => {
+                let request = ExecRequest {
+                    argv: &loaded.argv,
+                    exe: &loaded.exe,
+                    cwd: &loaded.cwd,
+                    started_by_line,
+                    confined: self.confined,
+                    image: &loaded.image,
+                    root: &loaded.root,
+                    image_id: loaded.image_id,
+                    interpreter: loaded.interpreter.as_deref(),
+                };
                 let granted = self
                     .approver
                     .as_ref()

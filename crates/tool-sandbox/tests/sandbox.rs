@@ -84,7 +84,7 @@ fn run(
     dir: &Path,
     plan: MountPlan,
     network: NetworkPlan,
-    judge: Arc<Judge>,
+    judge: Arc<dyn RunJudge>,
     script: &str,
 ) -> (String, bool, tool_sandbox::Report) {
     run_traced(sb, dir, plan, network, judge, script, false)
@@ -100,7 +100,7 @@ fn run_traced(
     dir: &Path,
     plan: MountPlan,
     network: NetworkPlan,
-    judge: Arc<Judge>,
+    judge: Arc<dyn RunJudge>,
     script: &str,
     every: bool,
 ) -> (String, bool, tool_sandbox::Report) {
@@ -277,7 +277,7 @@ fn a_denied_program_never_runs_however_deep_it_is_started() {
         let script = format!("{script} (tracing every process: {every})");
         assert!(!ok, "{script}: the command was stopped");
         assert!(dir.join("victim").exists(), "{script}: rm ran: {out}");
-        assert!(!out.contains("after"), "{script}: the command went on");
+        assert!(!out.contains("after"), "{script}: the command went on: {out:?}");
         let stop = report
             .stops
             .first()
@@ -483,6 +483,90 @@ os.waitpid(pid, 0)
         .first()
         .unwrap_or_else(|| panic!("no stop recorded: {out}"));
     assert_eq!(stop.decision.message, "rm is denied");
+}
+
+/// Where every program is watched, no process writes another's memory (so what the
+/// supervisor read of a waiting `execve` is what the kernel will read): `process_vm_writev`,
+/// `userfaultfd`, a writable `/proc/PID/mem` and memory shared but as a thread or a `vfork`
+/// child are all refused, while threads, `vfork` and `posix_spawn` still work.
+#[test]
+fn where_every_program_is_watched_no_process_writes_another_s_memory() {
+    let Some(sb) = sandbox() else { return };
+    if !sb.stops_only_execs()
+        || !cfg!(target_arch = "x86_64")
+        || !Path::new("/usr/bin/python3").exists()
+    {
+        eprintln!("skipped: every process is traced here, not x86_64, or no python3");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path();
+    let script = r#"python3 -c '
+import ctypes, os, subprocess, threading
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, *args):
+    r = libc.syscall(*[ctypes.c_long(a) for a in args])
+    print(name, r, os.strerror(ctypes.get_errno()) if r < 0 else "ok", flush=True)
+call("process_vm_writev", 311, os.getppid(), 0, 0, 0, 0, 0)
+call("userfaultfd", 323, 0)
+call("clone", 56, 0x100 | 17, 0, 0, 0, 0)
+try:
+    open("/proc/self/mem", "r+b")
+    print("mem open", flush=True)
+except OSError as e:
+    print("mem", e.strerror, flush=True)
+t = threading.Thread(target=lambda: print("thread ran", flush=True))
+t.start(); t.join()
+print(subprocess.run(["/bin/echo", "spawned"], capture_output=True, text=True).stdout.strip())
+'; echo after"#;
+    let judge = Arc::new(Judge {
+        deny: vec!["rm"],
+        ..Judge::default()
+    });
+    let (out, ok, _) = run(sb, dir, writable(dir), NetworkPlan::Blocked, judge, script);
+    assert!(ok, "{out}");
+    for line in [
+        "process_vm_writev -1 Operation not permitted",
+        "userfaultfd -1 Operation not permitted",
+        "clone -1 Operation not permitted",
+        "mem Read-only file system",
+        "thread ran",
+        "spawned",
+        "after",
+    ] {
+        assert!(out.contains(line), "{line}: {out}");
+    }
+    // With allow rules only, nothing of that is refused: a debugger's tools still work.
+    let (out, ok, _) = run(
+        sb,
+        dir,
+        writable(dir),
+        NetworkPlan::Blocked,
+        Arc::new(LineOnly),
+        script,
+    );
+    assert!(ok, "{out}");
+    assert!(out.contains("process_vm_writev 0 ok"), "{out}");
+    assert!(!out.contains("mem Read-only file system"), "{out}");
+}
+
+/// A judge with allow rules only: it watches the line's own programs and allows them.
+struct LineOnly;
+
+impl RunJudge for LineOnly {
+    fn exec(&self, _r: &ExecRequest<'_>) -> Decision {
+        Decision::allow(DecisionReason::Check {
+            name: "test".into(),
+        })
+    }
+    fn connect(&self, _host: &str, _port: u16) -> Decision {
+        Decision::allow(DecisionReason::Check {
+            name: "test".into(),
+        })
+    }
+    fn watching(&self, _confined: bool) -> tool_core::sandbox::Watching {
+        tool_core::sandbox::Watching::LineOnly
+    }
 }
 
 #[test]

@@ -2078,9 +2078,7 @@ impl PolicyJudge {
             } else {
                 r.cwd.join(named)
             };
-            r.image
-                .with_file_name("root")
-                .join(abs.strip_prefix("/").unwrap_or(&abs))
+            r.root.join(abs.strip_prefix("/").unwrap_or(&abs))
         };
         let program_file = if unwrapped {
             in_root(Path::new(&words[0]))

@@ -1,0 +1,737 @@
+//! Deciding an `execve` at its entry, while the caller waits on its notification, where
+//! nothing can change what the call will run before the kernel reads it.
+//!
+//! The `notify` supervisor decides at the exec stop because what a notification shows can
+//! change after it was read: the arguments sit in memory other tasks can write, and the path
+//! names a file through directories others can change. Holding each program at its exec stop
+//! costs two more stops of the caller (four cross-CPU wakeups per `execve`, where deciding at
+//! the entry needs two). So the supervisor decides at the entry when it can show that nothing
+//! can change what it read, and takes the exec stop otherwise. What it checks:
+//!
+//! - **Memory.** The caller is the only thread of its process, and every other process
+//!   sharing its memory is a `vfork` parent of it (or of one of those), each with one thread,
+//!   which is waiting for the `execve`: no task that shares the memory can run. The seccomp
+//!   filter of a sealed command (see `seccomp`) leaves no other way to share it (`clone` with
+//!   `CLONE_VM` only makes a thread or a `vfork` child) and none to write another process's
+//!   memory (`ptrace`, `process_vm_writev` and `userfaultfd` fail; bubblewrap mounts `/proc`
+//!   read-only, so no `/proc/PID/mem` opens for writing). The path, the argument vector and
+//!   every argument lie in private anonymous mappings (the stack, the heap), which no file
+//!   and no other process's writes show through.
+//! - **The file.** The path is absolute and leads, within the caller's root and without
+//!   crossing a mount point, to a regular file with one link on a read-only mount: the
+//!   sandbox's root, which nothing inside can remount, link into or write. A name that does
+//!   not exist there now never will, and the call then fails: it is let go undecided.
+//! - **The program.** The file is an ELF executable of this machine, which the kernel runs
+//!   itself. A script's interpreter is read from the script by the kernel, and is decided at
+//!   the exec stop.
+//!
+//! Anything else (a relative path, a writable directory, a script, a process with threads,
+//! arguments in a shared mapping, a kernel without `PROCMAP_QUERY`) goes to the exec stop.
+//! Reading the caller's `/proc` files is sound only while the caller is the task the
+//! notification names: the notification is checked to be still pending after every read.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, CString, OsString};
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStringExt as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::supervise::{Loaded, lossy, read_memory};
+
+/// What an `execve` notification will do, as far as can be known before it runs.
+pub(crate) enum Entry {
+    /// It runs this program, which nothing can change before the kernel loads it. The
+    /// descriptor holds the file open for as long as the judge may read it (`image`).
+    Runs(Loaded, Arc<OwnedFd>),
+    /// It fails whatever happens meanwhile (its path leads nowhere, on a read-only mount).
+    Fails,
+    /// Not known: the program is decided at its exec stop.
+    Unsure,
+}
+
+/// The system call number of `execve` on this architecture.
+#[cfg(target_arch = "x86_64")]
+const SYS_EXECVE: i32 = 59;
+#[cfg(target_arch = "aarch64")]
+const SYS_EXECVE: i32 = 221;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const SYS_EXECVE: i32 = -1;
+
+/// The ELF machine of this architecture.
+#[cfg(target_arch = "x86_64")]
+const ELF_MACHINE: u16 = 62;
+#[cfg(target_arch = "aarch64")]
+const ELF_MACHINE: u16 = 183;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const ELF_MACHINE: u16 = 0;
+
+/// `kcmp`'s type for "do these processes share their memory".
+const KCMP_VM: libc::c_int = 1;
+
+/// At most this many arguments, and this many bytes of them, are read at the entry; a
+/// longer command goes to the exec stop.
+const MAX_ARGS: usize = 4096;
+const MAX_BYTES: usize = 256 * 1024;
+const PAGE: u64 = 4096;
+
+/// `struct procmap_query` (`linux/fs.h`, Linux 6.11).
+#[repr(C)]
+#[derive(Default)]
+struct ProcmapQuery {
+    size: u64,
+    query_flags: u64,
+    query_addr: u64,
+    vma_start: u64,
+    vma_end: u64,
+    vma_flags: u64,
+    vma_page_size: u64,
+    vma_offset: u64,
+    inode: u64,
+    dev_major: u32,
+    dev_minor: u32,
+    vma_name_size: u32,
+    build_id_size: u32,
+    vma_name_addr: u64,
+    build_id_addr: u64,
+}
+
+/// `_IOWR('f', 17, struct procmap_query)`.
+const PROCMAP_QUERY: libc::c_ulong = 0xC068_6611;
+const PROCMAP_QUERY_VMA_SHARED: u64 = 0x08;
+
+/// What a path leads to on the sandbox's read-only root, which stays as it is for the
+/// command's life: no process in the sandbox can mount, or make a namespace to mount in.
+#[derive(Clone)]
+enum Resolved {
+    /// Nowhere: a name on the way does not exist.
+    Nothing,
+    /// A regular file with one link; its path as the supervisor sees it, and its identity.
+    File(Arc<OwnedFd>, PathBuf, (u64, u64)),
+    /// Somewhere else (another mount, a file with other links, a script), or not known.
+    Unsure,
+}
+
+/// Deciding at the entry, for one command: what its paths were found to lead to.
+#[derive(Default)]
+pub(crate) struct Entries {
+    resolved: HashMap<Vec<u8>, Resolved>,
+}
+
+/// At most this many paths are remembered (each file's descriptor is held).
+const REMEMBERED: usize = 512;
+
+impl Entries {
+    /// Read the `execve` notification `n` asks about; `pending` says whether it is still
+    /// waiting (so that what was read of its process was read of that process).
+    pub(crate) fn read(&mut self, n: &libc::seccomp_notif, pending: impl Fn() -> bool) -> Entry {
+        if n.data.nr != SYS_EXECVE {
+            return Entry::Unsure;
+        }
+        let tid = n.pid as libc::pid_t;
+        let Some(dir) = open_at(
+            None,
+            &format!("/proc/{tid}"),
+            libc::O_PATH | libc::O_DIRECTORY,
+        ) else {
+            return Entry::Unsure;
+        };
+        match self.read_in(tid, &dir, n) {
+            Some(entry) if pending() => entry,
+            _ => Entry::Unsure,
+        }
+    }
+
+    fn read_in(
+        &mut self,
+        tid: libc::pid_t,
+        dir: &OwnedFd,
+        n: &libc::seccomp_notif,
+    ) -> Option<Entry> {
+        if !alone(tid, dir)? {
+            return Some(Entry::Unsure);
+        }
+        let [path_at, argv_at, ..] = n.data.args;
+        let (path, pointers) = read_path_and_vector(tid, path_at, argv_at)?;
+        let mut spans: Vec<(u64, u64)> = vec![(path_at, path.len() as u64 + 1)];
+        let (file, exe, image_id) = match self.resolve(dir, &path) {
+            Resolved::File(file, exe, id) => (file, exe, id),
+            Resolved::Nothing => {
+                // Only the path counts: the call fails whatever its arguments.
+                return Some(if private_memory(dir, &spans)? {
+                    Entry::Fails
+                } else {
+                    Entry::Unsure
+                });
+            }
+            Resolved::Unsure => return Some(Entry::Unsure),
+        };
+        if pointers.is_empty() {
+            return Some(Entry::Unsure);
+        }
+        spans.push((argv_at, (pointers.len() as u64 + 1) * 8));
+        let words = read_strings(tid, &pointers)?;
+        for (at, word) in pointers.iter().zip(&words) {
+            spans.push((*at, word.len() as u64 + 1));
+        }
+        if !private_memory(dir, &spans)? {
+            return Some(Entry::Unsure);
+        }
+        let cwd = PathBuf::from(OsString::from_vec(read_link_at(dir, c"cwd")?));
+        Some(Entry::Runs(
+            Loaded {
+                argv: words.into_iter().map(lossy).collect(),
+                interpreter: None,
+                exe,
+                cwd,
+                image: PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd())),
+                root: PathBuf::from(format!("/proc/{tid}/root")),
+                image_id,
+            },
+            file,
+        ))
+    }
+
+    /// What `path` leads to from the root of the process whose `/proc` directory is `dir`.
+    fn resolve(&mut self, dir: &OwnedFd, path: &[u8]) -> Resolved {
+        if let Some(r) = self.resolved.get(path) {
+            return r.clone();
+        }
+        let r = resolve(dir, path).unwrap_or(Resolved::Unsure);
+        if self.resolved.len() < REMEMBERED {
+            self.resolved.insert(path.to_vec(), r.clone());
+        }
+        r
+    }
+}
+
+/// Resolve `path` afresh (see [`Entries::resolve`]).
+fn resolve(dir: &OwnedFd, path: &[u8]) -> Option<Resolved> {
+    let root = open_at(Some(dir), "root", libc::O_PATH | libc::O_DIRECTORY)?;
+    let file = match open_fixed(&root, path) {
+        Ok(file) => file,
+        Err(Fixed::Nothing) => return Some(Resolved::Nothing),
+        Err(Fixed::Unsure) => return Some(Resolved::Unsure),
+    };
+    if !native_elf(&file) {
+        return Some(Resolved::Unsure);
+    }
+    let exe = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+    let id = identity(&file)?;
+    Some(Resolved::File(Arc::new(file), exe, id))
+}
+
+/// Whether no task but `tid` can run in its memory: it is the only thread of its process,
+/// and each process up the chain of parents that shares the memory (a `vfork` parent, held
+/// until the `execve`) has only the one thread. `None` when it cannot be told.
+fn alone(tid: libc::pid_t, dir: &OwnedFd) -> Option<bool> {
+    if threads(dir)? != 1 {
+        return Some(false);
+    }
+    let mut child = tid;
+    // A chain of `vfork`s is as deep as the processes that made it; a deeper one is unsure.
+    for _ in 0..16 {
+        let parent = parent_of(child)?;
+        if parent <= 1 || !same_memory(child, parent)? {
+            return Some(true);
+        }
+        let up = open_at(
+            None,
+            &format!("/proc/{parent}"),
+            libc::O_PATH | libc::O_DIRECTORY,
+        )?;
+        if threads(&up)? != 1 {
+            return Some(false);
+        }
+        child = parent;
+    }
+    None
+}
+
+/// The number of threads of the process whose `/proc` directory is `dir`: its `task`
+/// directory has two links more than it has threads.
+#[allow(unsafe_code)]
+fn threads(dir: &OwnedFd) -> Option<u64> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: fstatat writes one stat to our buffer; `dir` is open.
+    let r = unsafe { libc::fstatat(dir.as_raw_fd(), c"task".as_ptr(), st.as_mut_ptr(), 0) };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: fstatat succeeded, so it filled the buffer in.
+    let st = unsafe { st.assume_init() };
+    // `nlink_t` is 32 bits on some architectures.
+    #[allow(clippy::unnecessary_cast)]
+    let links = st.st_nlink as u64;
+    links.checked_sub(2)
+}
+
+/// `struct pidfd_info` as Linux 6.13 first made it (`PIDFD_INFO_SIZE_VER0`).
+#[repr(C)]
+#[derive(Default)]
+struct PidfdInfo {
+    mask: u64,
+    cgroupid: u64,
+    pid: u32,
+    tgid: u32,
+    ppid: u32,
+    ids: [u32; 8],
+    exit_code: i32,
+}
+
+/// `_IOWR(PIDFS_IOCTL_MAGIC, 11, struct pidfd_info)`, at the first version's size.
+const PIDFD_GET_INFO: libc::c_ulong = 0xC040_FF0B;
+
+/// The parent of process `pid` (`PIDFD_GET_INFO`, Linux 6.13; else `/proc/PID/stat`).
+#[allow(unsafe_code)]
+fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
+    if let Ok(fd) = crate::notify::pidfd_open(pid) {
+        let mut info = PidfdInfo {
+            mask: 1,
+            ..PidfdInfo::default()
+        };
+        // SAFETY: GET_INFO reads and writes one pidfd_info of the size the request names, a
+        // local of ours.
+        let r = unsafe { libc::ioctl(fd.as_raw_fd(), PIDFD_GET_INFO as _, &mut info) };
+        if r == 0 && info.ppid != 0 {
+            return libc::pid_t::try_from(info.ppid).ok();
+        }
+    }
+    let stat = crate::supervise::read_small(&format!("/proc/{pid}/stat"))?;
+    parent_in_stat(&stat)
+}
+
+/// The parent (field 4) of a `/proc/PID/stat`.
+fn parent_in_stat(stat: &[u8]) -> Option<libc::pid_t> {
+    // The fields after the command name, which is in parentheses and may hold anything.
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
+    // Field 3 (the state) comes first.
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Whether processes `a` and `b` share their memory (`kcmp`); `None` when it cannot be told.
+#[allow(unsafe_code)]
+fn same_memory(a: libc::pid_t, b: libc::pid_t) -> Option<bool> {
+    // SAFETY: kcmp takes two pids, a type and two unused integers, and touches no memory.
+    let r = unsafe { libc::syscall(libc::SYS_kcmp, a, b, KCMP_VM, 0, 0) };
+    (r >= 0).then_some(r == 0)
+}
+
+/// Whether every span (address, length) of `tid`'s memory lies in a private mapping of no
+/// file: no other process shares those pages and no file shows through them. `None` when the
+/// kernel cannot say (`PROCMAP_QUERY` is Linux 6.11's).
+#[allow(unsafe_code)]
+fn private_memory(dir: &OwnedFd, spans: &[(u64, u64)]) -> Option<bool> {
+    let maps = open_at(Some(dir), "maps", libc::O_RDONLY)?;
+    let mut known: Vec<(u64, u64)> = Vec::new();
+    for &(at, len) in spans {
+        let end = at.checked_add(len)?;
+        if known.iter().any(|&(s, e)| s <= at && end <= e) {
+            continue;
+        }
+        let mut q = ProcmapQuery {
+            size: std::mem::size_of::<ProcmapQuery>() as u64,
+            query_addr: at,
+            ..ProcmapQuery::default()
+        };
+        // SAFETY: PROCMAP_QUERY reads and writes one procmap_query, a local of ours whose
+        // size it is told; no name or build id buffer is given.
+        let r = unsafe { libc::ioctl(maps.as_raw_fd(), PROCMAP_QUERY as _, &mut q) };
+        if r != 0 {
+            return None;
+        }
+        let anonymous = q.inode == 0 && q.dev_major == 0 && q.dev_minor == 0;
+        if !anonymous || q.vma_flags & PROCMAP_QUERY_VMA_SHARED != 0 || end > q.vma_end {
+            return Some(false);
+        }
+        known.push((q.vma_start, q.vma_end));
+    }
+    Some(true)
+}
+
+/// `struct open_how` (`linux/openat2.h`).
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+enum Fixed {
+    /// The path leads nowhere, through directories that cannot change.
+    Nothing,
+    /// Not a file that cannot change, or not known.
+    Unsure,
+}
+
+/// Open the file `path` (as `execve` would resolve it in the caller's root) when it is a
+/// regular file that nothing in the sandbox can change: reached without crossing a mount
+/// point from the root, on a read-only mount, with no other link.
+#[allow(unsafe_code)]
+fn open_fixed(root: &OwnedFd, path: &[u8]) -> Result<OwnedFd, Fixed> {
+    let rel = path.strip_prefix(b"/").ok_or(Fixed::Unsure)?;
+    if !read_only(root) {
+        return Err(Fixed::Unsure);
+    }
+    let name = CString::new(if rel.is_empty() {
+        b".".to_vec()
+    } else {
+        rel.to_vec()
+    })
+    .map_err(|_| Fixed::Unsure)?;
+    let how = OpenHow {
+        flags: (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_XDEV | libc::RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: openat2 reads the path and one open_how of ours, and returns a new descriptor.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            root.as_raw_fd(),
+            name.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return Err(match std::io::Error::last_os_error().raw_os_error() {
+            // Everything looked at lies on the read-only root: the call fails the same way.
+            // (`ELOOP` may be a magic link refused here, which the kernel would follow.)
+            Some(libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG) => Fixed::Nothing,
+            _ => Fixed::Unsure,
+        });
+    }
+    // SAFETY: new and owned by nobody else.
+    let file = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: fstat writes one stat to our buffer; `file` is open.
+    if unsafe { libc::fstat(file.as_raw_fd(), st.as_mut_ptr()) } != 0 {
+        return Err(Fixed::Unsure);
+    }
+    // SAFETY: fstat succeeded, so it filled the buffer in.
+    let st = unsafe { st.assume_init() };
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_nlink != 1 || !read_only(&file) {
+        return Err(Fixed::Unsure);
+    }
+    Ok(file)
+}
+
+/// Whether the mount `fd` lies on is read-only.
+#[allow(unsafe_code)]
+fn read_only(fd: &OwnedFd) -> bool {
+    let mut sfs = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
+    // SAFETY: fstatvfs writes one statvfs to our buffer; `fd` is open.
+    if unsafe { libc::fstatvfs(fd.as_raw_fd(), sfs.as_mut_ptr()) } != 0 {
+        return false;
+    }
+    // SAFETY: fstatvfs succeeded, so it filled the buffer in.
+    let sfs = unsafe { sfs.assume_init() };
+    sfs.f_flag & libc::ST_RDONLY != 0
+}
+
+/// Whether `file` is an ELF executable of this machine (which the kernel loads itself, with
+/// no interpreter read from the file).
+#[allow(unsafe_code)]
+fn native_elf(file: &OwnedFd) -> bool {
+    let mut head = [0u8; 20];
+    // SAFETY: pread writes at most the buffer's length into our buffer; `file` is open.
+    let n = unsafe { libc::pread(file.as_raw_fd(), head.as_mut_ptr().cast(), head.len(), 0) };
+    n == head.len() as isize
+        && head[..4] == *b"\x7fELF"
+        && head[4] == 2
+        && head[5] == if cfg!(target_endian = "little") { 1 } else { 2 }
+        && u16::from_ne_bytes([head[18], head[19]]) == ELF_MACHINE
+}
+
+#[allow(unsafe_code)]
+fn identity(file: &OwnedFd) -> Option<(u64, u64)> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: fstat writes one stat to our buffer; `file` is open.
+    if unsafe { libc::fstat(file.as_raw_fd(), st.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: fstat succeeded, so it filled the buffer in.
+    let st = unsafe { st.assume_init() };
+    Some((st.st_dev, st.st_ino))
+}
+
+/// The path (up to `PATH_MAX`) at `path_at` and the pointers of the NULL-terminated vector at
+/// `argv_at` of `tid`'s memory: one read for both when each ends on its first page.
+fn read_path_and_vector(
+    tid: libc::pid_t,
+    path_at: u64,
+    argv_at: u64,
+) -> Option<(Vec<u8>, Vec<u64>)> {
+    if !argv_at.is_multiple_of(8) || path_at == 0 || argv_at == 0 {
+        return None;
+    }
+    let room = |at: u64| (PAGE - at % PAGE) as usize;
+    let mut path = vec![0u8; room(path_at)];
+    let mut vector = vec![0u8; room(argv_at)];
+    let got = read_many(
+        tid,
+        &mut [(path_at, &mut path[..]), (argv_at, &mut vector[..])],
+    )?;
+    if got != path.len() + vector.len() {
+        return None;
+    }
+    let path = match path.iter().position(|&b| b == 0) {
+        Some(end) => path[..end].to_vec(),
+        None => read_string(tid, path_at, libc::PATH_MAX as usize)?,
+    };
+    let mut pointers = Vec::new();
+    for w in vector.chunks_exact(8) {
+        let p = u64::from_ne_bytes(w.try_into().ok()?);
+        if p == 0 {
+            return Some((path, pointers));
+        }
+        pointers.push(p);
+    }
+    // The vector goes on past its first page.
+    let mut at = argv_at + vector.len() as u64;
+    while pointers.len() <= MAX_ARGS {
+        let mut buf = [0u8; 8];
+        if read_memory(tid, at, &mut buf).ok()? != 8 {
+            return None;
+        }
+        let p = u64::from_ne_bytes(buf);
+        if p == 0 {
+            return Some((path, pointers));
+        }
+        pointers.push(p);
+        at += 8;
+    }
+    None
+}
+
+/// The NUL-terminated strings at `pointers` of `tid`'s memory, at most `MAX_BYTES` in all:
+/// one read for all of them when each ends on its first page.
+fn read_strings(tid: libc::pid_t, pointers: &[u64]) -> Option<Vec<Vec<u8>>> {
+    let mut bufs: Vec<Vec<u8>> = pointers
+        .iter()
+        .map(|&at| vec![0u8; (PAGE - at % PAGE) as usize])
+        .collect();
+    let total: usize = bufs.iter().map(Vec::len).sum();
+    if total > 64 * PAGE as usize {
+        // Spread over many pages: one at a time.
+        bufs.clear();
+    } else {
+        let mut parts: Vec<(u64, &mut [u8])> = pointers
+            .iter()
+            .zip(bufs.iter_mut())
+            .map(|(&at, b)| (at, &mut b[..]))
+            .collect();
+        if read_many(tid, &mut parts)? != total {
+            bufs.clear();
+        }
+    }
+    let mut out = Vec::with_capacity(pointers.len());
+    let mut size = 0usize;
+    for (i, &at) in pointers.iter().enumerate() {
+        let word = match bufs
+            .get(i)
+            .and_then(|b| b.iter().position(|&c| c == 0).map(|e| &b[..e]))
+        {
+            Some(w) => w.to_vec(),
+            None => read_string(tid, at, MAX_BYTES.saturating_sub(size))?,
+        };
+        size += word.len() + 1;
+        if size > MAX_BYTES {
+            return None;
+        }
+        out.push(word);
+    }
+    Some(out)
+}
+
+/// Read each (address, buffer) of `tid`'s memory in one call; the bytes read in all.
+#[allow(unsafe_code)]
+fn read_many(tid: libc::pid_t, parts: &mut [(u64, &mut [u8])]) -> Option<usize> {
+    // The kernel's bound on the vectors of one call.
+    if parts.len() > 1024 {
+        return None;
+    }
+    let local: Vec<libc::iovec> = parts
+        .iter_mut()
+        .map(|(_, b)| libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: b.len(),
+        })
+        .collect();
+    let remote: Vec<libc::iovec> = parts
+        .iter()
+        .map(|(at, b)| libc::iovec {
+            iov_base: *at as usize as *mut libc::c_void,
+            iov_len: b.len(),
+        })
+        .collect();
+    // SAFETY: each local iovec is a buffer of ours, valid for its length; the remote ones are
+    // only addresses in the other process, which the kernel checks.
+    let n = unsafe {
+        libc::process_vm_readv(
+            tid,
+            local.as_ptr(),
+            local.len() as libc::c_ulong,
+            remote.as_ptr(),
+            remote.len() as libc::c_ulong,
+            0,
+        )
+    };
+    usize::try_from(n).ok()
+}
+
+/// A NUL-terminated string at `at` of `tid`'s memory, page by page, of at most `max` bytes.
+fn read_string(tid: libc::pid_t, mut at: u64, max: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    while out.len() <= max {
+        let room = (PAGE - at % PAGE) as usize;
+        let mut buf = vec![0u8; room];
+        let n = read_memory(tid, at, &mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        if let Some(end) = buf[..n].iter().position(|&b| b == 0) {
+            out.extend_from_slice(&buf[..end]);
+            return (out.len() <= max).then_some(out);
+        }
+        out.extend_from_slice(&buf[..n]);
+        at = at.checked_add(n as u64)?;
+    }
+    None
+}
+
+/// Open `name` (relative to `dir`, else a path), with `flags` and close-on-exec.
+#[allow(unsafe_code)]
+fn open_at(dir: Option<&OwnedFd>, name: &str, flags: libc::c_int) -> Option<OwnedFd> {
+    let name = CString::new(name).ok()?;
+    let at = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: openat takes a directory of ours (or AT_FDCWD), a path of ours and flags, and
+    // returns a new descriptor.
+    let fd = unsafe { libc::openat(at, name.as_ptr(), flags | libc::O_CLOEXEC) };
+    // SAFETY: new and owned by nobody else.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The target of link `name` in directory `dir`.
+#[allow(unsafe_code)]
+fn read_link_at(dir: &OwnedFd, name: &CStr) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    // SAFETY: readlinkat writes at most the buffer's length into our buffer; `dir` is open.
+    let n = unsafe {
+        libc::readlinkat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
+    if n < 0 || n as usize >= buf.len() {
+        return None;
+    }
+    buf.truncate(n as usize);
+    Some(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn own_dir() -> OwnedFd {
+        open_at(None, "/proc/self", libc::O_PATH | libc::O_DIRECTORY)
+            .unwrap_or_else(|| panic!("/proc/self opens"))
+    }
+
+    #[test]
+    #[allow(unsafe_code)]
+    fn only_private_anonymous_memory_counts_as_private() {
+        let dir = own_dir();
+        let heap: Vec<u8> = std::iter::repeat_n(7u8, 64).collect();
+        let span = |p: *const u8, len: usize| (p as u64, len as u64);
+        let Some(private) = private_memory(&dir, &[span(heap.as_ptr(), heap.len())]) else {
+            eprintln!("skipped: no PROCMAP_QUERY on this kernel");
+            return;
+        };
+        assert!(private, "the heap");
+        let on_stack = [1u8; 16];
+        assert_eq!(
+            private_memory(&dir, &[span(on_stack.as_ptr(), 16)]),
+            Some(true)
+        );
+        let file = tempfile::tempfile().unwrap_or_else(|e| panic!("{e}"));
+        file.set_len(4096).unwrap_or_else(|e| panic!("{e}"));
+        for (flags, fd, what) in [
+            (
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                "shared anonymous memory",
+            ),
+            (
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                "a private mapping of a file",
+            ),
+            (
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                "a shared mapping of a file",
+            ),
+        ] {
+            // SAFETY: a new mapping of one page, unmapped below; nothing else refers to it.
+            let p =
+                unsafe { libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, flags, fd, 0) };
+            assert_ne!(p, libc::MAP_FAILED, "{what}");
+            let got = private_memory(&dir, &[span(heap.as_ptr(), 8), span(p.cast(), 8)]);
+            // SAFETY: the mapping made above, no longer used.
+            unsafe { libc::munmap(p, 4096) };
+            assert_eq!(got, Some(false), "{what}");
+        }
+        // A span that runs past its mapping's end is not taken either.
+        // SAFETY: two new anonymous pages, the second unmapped at once; unmapped below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                8192,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        // SAFETY: the second page of the mapping made above.
+        unsafe { libc::munmap(p.cast::<u8>().add(4096).cast(), 4096) };
+        assert_eq!(private_memory(&dir, &[(p as u64 + 4090, 12)]), Some(false));
+        assert_eq!(private_memory(&dir, &[(p as u64 + 4000, 12)]), Some(true));
+        // SAFETY: the first page, no longer used.
+        unsafe { libc::munmap(p, 4096) };
+    }
+
+    #[test]
+    fn a_process_with_threads_is_not_alone() {
+        let dir = own_dir();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || rx.recv());
+        assert!(threads(&dir).is_some_and(|n| n >= 2));
+        assert_eq!(alone(std::process::id() as libc::pid_t, &dir), Some(false));
+        let _ = tx.send(());
+        let _ = t.join();
+    }
+
+    #[test]
+    fn the_parent_comes_from_the_pidfd_or_stat() {
+        let parent = parent_of(std::process::id() as libc::pid_t);
+        assert_eq!(
+            parent,
+            Some(std::os::unix::process::parent_id() as libc::pid_t)
+        );
+    }
+
+    #[test]
+    fn stat_gives_the_parent_whatever_the_name() {
+        let stat = b"4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 3 0 1 2 3";
+        assert_eq!(parent_in_stat(stat), Some(17));
+        assert_eq!(parent_in_stat(b"12 (sh) S"), None);
+    }
+}
