@@ -4,31 +4,35 @@
 //! The `notify` supervisor decides at the exec stop because what a notification shows can
 //! change after it was read: the arguments sit in memory other tasks can write, and the path
 //! names a file through directories others can change. Holding each program at its exec stop
-//! costs two more stops of the caller (four cross-CPU wakeups per `execve`, where deciding at
-//! the entry needs two). So the supervisor decides at the entry when it can show that nothing
+//! costs two more stops of the caller. So, where every program is watched (the command runs
+//! sealed: see `seccomp`), the supervisor decides at the entry when it can show that nothing
 //! can change what it read, and takes the exec stop otherwise. What it checks:
 //!
-//! - **Memory.** The caller is the only thread of its process, and every other process
-//!   sharing its memory is a `vfork` parent of it (or of one of those), each with one thread,
-//!   which is waiting for the `execve`: no task that shares the memory can run. The seccomp
-//!   filter of a sealed command (see `seccomp`) leaves no other way to share it (`clone` with
-//!   `CLONE_VM` only makes a thread or a `vfork` child) and none to write another process's
-//!   memory (`ptrace`, `process_vm_writev` and `userfaultfd` fail; bubblewrap mounts `/proc`
-//!   read-only, so no `/proc/PID/mem` opens for writing). The path, the argument vector and
-//!   every argument lie in private anonymous mappings (the stack, the heap), which no file
-//!   and no other process's writes show through.
+//! - **Memory.** The caller is the only thread of its process and shares its memory with no
+//!   other process (a `vfork` child does not qualify: its parent waits, but can be killed,
+//!   and its exit writes to the shared memory). The sealed filter leaves no other way in:
+//!   `ptrace`, `process_vm_writev` and `userfaultfd` fail, native AIO (which completes into
+//!   memory with no task running) fails, `clone` shares memory only to make a thread or a
+//!   `vfork` child, and bubblewrap mounts `/proc` read-only, so no `/proc/PID/mem` opens for
+//!   writing. The path, the argument vector and every argument lie in private anonymous
+//!   mappings (the stack, the heap), which no file and no other process's writes show
+//!   through. (Devices that write into pinned user pages are not in the sandbox's `/dev`.)
 //! - **The file.** The path is absolute and leads, within the caller's root and without
 //!   crossing a mount point, to a regular file with one link on a read-only mount: the
-//!   sandbox's root, which nothing inside can remount, link into or write. A name that does
-//!   not exist there now never will, and the call then fails: it is let go undecided.
+//!   sandbox's root, which nothing inside can remount, link into or write. A file found
+//!   before is used again only while the path still leads to it with the same change time
+//!   (the host, outside the sandbox, may replace it; what happens outside between the check
+//!   and the kernel's load is not in this reading).
 //! - **The program.** The file is an ELF executable of this machine, which the kernel runs
-//!   itself. A script's interpreter is read from the script by the kernel, and is decided at
-//!   the exec stop.
+//!   itself (no `binfmt_misc` handler is registered). A script's interpreter is read from the
+//!   script by the kernel, and is decided at the exec stop.
 //!
-//! Anything else (a relative path, a writable directory, a script, a process with threads,
-//! arguments in a shared mapping, a kernel without `PROCMAP_QUERY`) goes to the exec stop.
-//! Reading the caller's `/proc` files is sound only while the caller is the task the
-//! notification names: the notification is checked to be still pending after every read.
+//! A path that leads nowhere on the read-only root is answered with the kernel's own error,
+//! whatever the memory holds by then: an error runs nothing. Anything else (a relative path,
+//! a writable directory, a script, a process with threads or a `vfork` parent, arguments in a
+//! shared mapping, a kernel without `PROCMAP_QUERY`) goes to the exec stop. Reading the
+//! caller's `/proc` files is sound only while the caller is the task the notification names:
+//! the notification is checked to be still pending after every read.
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString, OsString};
@@ -44,10 +48,26 @@ pub(crate) enum Entry {
     /// It runs this program, which nothing can change before the kernel loads it. The
     /// descriptor holds the file open for as long as the judge may read it (`image`).
     Runs(Loaded, Arc<OwnedFd>),
-    /// It fails whatever happens meanwhile (its path leads nowhere, on a read-only mount).
-    Fails,
+    /// Its path leads nowhere on the read-only root: it is answered with this error, the
+    /// kernel's own for it, rather than let go to find the same (so nothing that changes
+    /// meanwhile can make it find something).
+    Fails(libc::c_int),
     /// Not known: the program is decided at its exec stop.
     Unsure,
+}
+
+/// Whether programs can be decided at the entry on this machine: no `binfmt_misc` handler is
+/// registered (one could run an interpreter for an ELF file that the kernel would otherwise
+/// load itself, and the exec stop would judge that interpreter). Where its file system is not
+/// mounted, none can be seen, and none registered from inside the sandbox.
+pub(crate) fn available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| match std::fs::read_dir("/proc/sys/fs/binfmt_misc") {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .all(|e| matches!(e.file_name().to_str(), Some("register" | "status"))),
+        Err(_) => true,
+    })
 }
 
 /// The system call number of `execve` on this architecture.
@@ -100,22 +120,34 @@ struct ProcmapQuery {
 const PROCMAP_QUERY: libc::c_ulong = 0xC068_6611;
 const PROCMAP_QUERY_VMA_SHARED: u64 = 0x08;
 
-/// What a path leads to on the sandbox's read-only root, which stays as it is for the
-/// command's life: no process in the sandbox can mount, or make a namespace to mount in.
+/// A file a path led to on the sandbox's read-only root: its descriptor, its path as the
+/// supervisor sees it, its identity, and its change time (a file the host replaces or
+/// changes meanwhile, from outside the sandbox, is looked up again).
 #[derive(Clone)]
+struct Found {
+    file: Arc<OwnedFd>,
+    exe: PathBuf,
+    id: (u64, u64),
+    changed: (i64, i64),
+}
+
+/// What a path leads to.
 enum Resolved {
-    /// Nowhere: a name on the way does not exist.
-    Nothing,
-    /// A regular file with one link; its path as the supervisor sees it, and its identity.
-    File(Arc<OwnedFd>, PathBuf, (u64, u64)),
+    /// Nowhere: a name on the way does not exist (the error).
+    Nothing(libc::c_int),
+    File(Found),
     /// Somewhere else (another mount, a file with other links, a script), or not known.
     Unsure,
 }
 
-/// Deciding at the entry, for one command: what its paths were found to lead to.
+/// Deciding at the entry, for one command.
 #[derive(Default)]
 pub(crate) struct Entries {
-    resolved: HashMap<Vec<u8>, Resolved>,
+    /// The root of the sandbox, which every process of the command shares: none can change
+    /// its root or mount namespace (no capabilities, no new user namespace).
+    root: Option<Arc<OwnedFd>>,
+    /// Files paths led to.
+    found: HashMap<Vec<u8>, Found>,
 }
 
 /// At most this many paths are remembered (each file's descriptor is held).
@@ -129,6 +161,35 @@ impl Entries {
             return Entry::Unsure;
         }
         let tid = n.pid as libc::pid_t;
+        let [path_at, argv_at, ..] = n.data.args;
+        let Some((path, pointers)) = read_path_and_vector(tid, path_at, argv_at) else {
+            return Entry::Unsure;
+        };
+        let root = match &self.root {
+            Some(root) => root.clone(),
+            None => {
+                let Some(root) = open_at(
+                    None,
+                    &format!("/proc/{tid}/root"),
+                    libc::O_PATH | libc::O_DIRECTORY,
+                ) else {
+                    return Entry::Unsure;
+                };
+                // Only the process that called can have given it.
+                if !pending() {
+                    return Entry::Unsure;
+                }
+                let root = Arc::new(root);
+                self.root = Some(root.clone());
+                root
+            }
+        };
+        let found = match self.resolve(&root, &path) {
+            Resolved::File(found) => found,
+            // Whatever the memory holds by now: the answer is an error, which runs nothing.
+            Resolved::Nothing(errno) => return Entry::Fails(errno),
+            Resolved::Unsure => return Entry::Unsure,
+        };
         let Some(dir) = open_at(
             None,
             &format!("/proc/{tid}"),
@@ -136,41 +197,29 @@ impl Entries {
         ) else {
             return Entry::Unsure;
         };
-        match self.read_in(tid, &dir, n) {
+        match Self::read_in(tid, &dir, path_at, &path, argv_at, &pointers, found) {
             Some(entry) if pending() => entry,
             _ => Entry::Unsure,
         }
     }
 
     fn read_in(
-        &mut self,
         tid: libc::pid_t,
         dir: &OwnedFd,
-        n: &libc::seccomp_notif,
+        path_at: u64,
+        path: &[u8],
+        argv_at: u64,
+        pointers: &[u64],
+        found: Found,
     ) -> Option<Entry> {
-        if !alone(tid, dir)? {
+        if pointers.is_empty() || !alone(tid, dir)? {
             return Some(Entry::Unsure);
         }
-        let [path_at, argv_at, ..] = n.data.args;
-        let (path, pointers) = read_path_and_vector(tid, path_at, argv_at)?;
-        let mut spans: Vec<(u64, u64)> = vec![(path_at, path.len() as u64 + 1)];
-        let (file, exe, image_id) = match self.resolve(dir, &path) {
-            Resolved::File(file, exe, id) => (file, exe, id),
-            Resolved::Nothing => {
-                // Only the path counts: the call fails whatever its arguments.
-                return Some(if private_memory(dir, &spans)? {
-                    Entry::Fails
-                } else {
-                    Entry::Unsure
-                });
-            }
-            Resolved::Unsure => return Some(Entry::Unsure),
-        };
-        if pointers.is_empty() {
-            return Some(Entry::Unsure);
-        }
-        spans.push((argv_at, (pointers.len() as u64 + 1) * 8));
-        let words = read_strings(tid, &pointers)?;
+        let mut spans: Vec<(u64, u64)> = vec![
+            (path_at, path.len() as u64 + 1),
+            (argv_at, (pointers.len() as u64 + 1) * 8),
+        ];
+        let words = read_strings(tid, pointers)?;
         for (at, word) in pointers.iter().zip(&words) {
             spans.push((*at, word.len() as u64 + 1));
         }
@@ -182,70 +231,85 @@ impl Entries {
             Loaded {
                 argv: words.into_iter().map(lossy).collect(),
                 interpreter: None,
-                exe,
+                exe: found.exe,
                 cwd,
-                image: PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd())),
+                image: PathBuf::from(format!("/proc/self/fd/{}", found.file.as_raw_fd())),
                 root: PathBuf::from(format!("/proc/{tid}/root")),
-                image_id,
+                image_id: found.id,
             },
-            file,
+            found.file,
         ))
     }
 
-    /// What `path` leads to from the root of the process whose `/proc` directory is `dir`.
-    fn resolve(&mut self, dir: &OwnedFd, path: &[u8]) -> Resolved {
-        if let Some(r) = self.resolved.get(path) {
-            return r.clone();
+    /// What `path` leads to from the sandbox's root: a file found before, if the path still
+    /// leads to it unchanged, else looked up afresh.
+    fn resolve(&mut self, root: &OwnedFd, path: &[u8]) -> Resolved {
+        if let Some(f) = self.found.get(path)
+            && stat_at(root, path).is_some_and(|(id, changed)| id == f.id && changed == f.changed)
+        {
+            return Resolved::File(f.clone());
         }
-        let r = resolve(dir, path).unwrap_or(Resolved::Unsure);
-        if self.resolved.len() < REMEMBERED {
-            self.resolved.insert(path.to_vec(), r.clone());
+        let r = resolve(root, path).unwrap_or(Resolved::Unsure);
+        match &r {
+            Resolved::File(f) if self.found.len() < REMEMBERED => {
+                self.found.insert(path.to_vec(), f.clone());
+            }
+            _ => {
+                self.found.remove(path);
+            }
         }
         r
     }
 }
 
 /// Resolve `path` afresh (see [`Entries::resolve`]).
-fn resolve(dir: &OwnedFd, path: &[u8]) -> Option<Resolved> {
-    let root = open_at(Some(dir), "root", libc::O_PATH | libc::O_DIRECTORY)?;
-    let file = match open_fixed(&root, path) {
+fn resolve(root: &OwnedFd, path: &[u8]) -> Option<Resolved> {
+    let file = match open_fixed(root, path) {
         Ok(file) => file,
-        Err(Fixed::Nothing) => return Some(Resolved::Nothing),
+        Err(Fixed::Nothing(errno)) => return Some(Resolved::Nothing(errno)),
         Err(Fixed::Unsure) => return Some(Resolved::Unsure),
     };
     if !native_elf(&file) {
         return Some(Resolved::Unsure);
     }
     let exe = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
-    let id = identity(&file)?;
-    Some(Resolved::File(Arc::new(file), exe, id))
+    let (id, changed) = identity(&file)?;
+    Some(Resolved::File(Found {
+        file: Arc::new(file),
+        exe,
+        id,
+        changed,
+    }))
 }
 
-/// Whether no task but `tid` can run in its memory: it is the only thread of its process,
-/// and each process up the chain of parents that shares the memory (a `vfork` parent, held
-/// until the `execve`) has only the one thread. `None` when it cannot be told.
+/// The identity and change time of what `path` (absolute) leads to from `root`, as `execve`
+/// follows it.
+#[allow(unsafe_code)]
+fn stat_at(root: &OwnedFd, path: &[u8]) -> Option<((u64, u64), (i64, i64))> {
+    let rel = path.strip_prefix(b"/")?;
+    let name = CString::new(rel).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+    // SAFETY: fstatat writes one stat to our buffer; `root` is open.
+    let r = unsafe { libc::fstatat(root.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: fstatat succeeded, so it filled the buffer in.
+    let st = unsafe { st.assume_init() };
+    Some(((st.st_dev, st.st_ino), (st.st_ctime, st.st_ctime_nsec)))
+}
+
+/// Whether no task but `tid` can run in its memory, or write to it on its way out: it is
+/// the only thread of its process and shares its memory with no other process. (A `vfork`
+/// parent, though it waits for the `execve`, can be killed, and its exit writes to the
+/// memory it shares: its thread id's clearing, its robust futexes.) `None` when it cannot
+/// be told.
 fn alone(tid: libc::pid_t, dir: &OwnedFd) -> Option<bool> {
     if threads(dir)? != 1 {
         return Some(false);
     }
-    let mut child = tid;
-    // A chain of `vfork`s is as deep as the processes that made it; a deeper one is unsure.
-    for _ in 0..16 {
-        let parent = parent_of(child)?;
-        if parent <= 1 || !same_memory(child, parent)? {
-            return Some(true);
-        }
-        let up = open_at(
-            None,
-            &format!("/proc/{parent}"),
-            libc::O_PATH | libc::O_DIRECTORY,
-        )?;
-        if threads(&up)? != 1 {
-            return Some(false);
-        }
-        child = parent;
-    }
-    None
+    let parent = parent_of(tid)?;
+    Some(parent <= 1 || !same_memory(tid, parent)?)
 }
 
 /// The number of threads of the process whose `/proc` directory is `dir`: its `task`
@@ -359,8 +423,8 @@ struct OpenHow {
 }
 
 enum Fixed {
-    /// The path leads nowhere, through directories that cannot change.
-    Nothing,
+    /// The path leads nowhere (the error), through directories that cannot change.
+    Nothing(libc::c_int),
     /// Not a file that cannot change, or not known.
     Unsure,
 }
@@ -399,7 +463,7 @@ fn open_fixed(root: &OwnedFd, path: &[u8]) -> Result<OwnedFd, Fixed> {
         return Err(match std::io::Error::last_os_error().raw_os_error() {
             // Everything looked at lies on the read-only root: the call fails the same way.
             // (`ELOOP` may be a magic link refused here, which the kernel would follow.)
-            Some(libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG) => Fixed::Nothing,
+            Some(e @ (libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG)) => Fixed::Nothing(e),
             _ => Fixed::Unsure,
         });
     }
@@ -446,7 +510,7 @@ fn native_elf(file: &OwnedFd) -> bool {
 }
 
 #[allow(unsafe_code)]
-fn identity(file: &OwnedFd) -> Option<(u64, u64)> {
+fn identity(file: &OwnedFd) -> Option<((u64, u64), (i64, i64))> {
     let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
     // SAFETY: fstat writes one stat to our buffer; `file` is open.
     if unsafe { libc::fstat(file.as_raw_fd(), st.as_mut_ptr()) } != 0 {
@@ -454,7 +518,7 @@ fn identity(file: &OwnedFd) -> Option<(u64, u64)> {
     }
     // SAFETY: fstat succeeded, so it filled the buffer in.
     let st = unsafe { st.assume_init() };
-    Some((st.st_dev, st.st_ino))
+    Some(((st.st_dev, st.st_ino), (st.st_ctime, st.st_ctime_nsec)))
 }
 
 /// The path (up to `PATH_MAX`) at `path_at` and the pointers of the NULL-terminated vector at

@@ -733,7 +733,7 @@ impl Launch {
             && !self.trace_every_process
             && sandbox.is_some_and(|sb| sb.notify)
             && watching == tool_core::sandbox::Watching::Everything;
-        let at_entry = sealed || watching == tool_core::sandbox::Watching::LineOnly;
+        let at_entry = sealed && entry::available();
         let program = seccomp::program(
             self.unix_sockets || sandbox.is_none(),
             sandbox.is_some(),

@@ -626,8 +626,8 @@ impl Supervisor {
             && let Some(entries) = self.at_entry.as_mut()
         {
             match entries.read(n, || pending(listener, n.id)) {
-                Entry::Fails => {
-                    respond(listener, n.id, Answer::Continue);
+                Entry::Fails(errno) => {
+                    respond(listener, n.id, Answer::Fail(errno));
                     return None;
                 }
                 Entry::Runs(loaded, file) => {

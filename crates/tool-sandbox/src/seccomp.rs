@@ -48,6 +48,7 @@ const OFF_ARCH: u32 = 4;
 const OFF_ARG0_LOW: u32 = 16;
 
 const CLONE_VM: u32 = 0x0000_0100;
+const CLONE_FS: u32 = 0x0000_0200;
 const CLONE_VFORK: u32 = 0x0000_4000;
 const CLONE_PARENT: u32 = 0x0000_8000;
 const CLONE_THREAD: u32 = 0x0001_0000;
@@ -77,6 +78,8 @@ struct Abi {
     ptrace: u32,
     process_vm_writev: u32,
     userfaultfd: u32,
+    /// `io_setup` and `io_submit` (native asynchronous I/O).
+    aio: [u32; 2],
     execve: u32,
     execveat: u32,
     x32: Option<u32>,
@@ -92,6 +95,7 @@ const NATIVE: Option<Abi> = Some(Abi {
     ptrace: 101,
     process_vm_writev: 311,
     userfaultfd: 323,
+    aio: [206, 209],
     execve: 59,
     execveat: 322,
     x32: Some(0x4000_0000),
@@ -106,6 +110,7 @@ const NATIVE: Option<Abi> = Some(Abi {
     ptrace: 117,
     process_vm_writev: 271,
     userfaultfd: 282,
+    aio: [0, 2],
     execve: 221,
     execveat: 281,
     x32: None,
@@ -132,9 +137,10 @@ enum To {
 ///
 /// `sealed`, no process of the command can reach into another's memory: `ptrace` (which the
 /// supervisor that stops each `execve` needs to itself), `process_vm_writev` and
-/// `userfaultfd` fail with `EPERM`, and `clone` shares memory only to make a thread or a
+/// `userfaultfd` fail with `EPERM`, native AIO (`io_setup`, `io_submit`) with `ENOSYS`, and `clone` shares memory only to make a thread or a
 /// `vfork` child (`CLONE_VM` without `CLONE_THREAD` fails unless with `CLONE_VFORK` and
-/// without `CLONE_PARENT`). Programs can then be decided at their `execve`'s entry (see
+/// without `CLONE_PARENT`) and the working directory only with a thread (`CLONE_FS` without
+/// `CLONE_THREAD` fails: another process could change it after the supervisor read it). Programs can then be decided at their `execve`'s entry (see
 /// `entry`).
 pub(crate) fn program(unix_sockets: bool, confined: bool, sealed: bool) -> Option<Vec<u8>> {
     let abi = NATIVE?;
@@ -146,6 +152,11 @@ pub(crate) fn program(unix_sockets: bool, confined: bool, sealed: bool) -> Optio
     if sealed {
         for nr in [abi.ptrace, abi.process_vm_writev, abi.userfaultfd] {
             body.push((BPF_JEQ_K, To::Perm, To::Next, nr));
+        }
+        // Native AIO writes a read's data into the caller's memory whenever it completes,
+        // with no task of the caller running; `ENOSYS`, as where it is not built in.
+        for nr in abi.aio {
+            body.push((BPF_JEQ_K, To::NoSys, To::Next, nr));
         }
     }
     // prctl(PR_SET_MM, …): refused; the next instruction reloads the number.
@@ -195,8 +206,9 @@ pub(crate) fn program(unix_sockets: bool, confined: bool, sealed: bool) -> Optio
     if sealed {
         body.extend([
             (BPF_JSET_K, To::Perm, To::Next, refused_clone),
-            (BPF_JSET_K, To::Next, To::Allow, CLONE_VM),
             (BPF_JSET_K, To::Allow, To::Next, CLONE_THREAD),
+            (BPF_JSET_K, To::Perm, To::Next, CLONE_FS),
+            (BPF_JSET_K, To::Next, To::Allow, CLONE_VM),
             (BPF_JSET_K, To::Perm, To::Next, CLONE_PARENT),
             (BPF_JSET_K, To::Allow, To::Perm, CLONE_VFORK),
         ]);
@@ -437,6 +449,10 @@ mod tests {
             assert_eq!(run(&watched, arch, nr, 0), errno(libc::EPERM));
             assert_eq!(run(&prog, arch, nr, 0), SECCOMP_RET_ALLOW);
         }
+        for nr in abi.aio {
+            assert_eq!(run(&watched, arch, nr, 0), errno(libc::ENOSYS), "aio");
+            assert_eq!(run(&prog, arch, nr, 0), SECCOMP_RET_ALLOW, "aio");
+        }
         // glibc's pthread_create, posix_spawn and fork.
         let thread = 0x003d_0f00u64;
         let spawn = u64::from(CLONE_VM | CLONE_VFORK) | 17;
@@ -453,6 +469,8 @@ mod tests {
             u64::from(CLONE_VM | CLONE_VFORK | CLONE_PARENT),
             u64::from(CLONE_VM | CLONE_PARENT),
             u64::from(CLONE_VM | CLONE_VFORK | CLONE_UNTRACED),
+            u64::from(CLONE_FS) | 17,
+            u64::from(CLONE_VM | CLONE_VFORK | CLONE_FS),
             u64::from(CLONE_NEWUSER) | 17,
         ] {
             assert_eq!(
