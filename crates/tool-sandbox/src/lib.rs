@@ -132,17 +132,30 @@ pub struct Report {
 }
 
 /// SIGKILL the process a pidfd of ours holds (a pidfd cannot come to name another process).
-#[allow(unsafe_code)]
 fn kill_by_pidfd(pidfd: &OwnedFd) {
+    let _ = send_kill(pidfd, 0);
+}
+
+/// `PIDFD_SIGNAL_PROCESS_GROUP` (Linux 6.9): signal the process group of the pidfd's process.
+const PIDFD_SIGNAL_PROCESS_GROUP: libc::c_uint = 1 << 2;
+
+/// SIGKILL through `pidfd` with `flags`; whether the kernel took it.
+#[allow(unsafe_code)]
+fn send_kill(pidfd: &OwnedFd, flags: libc::c_uint) -> std::io::Result<()> {
     // SAFETY: pidfd_send_signal on a pidfd of ours, with no siginfo.
-    unsafe {
+    let r = unsafe {
         libc::syscall(
             libc::SYS_pidfd_send_signal,
             pidfd.as_raw_fd(),
             libc::SIGKILL,
             std::ptr::null::<libc::siginfo_t>(),
-            0,
-        );
+            flags,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
@@ -153,6 +166,13 @@ pub(crate) struct Shared {
     /// The init of the sandbox's PID namespace (a pidfd), once known: killing it kills every
     /// process in the namespace at once.
     ns_init: Mutex<Option<OwnedFd>>,
+    /// Bubblewrap as started (a pidfd, and its pid), the leader of the process group it
+    /// made: until its init in the new PID namespace has set itself to die with it and
+    /// started a session of its own, that init is only in this group (bubblewrap killed
+    /// before it let the init go on would leave the init waiting for it for ever).
+    launcher: Mutex<Option<(OwnedFd, libc::pid_t)>>,
+    /// Bubblewrap's pid, written by the kernel as it makes the process (0 before).
+    launcher_pid: Arc<std::sync::atomic::AtomicI32>,
     killed: AtomicBool,
     finished: AtomicBool,
     status: Mutex<Option<ExitStatus>>,
@@ -187,14 +207,60 @@ impl Shared {
     pub(crate) fn set_ns_init(&self, pidfd: OwnedFd) {
         *lock(&self.ns_init) = Some(pidfd);
     }
+    /// Note bubblewrap as started: `pid`, a child of this thread not yet waited for.
+    fn set_launcher(&self, pid: libc::pid_t) {
+        if let Ok(fd) = notify::pidfd_open(pid) {
+            *lock(&self.launcher) = Some((fd, pid));
+        }
+    }
+    /// For a process that is exiting (nothing here waits for a lock): SIGKILL bubblewrap
+    /// and the process group it made, through its pidfd once there is one, else by the pid
+    /// the kernel wrote as it made the process (a child of ours, not yet waited for: its
+    /// thread is still starting it).
+    #[allow(unsafe_code)]
+    fn kill_launcher_at_exit(&self) {
+        if let Ok(launcher) = self.launcher.try_lock()
+            && let Some((fd, _)) = launcher.as_ref()
+        {
+            let _ = send_kill(fd, PIDFD_SIGNAL_PROCESS_GROUP);
+            return;
+        }
+        let pid = self.launcher_pid.load(Ordering::SeqCst);
+        if pid > 0 {
+            // SAFETY: kill(2) and getpgid(2) of our own child, not yet reaped. Killed first,
+            // it makes no process any more; its group is its own once it set it (before it
+            // executed bubblewrap), and then holds whatever bubblewrap made.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                if libc::getpgid(pid) == pid {
+                    libc::kill(-pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
     /// SIGKILL every process of the command: the sandbox's PID namespace first (its init,
-    /// through a pidfd, which no other process can take the place of), then each pid the
+    /// through a pidfd, which no other process can take the place of), then the process
+    /// group bubblewrap made (its init, when it is not known yet), then each pid the
     /// supervisor has not yet seen exit, so none can have been reused.
     #[allow(unsafe_code)]
     fn kill_all(&self) {
         self.killed.store(true, Ordering::SeqCst);
         if let Some(init) = lock(&self.ns_init).as_ref() {
             kill_by_pidfd(init);
+        }
+        if let Some((fd, pid)) = lock(&self.launcher).as_ref() {
+            // Through the pidfd, the group stays the one bubblewrap made even once it was
+            // waited for; before Linux 6.9, by number, while bubblewrap is not yet waited for
+            // (so the number cannot be another's).
+            let by_pidfd = send_kill(fd, PIDFD_SIGNAL_PROCESS_GROUP);
+            if matches!(&by_pidfd, Err(e) if e.raw_os_error() == Some(libc::EINVAL))
+                && lock(&self.pids).contains(pid)
+            {
+                // SAFETY: kill(2) of a process group whose leader is ours and not yet reaped.
+                unsafe {
+                    libc::kill(-*pid, libc::SIGKILL);
+                }
+            }
         }
         for &pid in lock(&self.pids).iter() {
             // SAFETY: kill(2) on a live tracee's pid; it touches no memory.
@@ -862,6 +928,7 @@ impl Launch {
                         }
                     }
                 }
+                launchers().push(Arc::downgrade(&thread_shared));
                 let spawned = spawn::spawn(spawn::Child {
                     program: exec_path,
                     argv: std::iter::once(OsString::from(&program_name))
@@ -875,6 +942,7 @@ impl Launch {
                     filter: own_filter,
                     netns: netns_file,
                     notify: notify_child,
+                    pid: Some(thread_shared.launcher_pid.clone()),
                 });
                 // The taker ends either way: with the listener once it answered the child's
                 // `execve`, or with an error once the child's end of the socket is closed.
@@ -890,6 +958,7 @@ impl Launch {
                         return;
                     }
                 };
+                thread_shared.set_launcher(pid);
                 let listener = match listener {
                     None => None,
                     Some(Ok(l)) => Some(l),
@@ -1211,6 +1280,40 @@ const SETTLE_EVERY: Duration = Duration::from_secs(1);
 /// How long a command's PID namespace may take to empty once its shell has ended (killed
 /// processes end at once; one stuck in the kernel holds the namespace's init meanwhile).
 const NAMESPACE_END: Duration = Duration::from_secs(10);
+
+/// The commands of this process whose bubblewrap may still be running; the first call
+/// arranges for their process groups to be killed when the process exits. Bubblewrap dies with
+/// the thread that started it, but a sandbox it was still setting up would not: the init it
+/// has just made in the new PID namespace waits for it to say go on, and has not yet asked to
+/// die with it.
+#[allow(unsafe_code)]
+fn launchers() -> std::sync::MutexGuard<'static, Vec<std::sync::Weak<Shared>>> {
+    static LAUNCHERS: OnceLock<Mutex<Vec<std::sync::Weak<Shared>>>> = OnceLock::new();
+    static OWNER: OnceLock<u32> = OnceLock::new();
+    /// Run by `exit`: in this process only (not in a child that forked without executing).
+    extern "C" fn at_exit() {
+        if OWNER.get() != Some(&std::process::id()) {
+            return;
+        }
+        let Some(list) = LAUNCHERS.get() else { return };
+        // Other threads still run while the process exits: never wait for one of them.
+        let Ok(list) = list.try_lock() else { return };
+        for shared in list.iter().filter_map(std::sync::Weak::upgrade) {
+            shared.kill_launcher_at_exit();
+        }
+    }
+    let list = LAUNCHERS.get_or_init(|| {
+        let _ = OWNER.set(std::process::id());
+        // SAFETY: atexit(3) registers a function that lives as long as the program.
+        unsafe {
+            libc::atexit(at_exit);
+        }
+        Mutex::default()
+    });
+    let mut list = lock(list);
+    list.retain(|w| w.upgrade().is_some_and(|s| !s.is_finished()));
+    list
+}
 
 /// The background commands started in this process.
 fn background() -> std::sync::MutexGuard<'static, Vec<std::sync::Weak<Shared>>> {

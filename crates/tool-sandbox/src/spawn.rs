@@ -3,8 +3,8 @@
 //! its page tables (`fork` of a host process with a large heap costs the better part of a
 //! millisecond; this costs tens of microseconds). The child, on a stack of its own, only makes
 //! system calls on what the parent prepared: it resets signal handling, joins a new process
-//! group, puts its descriptors in place, joins a prepared network namespace when it has one,
-//! changes directory, installs the seccomp filters it must (handing the exec supervisor the
+//! group, joins a prepared network namespace when it has one, puts its descriptors in place and
+//! closes every other one, changes directory, installs the seccomp filters it must (handing the exec supervisor the
 //! listener of the one that reports every `execve`), asks to be traced by the parent thread
 //! when it must, and executes. A failure before `execve` is reported through a close-on-exec
 //! pipe.
@@ -60,6 +60,8 @@ pub(crate) struct Child {
     /// the socket the listener is sent over. The `execve` that follows waits for an answer on
     /// that listener, so another thread must be ready to give it.
     pub(crate) notify: Option<(Vec<u8>, OwnedFd)>,
+    /// Where the kernel writes the child's pid as it makes it, before the child runs.
+    pub(crate) pid: Option<std::sync::Arc<std::sync::atomic::AtomicI32>>,
 }
 
 /// Everything the child reads, laid out before the clone.
@@ -72,6 +74,10 @@ struct Prepared {
     cwd: Option<CString>,
     /// (from, to) pairs; `from` numbered above every `to`.
     dups: Vec<(RawFd, RawFd)>,
+    /// The ranges of descriptors the child closes once its own are in place (inclusive):
+    /// every number but the standard streams, the targets of `dups`, the error pipe and the
+    /// listener's socket.
+    closes: Vec<(libc::c_uint, libc::c_uint)>,
     trace: bool,
     filter: Option<Vec<u8>>,
     /// The network namespace to join, or -1.
@@ -186,6 +192,10 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
     }
+    let mut open: Vec<RawFd> = vec![0, 1, 2, write_end.as_raw_fd()];
+    open.extend(dups.iter().map(|&(_, to)| to));
+    open.extend(notify_socket.as_ref().map(|s| s.as_raw_fd()));
+    let closes = gaps(open);
     let mut control = Box::new([0u64; 4]);
     let mut prepared = Prepared {
         program,
@@ -195,6 +205,7 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
         envp_ptrs,
         cwd,
         dups,
+        closes,
         trace: child.trace,
         filter: child.filter,
         netns: child.netns.as_ref().map_or(-1, |f| f.as_raw_fd()),
@@ -211,12 +222,23 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
     // SAFETY: the child runs `child_main` on `stack` with `prepared`, both alive until clone
     // returns: with CLONE_VFORK this thread is suspended until the child has executed or
     // exited, and the child touches nothing else of ours.
+    let pid_out: *mut libc::pid_t = child
+        .pid
+        .as_ref()
+        .map_or(std::ptr::null_mut(), |p| p.as_ptr());
+    let settid = if pid_out.is_null() {
+        0
+    } else {
+        libc::CLONE_PARENT_SETTID
+    };
+    // SAFETY (continued): `pid_out`, when set, points into an atomic `child` holds.
     let pid = unsafe {
         libc::clone(
             child_main,
             top as *mut libc::c_void,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | settid,
             (&mut prepared as *mut Prepared).cast(),
+            pid_out,
         )
     };
     let clone_error = std::io::Error::last_os_error();
@@ -300,6 +322,13 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 return fail(p);
             }
         }
+        // Nothing else of the parent's gets through: not a descriptor another thread made
+        // without close-on-exec, nor one it is about to mark (the host's files have no
+        // business in the sandbox, and a starting child holding another's socket could keep
+        // both waiting once the parent is gone).
+        for &(lo, hi) in &p.closes {
+            libc::syscall(libc::SYS_close_range, lo, hi, 0);
+        }
         if let Some(cwd) = &p.cwd
             && libc::chdir(cwd.as_ptr()) != 0
         {
@@ -336,6 +365,23 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         );
     }
     fail(p)
+}
+
+/// The inclusive ranges of descriptor numbers between and above the numbers of `open`.
+fn gaps(mut open: Vec<RawFd>) -> Vec<(libc::c_uint, libc::c_uint)> {
+    open.sort_unstable();
+    open.dedup();
+    let mut ranges = Vec::with_capacity(open.len() + 1);
+    let mut next: libc::c_uint = 0;
+    for fd in open {
+        let fd = fd as libc::c_uint;
+        if fd > next {
+            ranges.push((next, fd - 1));
+        }
+        next = fd + 1;
+    }
+    ranges.push((next, libc::c_uint::MAX));
+    ranges
 }
 
 /// `struct sock_fprog`: a classic BPF program as `seccomp(2)` takes it.
@@ -402,4 +448,18 @@ fn send_listener(p: &Prepared, filter: &[u8]) -> libc::c_int {
         }
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gaps;
+
+    #[test]
+    fn the_child_closes_every_number_it_does_not_keep() {
+        assert_eq!(
+            gaps(vec![70, 2, 0, 1, 3, 70, 65]),
+            vec![(4, 64), (66, 69), (71, libc::c_uint::MAX)]
+        );
+        assert_eq!(gaps(vec![5]), vec![(0, 4), (6, libc::c_uint::MAX)]);
+    }
 }

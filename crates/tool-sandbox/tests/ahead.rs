@@ -173,7 +173,9 @@ fn a_line_in_a_sandbox_started_ahead_sees_what_it_sees_in_its_own() {
         "echo \"$0|$SHLVL|$$|$PPID|$-|$BASH_EXECUTION_STRING|${#BASH_ARGV[@]}\"",
         "env; echo; declare -p | grep -v -e BASH_ARGV -e BASHPID -e RANDOM -e SRANDOM -e EPOCH -e BASH_EXECUTION_STRING -e BASH_COMMAND -e _=",
         "sh -c 'tr \"\\0\" \"\\n\" < /proc/$$/environ'",
-        "ls -l /proc/$$/fd | awk 'NR>1 {print $9, $10, $11}'; echo ok >&3",
+        // (Not through a pipe: the shell holds the pipe's ends while it starts the next
+        // program of a pipeline, so the listing would catch them or not.)
+        "ls -l --time-style=+ /proc/$$/fd >&3; echo ok",
         // (The sandbox's init, bubblewrap, shows the command it was started with: there the
         // trampoline.)
         "pwd; cd ..; pwd -P >&3; ps -o pid,ppid,args -p $$",
@@ -408,4 +410,76 @@ fn a_sandbox_started_ahead_is_not_used_once_its_directory_was_made_anew() {
     let (out, _, ok) = finish(&sub, &third);
     assert!(ok, "{out}");
     assert!(sub.join("made").exists(), "{out}");
+}
+
+/// The variable that makes this test binary a host that exits while a sandbox is being
+/// started ahead (see the next test).
+const EXITING_HOST: &str = "TOOLGATE_TEST_EXITING_HOST";
+
+/// A host that exits while a sandbox is being started ahead leaves no process behind: not
+/// bubblewrap, nor the init it made in the new PID namespace (which, made but not yet let go
+/// on, has not asked to die with bubblewrap and would wait for it for ever). The host is this
+/// test binary run again; it exits a little later each time, so some exits fall in the middle
+/// of starting.
+#[test]
+fn a_host_that_exits_while_a_sandbox_starts_ahead_leaves_nothing_behind() {
+    const NAME: &str = "a_host_that_exits_while_a_sandbox_starts_ahead_leaves_nothing_behind";
+    if let Some(spec) = std::env::var_os(EXITING_HOST) {
+        let spec = spec.to_string_lossy().into_owned();
+        let (ms, dir) = spec.split_once(':').unwrap_or_else(|| panic!("{spec}"));
+        let Some(sb) = sandbox() else {
+            std::process::exit(0)
+        };
+        let dir = PathBuf::from(dir);
+        let judge: Arc<dyn RunJudge> = Arc::new(Judge::default());
+        let first = start(&sb, &dir, plan_for(&dir), judge, &ENV, "true", true);
+        finish(&dir, &first);
+        let ms: u64 = ms.parse().unwrap_or_else(|e| panic!("{e}"));
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        std::process::exit(0);
+    }
+    if sandbox().is_none() {
+        return;
+    }
+    let (_tmp, dir) = project();
+    let me = std::env::current_exe().unwrap_or_else(|e| panic!("{e}"));
+    for ms in 0..24 {
+        let status = std::process::Command::new(&me)
+            .args(["--exact", NAME, "--test-threads=1", "--nocapture"])
+            .env(EXITING_HOST, format!("{ms}:{}", dir.display()))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(status.success(), "the host ({ms} ms) failed: {status}");
+    }
+    // Every process still named after the directory (bubblewrap's arguments hold it), once
+    // those being killed had the time to end.
+    let mark = dir.display().to_string();
+    let left = || -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let pid = entry.file_name().to_string_lossy().into_owned();
+            if !pid.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(&mark) {
+                found.push((pid, cmdline));
+            }
+        }
+        found
+    };
+    let start = std::time::Instant::now();
+    let mut found = left();
+    while !found.is_empty() && start.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        found = left();
+    }
+    for (pid, _) in &found {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    assert!(found.is_empty(), "left behind: {found:?}");
 }

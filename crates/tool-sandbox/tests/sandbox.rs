@@ -728,6 +728,44 @@ fn killing_a_command_ends_every_process_in_it() {
     }
 }
 
+/// A descriptor the host holds without close-on-exec (one another thread of it just made, or
+/// one it inherited) does not reach the command: only the standard streams and the
+/// descriptors the launch names do.
+#[test]
+#[allow(unsafe_code)]
+fn no_descriptor_of_the_host_reaches_the_command() {
+    use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+    let Some(sb) = sandbox() else { return };
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path();
+    let secret = tmp.path().join("secret");
+    std::fs::write(&secret, "host file").unwrap_or_else(|e| panic!("{e}"));
+    let file = std::fs::File::open(&secret).unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: F_DUPFD makes a new descriptor (without close-on-exec) that we then own.
+    let leaked = unsafe {
+        let n = libc::fcntl(file.as_raw_fd(), libc::F_DUPFD, 200);
+        assert!(n >= 200, "{}", std::io::Error::last_os_error());
+        OwnedFd::from_raw_fd(n)
+    };
+    let n = leaked.as_raw_fd();
+    assert!(Path::new(&format!("/proc/self/fd/{n}")).exists());
+    let script = format!("if [ -L /proc/$$/fd/{n} ]; then cat <&{n}; else echo closed; fi");
+    for every in EVERY_PROCESS {
+        let (out, ok, _) = run_traced(
+            sb,
+            dir,
+            writable(dir),
+            NetworkPlan::Blocked,
+            Arc::new(Judge::default()),
+            &script,
+            every,
+        );
+        assert!(ok, "{out}");
+        assert_eq!(out, "closed\n", "every process traced: {every}");
+    }
+    drop(leaked);
+}
+
 /// When a command's shell has ended, nothing it started is left: its status is reported only
 /// once every process of it is gone. A background writer blocked opening a FIFO shows one
 /// left behind: a reader opening the FIFO then would let it open (and, killed, close it
