@@ -35,13 +35,12 @@
 //! the notification is checked to be still pending after every read.
 
 use std::collections::HashMap;
-use std::ffi::{CStr, CString, OsString};
+use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStringExt as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::supervise::{Loaded, lossy, read_memory};
+use crate::supervise::{Loaded, lossy, read_link_at, read_memory};
 
 /// What an `execve` notification will do, as far as can be known before it runs.
 pub(crate) enum Entry {
@@ -190,11 +189,7 @@ impl Entries {
             Resolved::Nothing(errno) => return Entry::Fails(errno),
             Resolved::Unsure => return Entry::Unsure,
         };
-        let Some(dir) = open_at(
-            None,
-            &format!("/proc/{tid}"),
-            libc::O_PATH | libc::O_DIRECTORY,
-        ) else {
+        let Some(dir) = crate::notify::open_proc_dir(tid) else {
             return Entry::Unsure;
         };
         match Self::read_in(tid, &dir, path_at, &path, argv_at, &pointers, found) {
@@ -226,7 +221,7 @@ impl Entries {
         if !private_memory(dir, &spans)? {
             return Some(Entry::Unsure);
         }
-        let cwd = PathBuf::from(OsString::from_vec(read_link_at(dir, c"cwd")?));
+        let cwd = read_link_at(dir, c"cwd")?;
         Some(Entry::Runs(
             Loaded {
                 argv: words.into_iter().map(lossy).collect(),
@@ -244,8 +239,12 @@ impl Entries {
     /// What `path` leads to from the sandbox's root: a file found before, if the path still
     /// leads to it unchanged, else looked up afresh.
     fn resolve(&mut self, root: &OwnedFd, path: &[u8]) -> Resolved {
+        let name = path
+            .strip_prefix(b"/")
+            .and_then(|rel| CString::new(rel).ok());
         if let Some(f) = self.found.get(path)
-            && stat_at(root, path).is_some_and(|(id, changed)| id == f.id && changed == f.changed)
+            && let Some(name) = &name
+            && stat_at(root, name, 0).is_some_and(|st| version(&st) == (f.id, f.changed))
         {
             return Resolved::File(f.clone());
         }
@@ -264,8 +263,8 @@ impl Entries {
 
 /// Resolve `path` afresh (see [`Entries::resolve`]).
 fn resolve(root: &OwnedFd, path: &[u8]) -> Option<Resolved> {
-    let file = match open_fixed(root, path) {
-        Ok(file) => file,
+    let (file, st) = match open_fixed(root, path) {
+        Ok(opened) => opened,
         Err(Fixed::Nothing(errno)) => return Some(Resolved::Nothing(errno)),
         Err(Fixed::Unsure) => return Some(Resolved::Unsure),
     };
@@ -273,7 +272,7 @@ fn resolve(root: &OwnedFd, path: &[u8]) -> Option<Resolved> {
         return Some(Resolved::Unsure);
     }
     let exe = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
-    let (id, changed) = identity(&file)?;
+    let (id, changed) = version(&st);
     Some(Resolved::File(Found {
         file: Arc::new(file),
         exe,
@@ -282,21 +281,23 @@ fn resolve(root: &OwnedFd, path: &[u8]) -> Option<Resolved> {
     }))
 }
 
-/// The identity and change time of what `path` (absolute) leads to from `root`, as `execve`
-/// follows it.
+/// `fstatat(dir, name, flags)`: what `name` in `dir` leads to (`dir` itself with
+/// `AT_EMPTY_PATH` and an empty name).
 #[allow(unsafe_code)]
-fn stat_at(root: &OwnedFd, path: &[u8]) -> Option<((u64, u64), (i64, i64))> {
-    let rel = path.strip_prefix(b"/")?;
-    let name = CString::new(rel).ok()?;
+fn stat_at(dir: &OwnedFd, name: &CStr, flags: libc::c_int) -> Option<libc::stat> {
     let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
-    // SAFETY: fstatat writes one stat to our buffer; `root` is open.
-    let r = unsafe { libc::fstatat(root.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) };
+    // SAFETY: fstatat writes one stat to our buffer; `dir` is open.
+    let r = unsafe { libc::fstatat(dir.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), flags) };
     if r != 0 {
         return None;
     }
     // SAFETY: fstatat succeeded, so it filled the buffer in.
-    let st = unsafe { st.assume_init() };
-    Some(((st.st_dev, st.st_ino), (st.st_ctime, st.st_ctime_nsec)))
+    Some(unsafe { st.assume_init() })
+}
+
+/// A file's identity (device and inode) and change time.
+fn version(st: &libc::stat) -> ((u64, u64), (i64, i64)) {
+    ((st.st_dev, st.st_ino), (st.st_ctime, st.st_ctime_nsec))
 }
 
 /// Whether no task but `tid` can run in its memory, or write to it on its way out: it is
@@ -314,16 +315,8 @@ fn alone(tid: libc::pid_t, dir: &OwnedFd) -> Option<bool> {
 
 /// The number of threads of the process whose `/proc` directory is `dir`: its `task`
 /// directory has two links more than it has threads.
-#[allow(unsafe_code)]
 fn threads(dir: &OwnedFd) -> Option<u64> {
-    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
-    // SAFETY: fstatat writes one stat to our buffer; `dir` is open.
-    let r = unsafe { libc::fstatat(dir.as_raw_fd(), c"task".as_ptr(), st.as_mut_ptr(), 0) };
-    if r != 0 {
-        return None;
-    }
-    // SAFETY: fstatat succeeded, so it filled the buffer in.
-    let st = unsafe { st.assume_init() };
+    let st = stat_at(dir, c"task", 0)?;
     // `nlink_t` is 32 bits on some architectures.
     #[allow(clippy::unnecessary_cast)]
     let links = st.st_nlink as u64;
@@ -433,7 +426,7 @@ enum Fixed {
 /// regular file that nothing in the sandbox can change: reached without crossing a mount
 /// point from the root, on a read-only mount, with no other link.
 #[allow(unsafe_code)]
-fn open_fixed(root: &OwnedFd, path: &[u8]) -> Result<OwnedFd, Fixed> {
+fn open_fixed(root: &OwnedFd, path: &[u8]) -> Result<(OwnedFd, libc::stat), Fixed> {
     let rel = path.strip_prefix(b"/").ok_or(Fixed::Unsure)?;
     if !read_only(root) {
         return Err(Fixed::Unsure);
@@ -469,17 +462,11 @@ fn open_fixed(root: &OwnedFd, path: &[u8]) -> Result<OwnedFd, Fixed> {
     }
     // SAFETY: new and owned by nobody else.
     let file = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
-    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
-    // SAFETY: fstat writes one stat to our buffer; `file` is open.
-    if unsafe { libc::fstat(file.as_raw_fd(), st.as_mut_ptr()) } != 0 {
-        return Err(Fixed::Unsure);
-    }
-    // SAFETY: fstat succeeded, so it filled the buffer in.
-    let st = unsafe { st.assume_init() };
+    let st = stat_at(&file, c"", libc::AT_EMPTY_PATH).ok_or(Fixed::Unsure)?;
     if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_nlink != 1 || !read_only(&file) {
         return Err(Fixed::Unsure);
     }
-    Ok(file)
+    Ok((file, st))
 }
 
 /// Whether the mount `fd` lies on is read-only.
@@ -507,18 +494,6 @@ fn native_elf(file: &OwnedFd) -> bool {
         && head[4] == 2
         && head[5] == if cfg!(target_endian = "little") { 1 } else { 2 }
         && u16::from_ne_bytes([head[18], head[19]]) == ELF_MACHINE
-}
-
-#[allow(unsafe_code)]
-fn identity(file: &OwnedFd) -> Option<((u64, u64), (i64, i64))> {
-    let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
-    // SAFETY: fstat writes one stat to our buffer; `file` is open.
-    if unsafe { libc::fstat(file.as_raw_fd(), st.as_mut_ptr()) } != 0 {
-        return None;
-    }
-    // SAFETY: fstat succeeded, so it filled the buffer in.
-    let st = unsafe { st.assume_init() };
-    Some(((st.st_dev, st.st_ino), (st.st_ctime, st.st_ctime_nsec)))
 }
 
 /// The path (up to `PATH_MAX`) at `path_at` and the pointers of the NULL-terminated vector at
@@ -678,33 +653,13 @@ fn open_at(dir: Option<&OwnedFd>, name: &str, flags: libc::c_int) -> Option<Owne
     (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// The target of link `name` in directory `dir`.
-#[allow(unsafe_code)]
-fn read_link_at(dir: &OwnedFd, name: &CStr) -> Option<Vec<u8>> {
-    let mut buf = vec![0u8; libc::PATH_MAX as usize];
-    // SAFETY: readlinkat writes at most the buffer's length into our buffer; `dir` is open.
-    let n = unsafe {
-        libc::readlinkat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-        )
-    };
-    if n < 0 || n as usize >= buf.len() {
-        return None;
-    }
-    buf.truncate(n as usize);
-    Some(buf)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn own_dir() -> OwnedFd {
-        open_at(None, "/proc/self", libc::O_PATH | libc::O_DIRECTORY)
-            .unwrap_or_else(|| panic!("/proc/self opens"))
+        crate::notify::open_proc_dir(std::process::id() as libc::pid_t)
+            .unwrap_or_else(|| panic!("/proc/PID opens"))
     }
 
     #[test]

@@ -355,7 +355,7 @@ fn in_pid_namespace_below_ours(pid: libc::pid_t) -> bool {
 /// it lives and fails after (a reused number is another directory), where a path names
 /// whichever process holds the number at the time.
 #[allow(unsafe_code)]
-fn open_proc_dir(tid: libc::pid_t) -> Option<OwnedFd> {
+pub(crate) fn open_proc_dir(tid: libc::pid_t) -> Option<OwnedFd> {
     let path = std::ffi::CString::new(format!("/proc/{tid}")).ok()?;
     // SAFETY: open takes a path of ours and flags, and returns a new descriptor, then ours.
     let fd = unsafe {

@@ -215,6 +215,23 @@ pub(crate) struct Loaded {
     pub(crate) image_id: (u64, u64),
 }
 
+impl Loaded {
+    /// The question put to the judge about it.
+    fn request(&self, started_by_line: bool, confined: bool) -> ExecRequest<'_> {
+        ExecRequest {
+            argv: &self.argv,
+            exe: &self.exe,
+            cwd: &self.cwd,
+            started_by_line,
+            confined,
+            image: &self.image,
+            root: &self.root,
+            image_id: self.image_id,
+            interpreter: self.interpreter.as_deref(),
+        }
+    }
+}
+
 pub(crate) fn lossy(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
@@ -370,7 +387,7 @@ fn exec_filename(pid: libc::pid_t, l: &Layout) -> Option<Vec<u8>> {
 
 /// The target of link `name` in directory `dir`.
 #[allow(unsafe_code)]
-fn read_link_at(dir: &OwnedFd, name: &std::ffi::CStr) -> Option<PathBuf> {
+pub(crate) fn read_link_at(dir: &OwnedFd, name: &std::ffi::CStr) -> Option<PathBuf> {
     let mut buf = vec![0u8; libc::PATH_MAX as usize];
     // SAFETY: readlinkat writes at most the buffer's length into our buffer; `dir` is open.
     let n = unsafe {
@@ -746,17 +763,8 @@ impl Supervisor {
 
     /// What the judge says of `loaded`.
     pub(crate) fn verdict(&self, loaded: &Loaded, started_by_line: bool) -> Decision {
-        self.judge.exec(&ExecRequest {
-            argv: &loaded.argv,
-            exe: &loaded.exe,
-            cwd: &loaded.cwd,
-            started_by_line,
-            confined: self.confined,
-            image: &loaded.image,
-            root: &loaded.root,
-            image_id: loaded.image_id,
-            interpreter: loaded.interpreter.as_deref(),
-        })
+        self.judge
+            .exec(&loaded.request(started_by_line, self.confined))
     }
 
     /// Carry out the judge's `decision` on `loaded`, held: an allow lets it run; an ask goes to
@@ -772,17 +780,7 @@ impl Supervisor {
         match decision.verdict {
             Verdict::Allow => Some(next),
             Verdict::Ask => {
-                let request = ExecRequest {
-                    argv: &loaded.argv,
-                    exe: &loaded.exe,
-                    cwd: &loaded.cwd,
-                    started_by_line,
-                    confined: self.confined,
-                    image: &loaded.image,
-                    root: &loaded.root,
-                    image_id: loaded.image_id,
-                    interpreter: loaded.interpreter.as_deref(),
-                };
+                let request = loaded.request(started_by_line, self.confined);
                 let granted = self
                     .approver
                     .as_ref()
