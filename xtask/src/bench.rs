@@ -1349,6 +1349,38 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
         ms(m_bwrap.saturating_sub(m_bash))
     );
 
+    exec_heavy(sandbox, &ws, &home)
+}
+
+/// `cargo xtask bench sandbox-exec`: only the exec-heavy part of `bench sandbox`.
+pub(crate) async fn sandbox_exec() -> anyhow::Result<()> {
+    if cfg!(debug_assertions) {
+        return rerun_release("sandbox-exec");
+    }
+    let sandbox = tool_sandbox::Sandbox::detect()?;
+    let dir = tempfile::tempdir()?;
+    let root = std::fs::canonicalize(dir.path())?;
+    let (ws, home) = (root.join("project"), root.join("home"));
+    std::fs::create_dir_all(&ws)?;
+    std::fs::create_dir_all(&home)?;
+    // A project of some size, with the rules people write: the plan walks it on every call.
+    for i in 0..200 {
+        let d = ws.join(format!("src/m{}", i % 20));
+        std::fs::create_dir_all(&d)?;
+        std::fs::write(d.join(format!("f{i}.rs")), "fn f() {}\n")?;
+    }
+    std::fs::create_dir_all(ws.join(".git/hooks"))?;
+    std::fs::write(ws.join(".git/config"), "[core]\n")?;
+    std::fs::write(ws.join(".env"), "KEY=1\n")?;
+    exec_heavy(sandbox, &ws, &home)
+}
+
+/// What the exec supervisor adds to commands that start many processes (a shell loop of
+/// 1,000 processes in dash and in bash, and `make -j2` over 200 targets), run in the sandbox
+/// with and without it.
+fn exec_heavy(sandbox: &tool_sandbox::Sandbox, ws: &Path, home: &Path) -> anyhow::Result<()> {
+    use tool_core::sandbox::NetworkPlan::Blocked;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
     // Exec-heavy commands, in the sandbox, with and without the supervisor (interleaved).
     let mut makefile = String::from("all:");
     for i in 0..200 {
@@ -1369,7 +1401,7 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
     // program the tree executes is decided) and one with allow rules only (the programs the
     // line's shell starts are decided; what they start runs untraced).
     let judge_of = |rules: serde_json::Value, script: &str| -> anyhow::Result<_> {
-        let session = bash_session(&ws, &home, &serde_json::json!({ "permissions": rules }))?;
+        let session = bash_session(ws, home, &serde_json::json!({ "permissions": rules }))?;
         let mut ctx = session.context().clone();
         ctx.allowed_by = Some(tool_core::DecisionReason::Check {
             name: "the bench's allow rules".into(),
@@ -1403,14 +1435,14 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
         )?;
         launch_timed(
             sandbox,
-            &ws,
+            ws,
             script,
             Sup::Execs,
             Blocked,
             Some(denies.clone()),
         )?;
         let run = |sup: Sup, judge: Option<std::sync::Arc<dyn tool_core::sandbox::RunJudge>>| {
-            launch_timed(sandbox, &ws, script, sup, Blocked, judge)
+            launch_timed(sandbox, ws, script, sup, Blocked, judge)
         };
         let (mut every, mut line, mut bare, mut traced, mut answered) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());

@@ -213,10 +213,11 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             "pipeline" => bench::pipeline().await,
             "guard" => bench::guard(),
             "sandbox" => bench::sandbox().await,
+            "sandbox-exec" => bench::sandbox_exec().await,
             "mcp" => bench::mcp().await,
             other => {
                 bail!(
-                    "unknown benchmark `{other}` (available: read, grep, rules, hooks, pipeline, guard, sandbox, mcp)"
+                    "unknown benchmark `{other}` (available: read, grep, rules, hooks, pipeline, guard, sandbox, sandbox-exec, mcp)"
                 )
             }
         },
