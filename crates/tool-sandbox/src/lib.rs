@@ -140,14 +140,19 @@ fn kill_by_pidfd(pidfd: &OwnedFd) {
 const PIDFD_SIGNAL_PROCESS_GROUP: libc::c_uint = 1 << 2;
 
 /// SIGKILL through `pidfd` with `flags`; whether the kernel took it.
-#[allow(unsafe_code)]
 fn send_kill(pidfd: &OwnedFd, flags: libc::c_uint) -> std::io::Result<()> {
+    pidfd_signal(pidfd, libc::SIGKILL, flags)
+}
+
+/// `pidfd_send_signal(pidfd, signal, NULL, flags)`.
+#[allow(unsafe_code)]
+fn pidfd_signal(pidfd: &OwnedFd, signal: libc::c_int, flags: libc::c_uint) -> std::io::Result<()> {
     // SAFETY: pidfd_send_signal on a pidfd of ours, with no siginfo.
     let r = unsafe {
         libc::syscall(
             libc::SYS_pidfd_send_signal,
             pidfd.as_raw_fd(),
-            libc::SIGKILL,
+            signal,
             std::ptr::null::<libc::siginfo_t>(),
             flags,
         )
@@ -156,6 +161,25 @@ fn send_kill(pidfd: &OwnedFd, flags: libc::c_uint) -> std::io::Result<()> {
         Ok(())
     } else {
         Err(std::io::Error::last_os_error())
+    }
+}
+
+/// SIGKILL the process group bubblewrap (`pidfd`, `pid`) made, and bubblewrap. Through the
+/// pidfd the group stays the one it made even once it was waited for; before Linux 6.9 (no
+/// `PIDFD_SIGNAL_PROCESS_GROUP`), by number, only while bubblewrap is not yet waited for (a
+/// null signal through the pidfd still reaches it), so that the number is not another's.
+#[allow(unsafe_code)]
+fn kill_launcher_group(pidfd: &OwnedFd, pid: libc::pid_t) {
+    if let Err(e) = send_kill(pidfd, PIDFD_SIGNAL_PROCESS_GROUP)
+        && e.raw_os_error() == Some(libc::EINVAL)
+    {
+        if pidfd_signal(pidfd, 0, 0).is_ok() {
+            // SAFETY: kill(2) of the group of our child, which was not yet reaped just now.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+        let _ = send_kill(pidfd, 0);
     }
 }
 
@@ -207,11 +231,13 @@ impl Shared {
     pub(crate) fn set_ns_init(&self, pidfd: OwnedFd) {
         *lock(&self.ns_init) = Some(pidfd);
     }
-    /// Note bubblewrap as started: `pid`, a child of this thread not yet waited for.
+    /// Note bubblewrap as started: `pid`, a child of this thread not yet waited for. From
+    /// now on it is known by its pidfd only (the number may be waited for, then reused).
     fn set_launcher(&self, pid: libc::pid_t) {
         if let Ok(fd) = notify::pidfd_open(pid) {
             *lock(&self.launcher) = Some((fd, pid));
         }
+        self.launcher_pid.store(0, Ordering::SeqCst);
     }
     /// For a process that is exiting (nothing here waits for a lock): SIGKILL bubblewrap
     /// and the process group it made, through its pidfd once there is one, else by the pid
@@ -219,12 +245,21 @@ impl Shared {
     /// thread is still starting it).
     #[allow(unsafe_code)]
     fn kill_launcher_at_exit(&self) {
-        if let Ok(launcher) = self.launcher.try_lock()
-            && let Some((fd, _)) = launcher.as_ref()
-        {
-            let _ = send_kill(fd, PIDFD_SIGNAL_PROCESS_GROUP);
+        if self.is_finished() {
             return;
         }
+        let launcher = match self.launcher.try_lock() {
+            Ok(l) => l,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            // Being killed right now by another thread.
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        if let Some((fd, pid)) = launcher.as_ref() {
+            kill_launcher_group(fd, *pid);
+            return;
+        }
+        drop(launcher);
+        // Still being started: the number the kernel wrote, until spawning is over.
         let pid = self.launcher_pid.load(Ordering::SeqCst);
         if pid > 0 {
             // SAFETY: kill(2) and getpgid(2) of our own child, not yet reaped. Killed first,
@@ -249,18 +284,7 @@ impl Shared {
             kill_by_pidfd(init);
         }
         if let Some((fd, pid)) = lock(&self.launcher).as_ref() {
-            // Through the pidfd, the group stays the one bubblewrap made even once it was
-            // waited for; before Linux 6.9, by number, while bubblewrap is not yet waited for
-            // (so the number cannot be another's).
-            let by_pidfd = send_kill(fd, PIDFD_SIGNAL_PROCESS_GROUP);
-            if matches!(&by_pidfd, Err(e) if e.raw_os_error() == Some(libc::EINVAL))
-                && lock(&self.pids).contains(pid)
-            {
-                // SAFETY: kill(2) of a process group whose leader is ours and not yet reaped.
-                unsafe {
-                    libc::kill(-*pid, libc::SIGKILL);
-                }
-            }
+            kill_launcher_group(fd, *pid);
         }
         for &pid in lock(&self.pids).iter() {
             // SAFETY: kill(2) on a live tracee's pid; it touches no memory.
@@ -1300,6 +1324,9 @@ fn launchers() -> std::sync::MutexGuard<'static, Vec<std::sync::Weak<Shared>>> {
         let Ok(list) = list.try_lock() else { return };
         for shared in list.iter().filter_map(std::sync::Weak::upgrade) {
             shared.kill_launcher_at_exit();
+            // Never the last holder here: what dropping it runs (a judge's code) is not for a
+            // process on its way out.
+            std::mem::forget(shared);
         }
     }
     let list = LAUNCHERS.get_or_init(|| {

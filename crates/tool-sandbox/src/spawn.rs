@@ -78,6 +78,9 @@ struct Prepared {
     /// every number but the standard streams, the targets of `dups`, the error pipe and the
     /// listener's socket.
     closes: Vec<(libc::c_uint, libc::c_uint)>,
+    /// Where closing one by one stops, where `close_range` is not there (before Linux 5.9,
+    /// or refused by a filter the host runs under): the limit on open descriptors.
+    open_limit: libc::c_uint,
     trace: bool,
     filter: Option<Vec<u8>>,
     /// The network namespace to join, or -1.
@@ -206,6 +209,7 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
         cwd,
         dups,
         closes,
+        open_limit: open_limit(),
         trace: child.trace,
         filter: child.filter,
         netns: child.netns.as_ref().map_or(-1, |f| f.as_raw_fd()),
@@ -258,6 +262,10 @@ pub(crate) fn spawn(child: Child) -> std::io::Result<libc::pid_t> {
     let mut buf = [0u8; 4];
     let mut pipe = std::fs::File::from(read_end);
     if std::io::Read::read_exact(&mut pipe, &mut buf).is_ok() {
+        // Its number is about to be free for another process.
+        if let Some(p) = &child.pid {
+            p.store(0, std::sync::atomic::Ordering::SeqCst);
+        }
         let mut status = 0;
         // SAFETY: reaps the child that failed.
         unsafe {
@@ -327,7 +335,13 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         // business in the sandbox, and a starting child holding another's socket could keep
         // both waiting once the parent is gone).
         for &(lo, hi) in &p.closes {
-            libc::syscall(libc::SYS_close_range, lo, hi, 0);
+            if libc::syscall(libc::SYS_close_range, lo, hi, 0) != 0 {
+                let mut fd = lo;
+                while fd <= hi && fd < p.open_limit {
+                    libc::close(fd as libc::c_int);
+                    fd += 1;
+                }
+            }
         }
         if let Some(cwd) = &p.cwd
             && libc::chdir(cwd.as_ptr()) != 0
@@ -365,6 +379,23 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         );
     }
     fail(p)
+}
+
+/// The soft limit on open descriptors (no descriptor is numbered at or above it), at most
+/// 2^20.
+#[allow(unsafe_code)]
+fn open_limit() -> libc::c_uint {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit, a local of ours.
+    let known = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+    if known {
+        limit.rlim_cur.min(1 << 20) as libc::c_uint
+    } else {
+        1 << 20
+    }
 }
 
 /// The inclusive ranges of descriptor numbers between and above the numbers of `open`.
