@@ -405,6 +405,9 @@ fn a_rule_naming_a_script_by_path_allows_only_that_file() {
         (&["Bash(./run.sh:*)"], "cd sub && ./run.sh", Ask),
         (&["Bash(./run.sh:*)"], "run.sh", Ask),
         (&["Bash(./run.sh:*)"], "./run.shx", Ask),
+        // An operand of the unknown script that names a program it may run (found by the
+        // property below).
+        (&["Bash(./run.sh:*)"], "./run.sh dc a", Ask),
         (&["Bash(./run.sh:*)"], "./run.sh $(curl x.example)", Ask),
         (&["Bash(./run.sh)"], "./run.sh a", Ask),
         (&["Bash(run.sh:*)"], "./run.sh", Ask),
@@ -419,12 +422,13 @@ fn a_rule_naming_a_script_by_path_allows_only_that_file() {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     /// Any script named by a relative path: its own path rule allows it with any plain
-    /// arguments from the project root, never from another directory, and a rule naming only
-    /// its last component, or a longer name, never allows it.
+    /// arguments that name no program (an operand of an unknown program that names one, such
+    /// as `dc`, may be what it runs, and asks) from the project root, never from another
+    /// directory, and a rule naming only its last component, or a longer name, never allows it.
     #[test]
     fn script_path_rules_allow_exactly_the_file_they_name(
         name in "[a-z]{1,8}\\.sh",
-        args in proptest::collection::vec("[a-z0-9]{1,6}", 0..3),
+        args in proptest::collection::vec("[0-9]{1,6}", 0..3),
     ) {
         let sb = Sandbox::new();
         std::fs::create_dir_all(sb.path("sub")).unwrap();
