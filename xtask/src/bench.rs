@@ -1198,6 +1198,26 @@ fn launch_timed(
     Ok(took)
 }
 
+/// A project of some size (the plan walks it on every call) and a home directory beside it,
+/// in a temporary directory (held by the first value).
+fn sandbox_project() -> anyhow::Result<(tempfile::TempDir, std::path::PathBuf, std::path::PathBuf)>
+{
+    let dir = tempfile::tempdir()?;
+    let root = std::fs::canonicalize(dir.path())?;
+    let (ws, home) = (root.join("project"), root.join("home"));
+    std::fs::create_dir_all(&ws)?;
+    std::fs::create_dir_all(&home)?;
+    for i in 0..200 {
+        let d = ws.join(format!("src/m{}", i % 20));
+        std::fs::create_dir_all(&d)?;
+        std::fs::write(d.join(format!("f{i}.rs")), "fn f() {}\n")?;
+    }
+    std::fs::create_dir_all(ws.join(".git/hooks"))?;
+    std::fs::write(ws.join(".git/config"), "[core]\n")?;
+    std::fs::write(ws.join(".env"), "KEY=1\n")?;
+    Ok((dir, ws, home))
+}
+
 /// `cargo xtask bench sandbox`: what the sandbox adds to a Bash call (the median of 100 `true`
 /// calls through the whole pipeline, sandbox on and off, interleaved), beside what a bare
 /// `bwrap` costs over `bash -c true`; and what the exec supervisor adds to commands that start
@@ -1208,20 +1228,7 @@ pub(crate) async fn sandbox() -> anyhow::Result<()> {
         return rerun_release("sandbox");
     }
     let sandbox = tool_sandbox::Sandbox::detect()?;
-    let dir = tempfile::tempdir()?;
-    let root = std::fs::canonicalize(dir.path())?;
-    let (ws, home) = (root.join("project"), root.join("home"));
-    std::fs::create_dir_all(&ws)?;
-    std::fs::create_dir_all(&home)?;
-    // A project of some size, with the rules people write: the plan walks it on every call.
-    for i in 0..200 {
-        let d = ws.join(format!("src/m{}", i % 20));
-        std::fs::create_dir_all(&d)?;
-        std::fs::write(d.join(format!("f{i}.rs")), "fn f() {}\n")?;
-    }
-    std::fs::create_dir_all(ws.join(".git/hooks"))?;
-    std::fs::write(ws.join(".git/config"), "[core]\n")?;
-    std::fs::write(ws.join(".env"), "KEY=1\n")?;
+    let (_dir, ws, home) = sandbox_project()?;
     let rules = serde_json::json!({
         "allow": ["Bash", "WebFetch(domain:docs.rs)"],
         "deny": ["Read(./.env)", "Read(~/.ssh/**)", "Bash(curl:*)", "Bash(rm -rf:*)"],
@@ -1358,20 +1365,7 @@ pub(crate) async fn sandbox_exec() -> anyhow::Result<()> {
         return rerun_release("sandbox-exec");
     }
     let sandbox = tool_sandbox::Sandbox::detect()?;
-    let dir = tempfile::tempdir()?;
-    let root = std::fs::canonicalize(dir.path())?;
-    let (ws, home) = (root.join("project"), root.join("home"));
-    std::fs::create_dir_all(&ws)?;
-    std::fs::create_dir_all(&home)?;
-    // A project of some size, with the rules people write: the plan walks it on every call.
-    for i in 0..200 {
-        let d = ws.join(format!("src/m{}", i % 20));
-        std::fs::create_dir_all(&d)?;
-        std::fs::write(d.join(format!("f{i}.rs")), "fn f() {}\n")?;
-    }
-    std::fs::create_dir_all(ws.join(".git/hooks"))?;
-    std::fs::write(ws.join(".git/config"), "[core]\n")?;
-    std::fs::write(ws.join(".env"), "KEY=1\n")?;
+    let (_dir, ws, home) = sandbox_project()?;
     exec_heavy(sandbox, &ws, &home)
 }
 
