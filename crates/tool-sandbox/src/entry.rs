@@ -40,7 +40,7 @@ use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::supervise::{Loaded, lossy, read_link_at, read_memory};
+use crate::supervise::{Loaded, lossy, read_memory};
 
 /// What an `execve` notification will do, as far as can be known before it runs.
 pub(crate) enum Entry {
@@ -160,6 +160,10 @@ impl Entries {
             return Entry::Unsure;
         }
         let tid = n.pid as libc::pid_t;
+        // First what is cheapest to find out and rules out the most (a `vfork` child).
+        if alone(tid) != Some(true) {
+            return Entry::Unsure;
+        }
         let [path_at, argv_at, ..] = n.data.args;
         let Some((path, pointers)) = read_path_and_vector(tid, path_at, argv_at) else {
             return Entry::Unsure;
@@ -189,25 +193,24 @@ impl Entries {
             Resolved::Nothing(errno) => return Entry::Fails(errno),
             Resolved::Unsure => return Entry::Unsure,
         };
-        let Some(dir) = crate::notify::open_proc_dir(tid) else {
-            return Entry::Unsure;
-        };
-        match Self::read_in(tid, &dir, path_at, &path, argv_at, &pointers, found) {
+        match Self::read_in(tid, path_at, &path, argv_at, &pointers, found) {
             Some(entry) if pending() => entry,
             _ => Entry::Unsure,
         }
     }
 
+    /// The rest of [`Entries::read`], for a caller found alone in its memory. Its `/proc`
+    /// files are read by path: the caller's number cannot name another process while its
+    /// notification is pending, which is checked after them.
     fn read_in(
         tid: libc::pid_t,
-        dir: &OwnedFd,
         path_at: u64,
         path: &[u8],
         argv_at: u64,
         pointers: &[u64],
         found: Found,
     ) -> Option<Entry> {
-        if pointers.is_empty() || !alone(tid, dir)? {
+        if pointers.is_empty() {
             return Some(Entry::Unsure);
         }
         let mut spans: Vec<(u64, u64)> = vec![
@@ -218,10 +221,10 @@ impl Entries {
         for (at, word) in pointers.iter().zip(&words) {
             spans.push((*at, word.len() as u64 + 1));
         }
-        if !private_memory(dir, &spans)? {
+        if !private_memory(tid, &spans)? {
             return Some(Entry::Unsure);
         }
-        let cwd = read_link_at(dir, c"cwd")?;
+        let cwd = std::fs::read_link(format!("/proc/{tid}/cwd")).ok()?;
         Some(Entry::Runs(
             Loaded {
                 argv: words.into_iter().map(lossy).collect(),
@@ -305,66 +308,30 @@ fn version(st: &libc::stat) -> ((u64, u64), (i64, i64)) {
 /// parent, though it waits for the `execve`, can be killed, and its exit writes to the
 /// memory it shares: its thread id's clearing, its robust futexes.) `None` when it cannot
 /// be told.
-fn alone(tid: libc::pid_t, dir: &OwnedFd) -> Option<bool> {
-    if threads(dir)? != 1 {
+///
+/// What it looks at cannot change while `tid` waits at its notification: no process of a
+/// sealed command can add a thread to another or come to share its memory (`clone` shares
+/// memory only from the caller, which waits), so the answer holds until the call goes on.
+fn alone(tid: libc::pid_t) -> Option<bool> {
+    // One read of `/proc/TID/stat` gives both the parent and the number of threads.
+    let stat = crate::supervise::read_small(&format!("/proc/{tid}/stat"))?;
+    let (parent, threads) = parent_and_threads(&stat)?;
+    if threads != 1 {
         return Some(false);
     }
-    let parent = parent_of(tid)?;
     Some(parent <= 1 || !same_memory(tid, parent)?)
 }
 
-/// The number of threads of the process whose `/proc` directory is `dir`: its `task`
-/// directory has two links more than it has threads.
-fn threads(dir: &OwnedFd) -> Option<u64> {
-    let st = stat_at(dir, c"task", 0)?;
-    // `nlink_t` is 32 bits on some architectures.
-    #[allow(clippy::unnecessary_cast)]
-    let links = st.st_nlink as u64;
-    links.checked_sub(2)
-}
-
-/// `struct pidfd_info` as Linux 6.13 first made it (`PIDFD_INFO_SIZE_VER0`).
-#[repr(C)]
-#[derive(Default)]
-struct PidfdInfo {
-    mask: u64,
-    cgroupid: u64,
-    pid: u32,
-    tgid: u32,
-    ppid: u32,
-    ids: [u32; 8],
-    exit_code: i32,
-}
-
-/// `_IOWR(PIDFS_IOCTL_MAGIC, 11, struct pidfd_info)`, at the first version's size.
-const PIDFD_GET_INFO: libc::c_ulong = 0xC040_FF0B;
-
-/// The parent of process `pid` (`PIDFD_GET_INFO`, Linux 6.13; else `/proc/PID/stat`).
-#[allow(unsafe_code)]
-fn parent_of(pid: libc::pid_t) -> Option<libc::pid_t> {
-    if let Ok(fd) = crate::notify::pidfd_open(pid) {
-        let mut info = PidfdInfo {
-            mask: 1,
-            ..PidfdInfo::default()
-        };
-        // SAFETY: GET_INFO reads and writes one pidfd_info of the size the request names, a
-        // local of ours.
-        let r = unsafe { libc::ioctl(fd.as_raw_fd(), PIDFD_GET_INFO as _, &mut info) };
-        if r == 0 && info.ppid != 0 {
-            return libc::pid_t::try_from(info.ppid).ok();
-        }
-    }
-    let stat = crate::supervise::read_small(&format!("/proc/{pid}/stat"))?;
-    parent_in_stat(&stat)
-}
-
-/// The parent (field 4) of a `/proc/PID/stat`.
-fn parent_in_stat(stat: &[u8]) -> Option<libc::pid_t> {
+/// The parent (field 4) and the number of threads (field 20) of a `/proc/PID/stat`.
+fn parent_and_threads(stat: &[u8]) -> Option<(libc::pid_t, u64)> {
     // The fields after the command name, which is in parentheses and may hold anything.
     let close = stat.iter().rposition(|&b| b == b')')?;
     let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
     // Field 3 (the state) comes first.
-    rest.split_whitespace().nth(1)?.parse().ok()
+    let mut fields = rest.split_whitespace();
+    let parent = fields.nth(1)?.parse().ok()?;
+    let threads = fields.nth(15)?.parse().ok()?;
+    Some((parent, threads))
 }
 
 /// Whether processes `a` and `b` share their memory (`kcmp`); `None` when it cannot be told.
@@ -379,8 +346,8 @@ fn same_memory(a: libc::pid_t, b: libc::pid_t) -> Option<bool> {
 /// file: no other process shares those pages and no file shows through them. `None` when the
 /// kernel cannot say (`PROCMAP_QUERY` is Linux 6.11's).
 #[allow(unsafe_code)]
-fn private_memory(dir: &OwnedFd, spans: &[(u64, u64)]) -> Option<bool> {
-    let maps = open_at(Some(dir), "maps", libc::O_RDONLY)?;
+fn private_memory(tid: libc::pid_t, spans: &[(u64, u64)]) -> Option<bool> {
+    let maps = open_at(None, &format!("/proc/{tid}/maps"), libc::O_RDONLY)?;
     let mut known: Vec<(u64, u64)> = Vec::new();
     for &(at, len) in spans {
         let end = at.checked_add(len)?;
@@ -657,25 +624,24 @@ fn open_at(dir: Option<&OwnedFd>, name: &str, flags: libc::c_int) -> Option<Owne
 mod tests {
     use super::*;
 
-    fn own_dir() -> OwnedFd {
-        crate::notify::open_proc_dir(std::process::id() as libc::pid_t)
-            .unwrap_or_else(|| panic!("/proc/PID opens"))
+    fn own_pid() -> libc::pid_t {
+        std::process::id() as libc::pid_t
     }
 
     #[test]
     #[allow(unsafe_code)]
     fn only_private_anonymous_memory_counts_as_private() {
-        let dir = own_dir();
+        let pid = own_pid();
         let heap: Vec<u8> = std::iter::repeat_n(7u8, 64).collect();
         let span = |p: *const u8, len: usize| (p as u64, len as u64);
-        let Some(private) = private_memory(&dir, &[span(heap.as_ptr(), heap.len())]) else {
+        let Some(private) = private_memory(pid, &[span(heap.as_ptr(), heap.len())]) else {
             eprintln!("skipped: no PROCMAP_QUERY on this kernel");
             return;
         };
         assert!(private, "the heap");
         let on_stack = [1u8; 16];
         assert_eq!(
-            private_memory(&dir, &[span(on_stack.as_ptr(), 16)]),
+            private_memory(pid, &[span(on_stack.as_ptr(), 16)]),
             Some(true)
         );
         let file = tempfile::tempfile().unwrap_or_else(|e| panic!("{e}"));
@@ -701,7 +667,7 @@ mod tests {
             let p =
                 unsafe { libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, flags, fd, 0) };
             assert_ne!(p, libc::MAP_FAILED, "{what}");
-            let got = private_memory(&dir, &[span(heap.as_ptr(), 8), span(p.cast(), 8)]);
+            let got = private_memory(pid, &[span(heap.as_ptr(), 8), span(p.cast(), 8)]);
             // SAFETY: the mapping made above, no longer used.
             unsafe { libc::munmap(p, 4096) };
             assert_eq!(got, Some(false), "{what}");
@@ -721,36 +687,58 @@ mod tests {
         assert_ne!(p, libc::MAP_FAILED);
         // SAFETY: the second page of the mapping made above.
         unsafe { libc::munmap(p.cast::<u8>().add(4096).cast(), 4096) };
-        assert_eq!(private_memory(&dir, &[(p as u64 + 4090, 12)]), Some(false));
-        assert_eq!(private_memory(&dir, &[(p as u64 + 4000, 12)]), Some(true));
+        assert_eq!(private_memory(pid, &[(p as u64 + 4090, 12)]), Some(false));
+        assert_eq!(private_memory(pid, &[(p as u64 + 4000, 12)]), Some(true));
         // SAFETY: the first page, no longer used.
         unsafe { libc::munmap(p, 4096) };
     }
 
     #[test]
     fn a_process_with_threads_is_not_alone() {
-        let dir = own_dir();
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let t = std::thread::spawn(move || rx.recv());
-        assert!(threads(&dir).is_some_and(|n| n >= 2));
-        assert_eq!(alone(std::process::id() as libc::pid_t, &dir), Some(false));
+        assert_eq!(alone(own_pid()), Some(false));
         let _ = tx.send(());
         let _ = t.join();
     }
 
     #[test]
-    fn the_parent_comes_from_the_pidfd_or_stat() {
-        let parent = parent_of(std::process::id() as libc::pid_t);
-        assert_eq!(
-            parent,
-            Some(std::os::unix::process::parent_id() as libc::pid_t)
-        );
+    fn a_child_of_its_own_is_alone_and_one_sharing_its_parent_memory_is_not() {
+        // A child with memory of its own (a fork and exec), whatever its parent.
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap_or_else(|e| panic!("sleep starts: {e}"));
+        let pid = child.id() as libc::pid_t;
+        assert_eq!(alone(pid), Some(true));
+        let _ = child.kill();
+        let _ = child.wait();
+        // A thread of this process, seen by its own id: it shares the memory.
+        let (tx, rx) = std::sync::mpsc::channel::<libc::pid_t>();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            // SAFETY: gettid takes nothing and returns the caller's thread id.
+            #[allow(unsafe_code)]
+            let tid = unsafe { libc::gettid() };
+            let _ = tx.send(tid);
+            let _ = stop_rx.recv();
+        });
+        let tid = rx
+            .recv()
+            .unwrap_or_else(|e| panic!("the thread says its id: {e}"));
+        assert_eq!(alone(tid), Some(false));
+        let _ = stop_tx.send(());
+        let _ = t.join();
     }
 
     #[test]
-    fn stat_gives_the_parent_whatever_the_name() {
+    fn stat_gives_the_parent_and_the_threads_whatever_the_name() {
         let stat = b"4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 3 0 1 2 3";
-        assert_eq!(parent_in_stat(stat), Some(17));
-        assert_eq!(parent_in_stat(b"12 (sh) S"), None);
+        assert_eq!(parent_and_threads(stat), Some((17, 3)));
+        assert_eq!(parent_and_threads(b"12 (sh) S 1 12"), None);
+        let own = crate::supervise::read_small(&format!("/proc/{}/stat", own_pid()))
+            .unwrap_or_else(|| panic!("own stat reads"));
+        let (parent, _) = parent_and_threads(&own).unwrap_or_else(|| panic!("own stat parses"));
+        assert_eq!(parent, std::os::unix::process::parent_id() as libc::pid_t);
     }
 }
