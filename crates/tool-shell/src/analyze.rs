@@ -1647,7 +1647,16 @@ impl Walker {
                     .last()
                     .is_some_and(|a| a.ends_with('P') || (a.contains('P') && !a.contains('L')));
                 // `CDPATH`: a relative name not starting with `.` is looked up in its
-                // directories first (the first where it exists), as bash does.
+                // directories first (the first where it exists), as bash does; an
+                // assignment before `cd` itself (`CDPATH=/x cd y`) holds while it runs. Where
+                // none of them holds it now, the line may make one before `cd` runs (or
+                // bash falls back to the working directory): the directory is not known.
+                let own_cdpath = u
+                    .assignments
+                    .iter()
+                    .rev()
+                    .find(|a| a.name == "CDPATH")
+                    .map(|a| a.value.clone().map_or(Var::Unknown, Var::Known));
                 let cdpath = |d: &str| -> Option<Option<PathBuf>> {
                     if d.starts_with('/')
                         || d.starts_with("./")
@@ -1657,22 +1666,26 @@ impl Walker {
                     {
                         return Some(None);
                     }
-                    match state.vars.get("CDPATH") {
+                    let value = own_cdpath
+                        .clone()
+                        .unwrap_or_else(|| state.vars.get("CDPATH"));
+                    let set = own_cdpath.is_some() || state.vars.is_set("CDPATH");
+                    match value {
                         Var::Known(v) if v.is_empty() => Some(None),
-                        Var::Known(v) => Some(
-                            v.split(':')
-                                .map(|e| {
-                                    if e.is_empty() {
-                                        state.cwd()
-                                    } else {
-                                        expand::join(&state.cwd(), e)
-                                    }
-                                })
-                                .map(|e| lexical(&expand::join(&e, d)))
-                                .find(|p| p.is_dir()),
-                        ),
+                        Var::Known(v) => v
+                            .split(':')
+                            .map(|e| {
+                                if e.is_empty() {
+                                    state.cwd()
+                                } else {
+                                    expand::join(&state.cwd(), e)
+                                }
+                            })
+                            .map(|e| lexical(&expand::join(&e, d)))
+                            .find(|p| p.is_dir())
+                            .map(Some),
                         // Set to what cannot be known: so is the directory.
-                        Var::Unknown if state.vars.is_set("CDPATH") => None,
+                        Var::Unknown if set => None,
                         Var::Unknown => Some(None),
                     }
                 };
@@ -2209,6 +2222,59 @@ mod tests {
         assert_eq!(cwds, ["/w/p", "/w/p/sub", "/w/p/sub", "/w/p/sub"]);
         let a = analyze("cd $X && cat x", &env());
         assert!(!a.units[1].certain);
+    }
+
+    #[test]
+    fn cdpath_decides_where_a_relative_cd_goes() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("a temporary directory: {e}"));
+        let base = dir.path().display().to_string();
+        std::fs::create_dir(dir.path().join("sub")).unwrap_or_else(|e| panic!("mkdir: {e}"));
+        // As a prefix of `cd` itself, and as a variable set before it.
+        for line in [
+            format!("CDPATH={base} cd sub && cat x"),
+            format!("CDPATH={base}; cd sub && cat x"),
+        ] {
+            let a = analyze(&line, &env());
+            let last = a.units.last().unwrap_or_else(|| panic!("units of {line}"));
+            assert_eq!(last.cwd, dir.path().join("sub"), "{line}");
+            assert!(last.certain, "{line}");
+        }
+        // Found in none of its directories now: the line may make one, so it is not known.
+        let a = analyze(&format!("CDPATH={base} cd missing && cat x"), &env());
+        assert!(!a.units[1].certain);
+        // `./` and absolute names never look in it.
+        let a = analyze(&format!("CDPATH={base} cd ./sub && cat x"), &env());
+        assert_eq!(a.units[1].cwd, PathBuf::from("/w/p/sub"));
+    }
+
+    #[test]
+    fn options_after_the_operand_they_follow_are_read_as_the_program_reads_them() {
+        // OpenSSH reads its options again after the destination.
+        let a = analyze(
+            "ssh -T git@example.com -o ProxyCommand='nc %h %p' ls",
+            &env(),
+        );
+        assert!(
+            a.units[0]
+                .effects()
+                .any(|e| e.source.option.as_deref() == Some("-o")),
+            "{:?}",
+            a.units[0].effects().collect::<Vec<_>>()
+        );
+        // fd runs every word after -x/-X up to `;` as one command.
+        let a = analyze("fd -e orig -X rm -f \\; -H", &env());
+        let run: Vec<&Effect> = a.units[0]
+            .effects()
+            .filter(|e| e.kind == EffectKind::ExecArgv)
+            .collect();
+        assert_eq!(run.len(), 1);
+        assert_eq!(run[0].argv, ["rm", "-f"]);
+        assert!(run[0].argv_open);
+        // SQL's words are the same in any case.
+        let a = analyze("sqlite3 d.db \"SELECT ReadFile('k')\"", &env());
+        assert!(a.units[0].effects().any(|e| e.kind == EffectKind::Unknown));
+        let a = analyze("sqlite3 d.db 'select count(*) from t'", &env());
+        assert!(!a.units[0].effects().any(|e| e.kind == EffectKind::Unknown));
     }
 
     #[test]

@@ -247,6 +247,9 @@ pub struct Syntax {
     /// Every option is accepted and has no effect (only for programs whose operands are all
     /// data, such as `echo`).
     pub any_option: bool,
+    /// Options are read again after the first operand, up to the next (OpenSSH reads its
+    /// options once more after the destination: `ssh HOST -o X=Y CMD`).
+    pub options_after_first: bool,
 }
 
 /// One option of a program.
@@ -395,6 +398,9 @@ pub struct Language {
     pub unknown_words: Vec<String>,
     /// Any other line cannot be known either (`vim -c`: any Ex command may run anything).
     pub other_unknown: bool,
+    /// Its words are the same in any case (SQL's `READFILE` is `readfile`): they are looked
+    /// for in the line whatever its case (the database gives them in lower case).
+    pub ignore_case: bool,
 }
 
 /// A subcommand, compiled when it is first looked up (git has a hundred; a command names one).
@@ -634,6 +640,7 @@ struct RawProgram {
     negate: Option<bool>,
     numeric: Option<bool>,
     any_option: Option<bool>,
+    options_after_first: Option<bool>,
     #[serde(default)]
     recursive: bool,
     #[serde(default)]
@@ -682,6 +689,8 @@ struct RawLanguage {
     unknown_words: Vec<String>,
     #[serde(default)]
     other: Option<String>,
+    #[serde(default)]
+    ignore_case: bool,
 }
 
 #[derive(Debug, Deserialize, Default, Clone)]
@@ -1303,6 +1312,7 @@ fn compile(
     set(&mut syntax.negate, rp.negate);
     set(&mut syntax.numeric, rp.numeric);
     set(&mut syntax.any_option, rp.any_option);
+    set(&mut syntax.options_after_first, rp.options_after_first);
 
     let operands = parse_slots(&rp.operands, name)?;
     if syntax.permute && rest_slot(&operands).is_some() {
@@ -1353,6 +1363,7 @@ fn compile(
                 shell: l.shell.clone(),
                 unknown_prefixes: l.unknown_prefixes.clone(),
                 unknown_words: l.unknown_words.clone(),
+                ignore_case: l.ignore_case,
                 other_unknown: match l.other.as_deref() {
                     None | Some("none") => false,
                     Some("unknown") => true,
@@ -1653,7 +1664,16 @@ impl Run<'_, '_> {
                     .unknown_prefixes
                     .iter()
                     .any(|p| l.starts_with(p.as_str()))
-                || lang.unknown_words.iter().any(|w| l.contains(w.as_str()))
+                || {
+                    let folded = if lang.ignore_case {
+                        std::borrow::Cow::Owned(l.to_lowercase())
+                    } else {
+                        std::borrow::Cow::Borrowed(l)
+                    };
+                    lang.unknown_words
+                        .iter()
+                        .any(|w| folded.contains(w.as_str()))
+                }
             {
                 self.push(
                     EffectKind::Unknown,
@@ -1906,7 +1926,9 @@ impl Run<'_, '_> {
                 break;
             }
             st.operands.push((w.clone(), st.chdir.clone()));
-            if !prog.syntax.permute {
+            // OpenSSH goes on reading options after its first operand.
+            let again = prog.syntax.options_after_first && st.operands.len() == 1;
+            if !prog.syntax.permute && !again {
                 options_done = true;
             }
             i += 1;
@@ -2122,6 +2144,37 @@ impl Run<'_, '_> {
         Found::Missing
     }
 
+    /// An option followed by a command (`fd -x CMD ARGS... [;]`): the words up to a `;` (or
+    /// the end) are the command, to which the program adds more (the paths it found). The
+    /// index of the word after it.
+    fn take_command(
+        &mut self,
+        opt: &OptionSpec,
+        words: &[String],
+        i: usize,
+        word: &str,
+        st: &Parsed<'_>,
+    ) -> usize {
+        let start = i + 1;
+        let end = words[start.min(words.len())..]
+            .iter()
+            .position(|w| w == ";")
+            .map_or(words.len(), |p| start + p);
+        if start >= end {
+            self.unknown(word, &st.label, "option value missing");
+            return (end + 1).min(words.len());
+        }
+        let before = self.out.effects.len();
+        self.apply(opt, word, words.get(start).cloned(), &st.label, &st.chdir);
+        for e in &mut self.out.effects[before..] {
+            if e.kind == EffectKind::ExecArgv {
+                e.argv = words[start..end].to_vec();
+                e.argv_open = true;
+            }
+        }
+        (end + 1).min(words.len())
+    }
+
     /// Take the option's value(s) and apply its effects; returns the index of the next word.
     #[allow(clippy::too_many_arguments)]
     fn take<'p>(
@@ -2136,6 +2189,9 @@ impl Run<'_, '_> {
     ) -> usize {
         let label = st.label.clone();
         let mut next = i + 1;
+        if opt.arg == Arity::Command && attached.is_none() {
+            return self.take_command(opt, words, i, word, st);
+        }
         let value: Option<String> = match opt.arg {
             Arity::None => {
                 if attached.is_some() {
