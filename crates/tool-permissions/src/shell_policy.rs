@@ -773,6 +773,33 @@ fn effects_covered(u: &Unit) -> bool {
         })
 }
 
+/// Whether unit `index` runs its project's own code (`make`, `cargo check`, `pytest`, `npm
+/// test`: code no word of the line names) where another unit of the line writes a file
+/// (`printf ... > build.rs && cargo check`, `cat > tests/conftest.py <<EOF ... pytest`): what
+/// runs is then, possibly, what the line wrote, which no rule that allows the program
+/// allowed.
+fn runs_planted_code(index: usize, a: &Analysis, t: &Touches) -> bool {
+    let u = &a.units[index];
+    let runs_project = u
+        .effects()
+        .any(|e| e.kind == EffectKind::RunsCode && e.value.is_none());
+    if !runs_project {
+        return false;
+    }
+    // The units that run it (`flock .lock make`: the lock file is the wrapper's, not code).
+    let mut carriers = Vec::new();
+    let mut at = index;
+    while let Origin::Carried { parent, .. } = &a.units[at].origin {
+        if carriers.contains(parent) || *parent >= a.units.len() {
+            break;
+        }
+        carriers.push(*parent);
+        at = *parent;
+    }
+    t.writes()
+        .any(|w| w.unit != index && !carriers.contains(&w.unit) && w.path.starts_with(&u.cwd))
+}
+
 /// How one unit stands on its own: allowed by a rule (`Some(Some(rule))`), allowed as a
 /// read-only command or, in acceptEdits mode, as a file edit inside the working directories
 /// (`Some(None)`), or not allowed (`None`). Paths are checked by the caller.
@@ -798,6 +825,9 @@ pub(crate) fn unit_allowed<'a>(
     let redirects_ok =
         !t.unknown_paths.contains(&index) && own_redirects.iter().all(|p| redirect_ok(&p.path));
     if !redirects_ok {
+        return None;
+    }
+    if runs_planted_code(index, a, t) {
         return None;
     }
     let allow_form = unit_allow_form(u, ctx);
@@ -1347,6 +1377,20 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
                 .collect::<Vec<_>>()
                 .join(" ");
             out.push(form);
+            // A make recipe's line may start with `@` (not echoed) or `+` (run even under
+            // `make -n`) before its command (`test:; @curl ...` written to a Makefile).
+            let bare = words[i].trim_start_matches(['@', '+']);
+            if bare.len() < words[i].len() {
+                let bare = bare.rsplit('/').next().unwrap_or(bare);
+                if !bare.is_empty() {
+                    out.push(
+                        std::iter::once(bare)
+                            .chain(words[i + 1..].iter().map(String::as_str))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    );
+                }
+            }
             // An option's or a setting's value may be a program too
             // (`-Dexec.executable=curl`, `ProxyCommand=curl x`), and so is what follows a `|`
             // where a program takes a pipe to a command for a file (`strace -o '|cmd'`,

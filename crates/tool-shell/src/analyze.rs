@@ -2270,6 +2270,42 @@ mod tests {
         assert_eq!(run.len(), 1);
         assert_eq!(run[0].argv, ["rm", "-f"]);
         assert!(run[0].argv_open);
+        // A page name with a `/` is a file man reads (and prints).
+        let reads = |line: &str| -> Vec<String> {
+            analyze(line, &env()).units[0]
+                .effects()
+                .filter(|e| e.kind == EffectKind::Read)
+                .filter_map(|e| e.value.clone())
+                .collect()
+        };
+        assert_eq!(reads("man ./notes.1"), ["./notes.1"]);
+        assert!(reads("man 5 crontab").is_empty());
+        // A patch fed on the line writes the files its headers name, as written and with
+        // the first component taken off; `git apply --check` writes nothing.
+        let writes = |line: &str| -> Vec<String> {
+            analyze(line, &env()).units[0]
+                .effects()
+                .filter(|e| e.kind == EffectKind::Write)
+                .filter_map(|e| e.value.clone())
+                .collect()
+        };
+        let patch = "<<'EOF'\ndiff --git a/x.c b/.git/hooks/post-merge\nnew file mode 100755\n--- /dev/null\n+++ b/.git/hooks/post-merge\n@@ -0,0 +1 @@\n+id\nEOF";
+        let w = writes(&format!("patch -p1 {patch}"));
+        assert!(w.iter().any(|p| p == ".git/hooks/post-merge"), "{w:?}");
+        assert!(w.iter().any(|p| p == "b/.git/hooks/post-merge"), "{w:?}");
+        assert!(!w.iter().any(|p| p == "/dev/null"), "{w:?}");
+        assert!(writes(&format!("git apply --check {patch}")).is_empty());
+        assert!(!writes(&format!("git apply {patch}")).is_empty());
+        // cpio's copy-in writes where its members' names say (absolute ones anywhere).
+        let a = analyze("cpio -idmu < rootfs.cpio", &env());
+        assert!(
+            a.units[0]
+                .effects()
+                .any(|e| e.kind == EffectKind::Write && e.value.is_none())
+        );
+        // sqlite3 reads its options wherever they come.
+        let a = analyze("sqlite3 d.db 'select 1' -init setup.sql", &env());
+        assert!(a.units[0].effects().any(|e| e.kind == EffectKind::RunsCode));
         // SQL's words are the same in any case.
         let a = analyze("sqlite3 d.db \"SELECT ReadFile('k')\"", &env());
         assert!(a.units[0].effects().any(|e| e.kind == EffectKind::Unknown));

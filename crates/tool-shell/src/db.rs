@@ -150,6 +150,8 @@ pub enum Role {
     RemoteRead,
     /// A file written, or `host:path` (network).
     RemoteWrite,
+    /// A name looked up, or the file it names when it has a `/` (`man ./page.1`).
+    Page,
     /// A git revision or path: `REV:PATH` (and `:PATH`) prints PATH's content, an operand
     /// after `--` is a path git reads; anything else is data (a revision).
     GitObject,
@@ -187,6 +189,7 @@ impl Role {
             "remote-read" => Role::RemoteRead,
             "remote-write" => Role::RemoteWrite,
             "git-object" => Role::GitObject,
+            "page" => Role::Page,
             _ => return None,
         })
     }
@@ -373,6 +376,64 @@ pub struct Program {
     index: BTreeMap<String, usize>,
 }
 
+/// The files a patch's headers name (`+++ b/x`, `diff --git a/x b/y`, `rename to x`, a
+/// context diff's `*** x`, `Index: x`), each as written and with its first component taken
+/// off (`-p0` and `-p1` both), for they are what the patch may write.
+pub fn patch_targets(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |raw: &str| {
+        // A tab ends the name (a timestamp follows); a name may be quoted.
+        let name = raw
+            .split('\t')
+            .next()
+            .unwrap_or(raw)
+            .trim()
+            .trim_matches('"');
+        if name.is_empty() || name == "/dev/null" {
+            return;
+        }
+        let mut forms = vec![name.to_owned()];
+        if let Some((_, rest)) = name.split_once('/')
+            && !rest.is_empty()
+        {
+            forms.push(rest.to_owned());
+        }
+        for f in forms {
+            if !names.contains(&f) {
+                names.push(f);
+            }
+        }
+    };
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            // `a/X b/Y`: names with spaces make the split ambiguous; every split is taken.
+            for (i, _) in rest.match_indices(" b/") {
+                add(&rest[..i]);
+                add(&rest[i + 1..]);
+            }
+            if !rest.contains(" b/") {
+                for w in rest.split_whitespace() {
+                    add(w);
+                }
+            }
+        } else if let Some(rest) = ["+++ ", "--- ", "*** ", "Index: "]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))
+        {
+            // Not a hunk's range (`--- 1,4 ----`, `*** 1,3 ****`).
+            if !rest.ends_with("----") && !rest.ends_with("****") {
+                add(rest);
+            }
+        } else if let Some(rest) = ["rename to ", "rename from ", "copy to "]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))
+        {
+            add(rest);
+        }
+    }
+    names
+}
+
 /// What text fed to a program's standard input on the line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stdin {
@@ -385,6 +446,10 @@ pub enum Stdin {
     /// Git object names, one or more a line (`git cat-file --batch`, `git log --stdin`):
     /// `REV:PATH` reads PATH as the revision has it.
     Objects,
+    /// A patch (`patch`, `git apply`): the files its headers name are written.
+    Patch,
+    /// Names of files it reads (`cpio -o`, `zip -@`), one a line.
+    Names,
 }
 
 /// A command language that can reach a shell, read line by line.
@@ -1355,6 +1420,8 @@ fn compile(
             Some("job") => Some(Stdin::Job),
             Some("commands") => Some(Stdin::Commands),
             Some("git-objects") => Some(Stdin::Objects),
+            Some("patch") => Some(Stdin::Patch),
+            Some("names") => Some(Stdin::Names),
             Some(other) => return Err(bad(format!("{name}: unknown stdin `{other}`"))),
         },
         language: match &rp.language {
@@ -2489,7 +2556,19 @@ impl Run<'_, '_> {
         }
         self.out.tree_writes |= st.mark("tree-writes");
         self.out.follows_links |= st.mark("follows-links");
-        if prog.writes_below {
+        // An option that makes it only check or report (`git apply --check`, `--stat`)
+        // leaves nothing written: the program's own writes are not made.
+        let writes_nothing = st.mark("writes-nothing") && !st.mark("applies");
+        if writes_nothing {
+            let own = format!("program: {}", EffectKind::Write);
+            self.out.effects.retain(|e| {
+                !(e.kind == EffectKind::Write
+                    && e.value.is_none()
+                    && e.source.option.is_none()
+                    && e.source.detail == own)
+            });
+        }
+        if prog.writes_below && !writes_nothing {
             self.out.writes_below = true;
             self.push(
                 EffectKind::Write,
@@ -2550,6 +2629,32 @@ impl Run<'_, '_> {
                         "standard input: object names that cannot be known".into(),
                     ),
                 },
+                Some(Stdin::Names) => {
+                    for name in fed.as_deref().unwrap_or_default().lines() {
+                        let name = name.trim();
+                        if !name.is_empty() {
+                            self.push(
+                                EffectKind::Read,
+                                Some(join_dir(&st.chdir, name)),
+                                &label,
+                                None,
+                                "standard input: a file named on the line".into(),
+                            );
+                        }
+                    }
+                }
+                // Unknown, it may write anything below where it works (`writes_below`).
+                Some(Stdin::Patch) if !writes_nothing => {
+                    for name in patch_targets(fed.as_deref().unwrap_or_default()) {
+                        self.push(
+                            EffectKind::Write,
+                            Some(join_dir(&st.chdir, &name)),
+                            &label,
+                            None,
+                            "standard input: a file the patch fed on the line names".into(),
+                        );
+                    }
+                }
                 _ => {}
             }
         }
@@ -2718,6 +2823,11 @@ impl Run<'_, '_> {
                 }
             }
             Role::Data | Role::Script | Role::Program | Role::Assign => {}
+            Role::Page => {
+                if w.contains('/') {
+                    push(self, EffectKind::Read, Some(path(w)));
+                }
+            }
             // `REV:PATH` (`:N:PATH`, an index stage); not a URL (`https://...`), which is a
             // remote's name.
             Role::GitObject => {
@@ -3183,6 +3293,7 @@ fn role_name(r: Role) -> &'static str {
         Role::RemoteRead => "remote-read",
         Role::RemoteWrite => "remote-write",
         Role::GitObject => "git-object",
+        Role::Page => "page",
     }
 }
 
