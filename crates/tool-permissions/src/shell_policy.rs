@@ -778,7 +778,7 @@ fn effects_covered(u: &Unit) -> bool {
 /// (`printf ... > build.rs && cargo check`, `cat > tests/conftest.py <<EOF ... pytest`): what
 /// runs is then, possibly, what the line wrote, which no rule that allows the program
 /// allowed.
-fn runs_planted_code(index: usize, a: &Analysis, t: &Touches) -> bool {
+fn runs_planted_code(index: usize, a: &Analysis, t: &Touches, ctx: &ToolContext) -> bool {
     let u = &a.units[index];
     let runs_project = u
         .effects()
@@ -786,7 +786,8 @@ fn runs_planted_code(index: usize, a: &Analysis, t: &Touches) -> bool {
     if !runs_project {
         return false;
     }
-    // The units that run it (`flock .lock make`: the lock file is the wrapper's, not code).
+    // The units that run it make files of their own (`flock .lock make`: a lock, not code);
+    // their redirections are still writes of the line (`sh -c '...; make' > Makefile`).
     let mut carriers = Vec::new();
     let mut at = index;
     while let Origin::Carried { parent, .. } = &a.units[at].origin {
@@ -796,8 +797,11 @@ fn runs_planted_code(index: usize, a: &Analysis, t: &Touches) -> bool {
         carriers.push(*parent);
         at = *parent;
     }
-    t.writes()
-        .any(|w| w.unit != index && !carriers.contains(&w.unit) && w.path.starts_with(&u.cwd))
+    t.writes().any(|w| {
+        w.unit != index
+            && (w.op == Op::Redirect || !carriers.contains(&w.unit))
+            && meets(&w.path, &u.cwd, ctx)
+    })
 }
 
 /// How one unit stands on its own: allowed by a rule (`Some(Some(rule))`), allowed as a
@@ -827,7 +831,7 @@ pub(crate) fn unit_allowed<'a>(
     if !redirects_ok {
         return None;
     }
-    if runs_planted_code(index, a, t) {
+    if runs_planted_code(index, a, t, ctx) {
         return None;
     }
     let allow_form = unit_allow_form(u, ctx);
@@ -1377,10 +1381,11 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
                 .collect::<Vec<_>>()
                 .join(" ");
             out.push(form);
-            // A make recipe's line may start with `@` (not echoed) or `+` (run even under
-            // `make -n`) before its command (`test:; @curl ...` written to a Makefile).
-            let bare = words[i].trim_start_matches(['@', '+']);
-            if bare.len() < words[i].len() {
+            // A make recipe's line may start with `@` (not echoed), `+` (run even under
+            // `make -n`) and `-` (errors ignored) before its command (`test:; @-curl ...`
+            // written to a Makefile). (A word that starts with `-` alone is an option.)
+            let bare = words[i].trim_start_matches(['@', '+', '-']);
+            if words[i].starts_with(['@', '+']) {
                 let bare = bare.rsplit('/').next().unwrap_or(bare);
                 if !bare.is_empty() {
                     out.push(

@@ -319,7 +319,20 @@ fn alone(tid: libc::pid_t) -> Option<bool> {
     if threads != 1 {
         return Some(false);
     }
-    Some(parent <= 1 || !same_memory(tid, parent)?)
+    if parent <= 1 {
+        return Some(true);
+    }
+    // kcmp compares with the parent's leader, whose memory is gone once it has ended on its
+    // own (a zombie leader of threads that live on): a parent with threads is not looked into.
+    Some(!same_memory(tid, parent)? && task_count(parent)? == 1)
+}
+
+/// The number of threads of process `pid`: its `task` directory has two links more (a
+/// leader that has ended while its threads live on still counts).
+fn task_count(pid: libc::pid_t) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt as _;
+    let links = std::fs::metadata(format!("/proc/{pid}/task")).ok()?.nlink();
+    links.checked_sub(2)
 }
 
 /// The parent (field 4) and the number of threads (field 20) of a `/proc/PID/stat`.
@@ -704,13 +717,34 @@ mod tests {
 
     #[test]
     fn a_child_of_its_own_is_alone_and_one_sharing_its_parent_memory_is_not() {
-        // A child with memory of its own (a fork and exec), whatever its parent.
+        // A child with memory of its own (a fork and exec) of a single-threaded parent.
+        let mut sh = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & echo $!; wait"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("sh starts: {e}"));
+        let mut line = String::new();
+        if let Some(out) = sh.stdout.as_mut() {
+            use std::io::BufRead as _;
+            let _ = std::io::BufReader::new(out).read_line(&mut line);
+        }
+        let pid: libc::pid_t = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("the sleep's pid ({line:?}): {e}"));
+        assert_eq!(alone(pid), Some(true));
+        // SAFETY: kill takes a pid and a signal; the pid is our grandchild's, still running.
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::kill(pid, libc::SIGKILL)
+        };
+        let _ = sh.wait();
+        // A child of a parent with threads (this test process) is not looked into.
         let mut child = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
             .unwrap_or_else(|e| panic!("sleep starts: {e}"));
-        let pid = child.id() as libc::pid_t;
-        assert_eq!(alone(pid), Some(true));
+        assert_eq!(alone(child.id() as libc::pid_t), Some(false));
         let _ = child.kill();
         let _ = child.wait();
         // A thread of this process, seen by its own id: it shares the memory.

@@ -376,6 +376,16 @@ pub struct Program {
     index: BTreeMap<String, usize>,
 }
 
+/// Whether `word` occurs in `text` as a whole word: not inside a longer name of letters,
+/// digits and `_`.
+fn has_word(text: &str, word: &str) -> bool {
+    let part = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(part)
+            && !text[at + word.len()..].chars().next().is_some_and(part)
+    })
+}
+
 /// The files a patch's headers name (`+++ b/x`, `diff --git a/x b/y`, `rename to x`, a
 /// context diff's `*** x`, `Index: x`), each as written and with its first component taken
 /// off (`-p0` and `-p1` both), for they are what the patch may write.
@@ -1731,15 +1741,12 @@ impl Run<'_, '_> {
                     .unknown_prefixes
                     .iter()
                     .any(|p| l.starts_with(p.as_str()))
-                || {
-                    let folded = if lang.ignore_case {
-                        std::borrow::Cow::Owned(l.to_lowercase())
-                    } else {
-                        std::borrow::Cow::Borrowed(l)
-                    };
-                    lang.unknown_words
-                        .iter()
-                        .any(|w| folded.contains(w.as_str()))
+                || if lang.ignore_case {
+                    // Whole words (`edit (...)`, not a column `edited_at`), in any case.
+                    let folded = l.to_lowercase();
+                    lang.unknown_words.iter().any(|w| has_word(&folded, w))
+                } else {
+                    lang.unknown_words.iter().any(|w| l.contains(w.as_str()))
                 }
             {
                 self.push(
@@ -2211,31 +2218,37 @@ impl Run<'_, '_> {
         Found::Missing
     }
 
-    /// An option followed by a command (`fd -x CMD ARGS... [;]`): the words up to a `;` (or
-    /// the end) are the command, to which the program adds more (the paths it found). The
-    /// index of the word after it.
+    /// An option followed by a command (`fd -x CMD ARGS... [;]`, `fd --exec=CMD ARGS...`):
+    /// its value and the words after it up to a `;` (or the end) are the command, to which
+    /// the program adds more (the paths it found). The index of the word after it.
     fn take_command(
         &mut self,
         opt: &OptionSpec,
         words: &[String],
         i: usize,
+        attached: Option<&str>,
         word: &str,
         st: &Parsed<'_>,
     ) -> usize {
-        let start = i + 1;
-        let end = words[start.min(words.len())..]
+        let start = (i + 1).min(words.len());
+        let end = words[start..]
             .iter()
             .position(|w| w == ";")
             .map_or(words.len(), |p| start + p);
-        if start >= end {
+        let argv: Vec<String> = attached
+            .map(str::to_owned)
+            .into_iter()
+            .chain(words[start..end].iter().cloned())
+            .collect();
+        let Some(first) = argv.first().cloned() else {
             self.unknown(word, &st.label, "option value missing");
             return (end + 1).min(words.len());
-        }
+        };
         let before = self.out.effects.len();
-        self.apply(opt, word, words.get(start).cloned(), &st.label, &st.chdir);
+        self.apply(opt, word, Some(first), &st.label, &st.chdir);
         for e in &mut self.out.effects[before..] {
             if e.kind == EffectKind::ExecArgv {
-                e.argv = words[start..end].to_vec();
+                e.argv = argv.clone();
                 e.argv_open = true;
             }
         }
@@ -2256,8 +2269,8 @@ impl Run<'_, '_> {
     ) -> usize {
         let label = st.label.clone();
         let mut next = i + 1;
-        if opt.arg == Arity::Command && attached.is_none() {
-            return self.take_command(opt, words, i, word, st);
+        if opt.arg == Arity::Command {
+            return self.take_command(opt, words, i, attached, word, st);
         }
         let value: Option<String> = match opt.arg {
             Arity::None => {
