@@ -1372,29 +1372,27 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
             if out.len() >= POSSIBLE_LIMIT {
                 return;
             }
-            let first = words[i].rsplit('/').next().unwrap_or(&words[i]);
-            if first.is_empty() {
+            // The command `name` (a path's last component) would be with the words after.
+            let as_command = |name: &str| -> Option<String> {
+                let name = name.rsplit('/').next().unwrap_or(name);
+                (!name.is_empty()).then(|| {
+                    std::iter::once(name)
+                        .chain(words[i + 1..].iter().map(String::as_str))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+            };
+            let Some(form) = as_command(&words[i]) else {
                 continue;
-            }
-            let form = std::iter::once(first)
-                .chain(words[i + 1..].iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(" ");
+            };
             out.push(form);
             // A make recipe's line may start with `@` (not echoed), `+` (run even under
             // `make -n`) and `-` (errors ignored) before its command (`test:; @-curl ...`
             // written to a Makefile). (A word that starts with `-` alone is an option.)
-            let bare = words[i].trim_start_matches(['@', '+', '-']);
-            if words[i].starts_with(['@', '+']) {
-                let bare = bare.rsplit('/').next().unwrap_or(bare);
-                if !bare.is_empty() {
-                    out.push(
-                        std::iter::once(bare)
-                            .chain(words[i + 1..].iter().map(String::as_str))
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                    );
-                }
+            if words[i].starts_with(['@', '+'])
+                && let Some(form) = as_command(words[i].trim_start_matches(['@', '+', '-']))
+            {
+                out.push(form);
             }
             // An option's or a setting's value may be a program too
             // (`-Dexec.executable=curl`, `ProxyCommand=curl x`), and so is what follows a `|`
@@ -1414,16 +1412,8 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
                     if depth < 2 {
                         possible_in(value, env, depth, out);
                     }
-                } else {
-                    let value = value.rsplit('/').next().unwrap_or(value);
-                    if !value.is_empty() {
-                        out.push(
-                            std::iter::once(value)
-                                .chain(words[i + 1..].iter().map(String::as_str))
-                                .collect::<Vec<_>>()
-                                .join(" "),
-                        );
-                    }
+                } else if let Some(form) = as_command(value) {
+                    out.push(form);
                 }
             }
         }

@@ -2270,25 +2270,21 @@ mod tests {
         assert_eq!(run.len(), 1);
         assert_eq!(run[0].argv, ["rm", "-f"]);
         assert!(run[0].argv_open);
-        // A page name with a `/` is a file man reads (and prints).
-        let reads = |line: &str| -> Vec<String> {
+        // The values of the first unit's effects of one kind.
+        let values = |line: &str, kind: EffectKind| -> Vec<String> {
             analyze(line, &env()).units[0]
                 .effects()
-                .filter(|e| e.kind == EffectKind::Read)
+                .filter(|e| e.kind == kind)
                 .filter_map(|e| e.value.clone())
                 .collect()
         };
+        // A page name with a `/` is a file man reads (and prints).
+        let reads = |line: &str| values(line, EffectKind::Read);
         assert_eq!(reads("man ./notes.1"), ["./notes.1"]);
         assert!(reads("man 5 crontab").is_empty());
         // A patch fed on the line writes the files its headers name, as written and with
         // the first component taken off; `git apply --check` writes nothing.
-        let writes = |line: &str| -> Vec<String> {
-            analyze(line, &env()).units[0]
-                .effects()
-                .filter(|e| e.kind == EffectKind::Write)
-                .filter_map(|e| e.value.clone())
-                .collect()
-        };
+        let writes = |line: &str| values(line, EffectKind::Write);
         let patch = "<<'EOF'\ndiff --git a/x.c b/.git/hooks/post-merge\nnew file mode 100755\n--- /dev/null\n+++ b/.git/hooks/post-merge\n@@ -0,0 +1 @@\n+id\nEOF";
         let w = writes(&format!("patch -p1 {patch}"));
         assert!(w.iter().any(|p| p == ".git/hooks/post-merge"), "{w:?}");
