@@ -444,3 +444,51 @@ proptest::proptest! {
         proptest::prop_assert_eq!(verdict(&format!("Bash(./{name}x:*)"), &line), Verdict::Ask);
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// A runner of its project's code runs what the line wrote where it works, whatever the
+    /// file, the writer and the separator: its own rule does not allow that; alone, it does.
+    #[test]
+    fn a_runner_after_a_write_below_it_is_not_allowed_by_its_rule(
+        file in "[a-z]{1,6}(/[a-z]{1,6}){0,2}\\.[a-z]{1,3}",
+        (runner, runner_rule) in proptest::sample::select(vec![
+            ("make", "Bash(make:*)"),
+            ("cargo check", "Bash(cargo check:*)"),
+            ("pytest -q", "Bash(pytest:*)"),
+            ("npm test", "Bash(npm test:*)"),
+            ("pip wheel .", "Bash(pip wheel:*)"),
+        ]),
+        writer in 0..3usize,
+        sep in proptest::sample::select(vec![" && ", "; ", "\n"]),
+    ) {
+        let sb = Sandbox::new();
+        let mut ctx = sb.ctx();
+        ctx.permission_mode = PermissionMode::AcceptEdits;
+        let write = match writer {
+            0 => format!("printf 'x' > {file}"),
+            1 => format!("echo x >> {file}"),
+            _ => format!("tee {file} < /dev/null"),
+        };
+        let p = policy(&[], &["Bash(printf:*)", "Bash(echo:*)", "Bash(tee:*)", runner_rule], &[]);
+        let verdict = |command: &str| {
+            toolgate_tests::decide(&p, &ctx, "Bash", &PermissionSubject::ShellCommand(command.to_owned()), false).verdict
+        };
+        proptest::prop_assert_eq!(verdict(runner), Verdict::Allow);
+        proptest::prop_assert_eq!(verdict(&format!("{write}{sep}{runner}")), Verdict::Ask);
+    }
+
+    /// A patch fed on the line writes the files its headers name: an Edit deny rule on one
+    /// denies the line, through `patch` and `git apply` alike.
+    #[test]
+    fn a_patch_on_the_line_meets_the_edit_rules_of_the_files_it_names(
+        file in "[a-z]{1,6}(/[a-z]{1,6}){0,2}\\.[a-z]{1,3}",
+        tool in proptest::sample::select(vec!["patch -p1", "git apply"]),
+    ) {
+        let sb = Sandbox::new();
+        let p = policy(&[&format!("Edit(./{file})")], &["Bash(patch:*)", "Bash(git apply:*)"], &[]);
+        let command = format!("{tool} <<'EOF'\n--- a/{file}\n+++ b/{file}\n@@ -0,0 +1 @@\n+x\nEOF");
+        let d = toolgate_tests::decide(&p, &sb.ctx(), "Bash", &PermissionSubject::ShellCommand(command), false);
+        proptest::prop_assert_eq!(d.verdict, Verdict::Deny);
+    }
+}
