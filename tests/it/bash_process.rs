@@ -50,7 +50,8 @@ async fn a_timeout_kills_the_whole_tree() {
     let o = call(
         &mut s,
         "Bash",
-        json!({"command": spawn_grandchild("300.101"), "timeout": 500}),
+        // Wide enough that a loaded machine still starts the sandbox and echoes first.
+        json!({"command": spawn_grandchild("300.101"), "timeout": 3000}),
     )
     .await;
     assert!(
@@ -60,7 +61,7 @@ async fn a_timeout_kills_the_whole_tree() {
     assert!(o.is_error);
     assert_eq!(
         o.content.to_text(),
-        "Exit code 143\nCommand timed out after 0s\nstarted"
+        "Exit code 143\nCommand timed out after 3s\nstarted"
     );
     assert!(sb.path("pid").exists(), "the grandchild was started");
     assert!(
@@ -72,16 +73,16 @@ async fn a_timeout_kills_the_whole_tree() {
 #[tokio::test]
 async fn a_timed_out_command_moved_to_the_background_is_stopped_at_its_limit() {
     let sb = Sandbox::new();
-    let mut s = session_with_env(&sb, &[("TOOLGATE_BASH_BACKGROUND_LIMIT_MS", "1000")]);
+    let mut s = session_with_env(&sb, &[("TOOLGATE_BASH_BACKGROUND_LIMIT_MS", "8000")]);
     let o = call(
         &mut s,
         "Bash",
-        json!({"command": spawn_grandchild("300.102"), "timeout": 300}),
+        json!({"command": spawn_grandchild("300.102"), "timeout": 3000}),
     )
     .await;
     let text = o.content.to_text();
     assert!(!o.is_error, "{text}");
-    assert!(text.starts_with("started\nCommand did not complete within its 0s timeout and was moved to the background (ID: b"), "{text}");
+    assert!(text.starts_with("started\nCommand did not complete within its 3s timeout and was moved to the background (ID: b"), "{text}");
     let pid = grandchild_pid("300.102");
     assert!(alive(pid), "still running in the background");
     assert!(
