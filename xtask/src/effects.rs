@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
@@ -976,25 +976,42 @@ pub(crate) async fn inner(spec_file: &Path) -> anyhow::Result<()> {
                 .collect()
         })
         .unwrap_or_default();
-    let seen: Arc<Mutex<Vec<(String, u16)>>> = Arc::default();
-    for &port in PORTS {
-        let Ok(listener) = std::net::TcpListener::bind(("0.0.0.0", port)) else {
-            continue;
-        };
-        let (seen, hosts) = (seen.clone(), hosts.clone());
+    // One thread takes every connection as it comes (a client waiting for an answer gets a
+    // closed connection at once); when the command is over, it empties every queue once more
+    // before it stops, so a connection made but not yet taken is still counted.
+    let listeners: Vec<(u16, std::net::TcpListener)> = PORTS
+        .iter()
+        .filter_map(|&port| {
+            let l = std::net::TcpListener::bind(("0.0.0.0", port)).ok()?;
+            l.set_nonblocking(true).ok()?;
+            Some((port, l))
+        })
+        .collect();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let accepter = {
+        let stop = stop.clone();
         std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let ip = conn
-                    .local_addr()
-                    .map(|a| a.ip().to_string())
-                    .unwrap_or_default();
-                let host = hosts.get(&ip).cloned().unwrap_or(ip);
-                seen.lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push((host, port));
+            let mut seen: Vec<(String, u16)> = Vec::new();
+            loop {
+                // Read before the pass: a pass that starts after the stop empties every queue.
+                let last = stop.load(std::sync::atomic::Ordering::SeqCst);
+                for (port, listener) in &listeners {
+                    while let Ok((conn, _)) = listener.accept() {
+                        let ip = conn
+                            .local_addr()
+                            .map(|a| a.ip().to_string())
+                            .unwrap_or_default();
+                        let host = hosts.get(&ip).cloned().unwrap_or(ip);
+                        seen.push((host, *port));
+                    }
+                }
+                if last {
+                    return seen;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
             }
-        });
-    }
+        })
+    };
     let registry = builtin_tools::registry()?;
     let mut session = tool_orchestrator::Session::builder(registry, ctx)
         .policy(Arc::new(CasePolicy {
@@ -1011,11 +1028,10 @@ pub(crate) async fn inner(spec_file: &Path) -> anyhow::Result<()> {
     let o = &turn.outcomes[0];
     // A host that ends stops its background commands and puts right what they left.
     tool_sandbox::stop_background(std::time::Duration::from_secs(10));
-    // Let a connection still being accepted land.
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let connections: Vec<Value> = seen
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let connections: Vec<Value> = accepter
+        .join()
+        .map_err(|_| anyhow::anyhow!("the listener thread panicked"))?
         .iter()
         .map(|(h, p)| json!({"host": h, "port": p}))
         .collect();
@@ -1029,6 +1045,15 @@ pub(crate) async fn inner(spec_file: &Path) -> anyhow::Result<()> {
         })
     );
     Ok(())
+}
+
+/// How many cases run at once: `TOOLGATE_EFFECTS_JOBS`, or one per CPU.
+fn jobs() -> usize {
+    std::env::var("TOOLGATE_EFFECTS_JOBS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
 }
 
 /// Run every Bash case of `files` for real; print one line per case and the summary. Returns
@@ -1065,38 +1090,80 @@ pub(crate) fn run(files: &[PathBuf], opts: Options) -> anyhow::Result<bool> {
         "no {} (build it: cargo build -p xtask --bin effects-stub)",
         stub_bin.display()
     );
-    let items: Vec<_> = crate::security::case_lines(files).collect();
-    let progress = crate::progress::Progress::new("effects", items.len());
+    let cases = crate::security::case_lines(files)
+        .map(|item| item.map(|(_, case)| case))
+        .collect::<anyhow::Result<Vec<Value>>>()?;
+    let progress = crate::progress::Progress::new("effects", cases.len());
     let (mut ran, mut harmful_total) = (0usize, 0usize);
     let mut skipped: Vec<(String, String)> = Vec::new();
     let mut prompts: Vec<(String, String)> = Vec::new();
-    for item in items {
-        let (_, case) = item?;
-        let id = case["id"].as_str().unwrap_or("?").to_owned();
-        match run_case(&case, opts, &stub_bin, &me).with_context(|| format!("case {id}"))? {
-            Effects::Skipped(why) => {
-                if case["tool"].as_str() == Some("Bash") {
-                    skipped.push((id.clone(), why.clone()));
+    // Each case is a world and a container of its own, so cases run side by side; the lines
+    // come out in the cases' order all the same.
+    let workers = jobs().min(cases.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, anyhow::Result<Effects>)>();
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (cases, next, failed, stub_bin, me) = (&cases, &next, &failed, &stub_bin, &me);
+            scope.spawn(move || {
+                use std::sync::atomic::Ordering;
+                while !failed.load(Ordering::Relaxed) {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(case) = cases.get(i) else { break };
+                    let id = case["id"].as_str().unwrap_or("?");
+                    let result =
+                        run_case(case, opts, stub_bin, me).with_context(|| format!("case {id}"));
+                    if result.is_err() {
+                        failed.store(true, Ordering::Relaxed);
+                    }
+                    if tx.send((i, result)).is_err() {
+                        break;
+                    }
                 }
-                progress.step(&format!("{id} SKIP: {why}"), false, false);
-            }
-            Effects::Ran {
-                harmful,
-                prompt_only,
-            } => {
-                ran += 1;
-                for p in &prompt_only {
-                    prompts.push((id.clone(), p.clone()));
-                }
-                if harmful.is_empty() {
-                    progress.step(&format!("{id} ok"), false, false);
-                } else {
-                    harmful_total += harmful.len();
-                    progress.step(&format!("{id} HARMFUL: {}", harmful.join("; ")), true, true);
+            });
+        }
+        drop(tx);
+        let mut waiting: BTreeMap<usize, anyhow::Result<Effects>> = BTreeMap::new();
+        let mut shown = 0;
+        for (i, result) in rx {
+            waiting.insert(i, result);
+            while let Some(result) = waiting.remove(&shown) {
+                let case = &cases[shown];
+                shown += 1;
+                let id = case["id"].as_str().unwrap_or("?").to_owned();
+                match result? {
+                    Effects::Skipped(why) => {
+                        if case["tool"].as_str() == Some("Bash") {
+                            skipped.push((id.clone(), why.clone()));
+                        }
+                        progress.step(&format!("{id} SKIP: {why}"), false, false);
+                    }
+                    Effects::Ran {
+                        harmful,
+                        prompt_only,
+                    } => {
+                        ran += 1;
+                        for p in &prompt_only {
+                            prompts.push((id.clone(), p.clone()));
+                        }
+                        if harmful.is_empty() {
+                            progress.step(&format!("{id} ok"), false, false);
+                        } else {
+                            harmful_total += harmful.len();
+                            progress.step(
+                                &format!("{id} HARMFUL: {}", harmful.join("; ")),
+                                true,
+                                true,
+                            );
+                        }
+                    }
                 }
             }
         }
-    }
+        Ok(())
+    })?;
     progress.finish();
     if !prompts.is_empty() {
         println!("effects that only needed a prompt ({}):", prompts.len());

@@ -511,6 +511,7 @@ fn ci(long: bool) -> anyhow::Result<()> {
     for (args, env) in steps {
         let shown: Vec<String> = env.iter().map(|(k, v)| format!("{k}='{v}' ")).collect();
         eprintln!("$ {}cargo {}", shown.concat(), args.join(" "));
+        let started = std::time::Instant::now();
         let status = Command::new(&cargo)
             .args(args)
             .envs(env.iter().copied())
@@ -518,6 +519,11 @@ fn ci(long: bool) -> anyhow::Result<()> {
             .current_dir(&root)
             .status()
             .with_context(|| format!("running cargo {}", args.join(" ")))?;
+        eprintln!(
+            "  (cargo {} took {:.0} s)",
+            args.first().copied().unwrap_or_default(),
+            started.elapsed().as_secs_f64()
+        );
         if !status.success() {
             bail!("cargo {} failed ({status})", args.join(" "));
         }
