@@ -85,6 +85,12 @@ pub enum ValueKind {
     /// Makefile text (`make --eval`): its recipes are shell code, and what can change how
     /// or what it runs (`$(shell ...)`, `SHELL`, `.SHELLFLAGS`) cannot be known.
     Makefile,
+    /// A makefile's path (`make -f`): `-` (or `/dev/stdin`) is the makefile fed on standard
+    /// input, read as [`ValueKind::Makefile`].
+    MakefilePath,
+    /// A module run with the words after it (`python -m pytest -x`): where the database
+    /// knows a program of that name, those words are read as that program's.
+    Module,
 }
 
 /// What an operand is.
@@ -1527,6 +1533,8 @@ fn compile(
                 "checkpoint-action" => ValueKind::CheckpointAction,
                 "commands" => ValueKind::Commands,
                 "makefile" => ValueKind::Makefile,
+                "makefile-path" => ValueKind::MakefilePath,
+                "module" => ValueKind::Module,
                 other => return Err(bad(format!("{whose}: unknown value kind `{other}`"))),
             };
             add_option(
@@ -2327,6 +2335,21 @@ impl Run<'_, '_> {
             st.spec = slots;
             st.overridden = true;
         }
+        // `python -m pytest ...`: the words after are pytest's.
+        if opt.value == ValueKind::Module
+            && let Some(module) = value.as_deref()
+            && let Some(prog) = self.db.program(module)
+        {
+            self.program(
+                &[prog],
+                &words[next..],
+                vec![module.to_owned()],
+                st.chdir.clone(),
+            );
+            st.rest_taken = true;
+            *options_done = true;
+            return words.len();
+        }
         if opt.in_place {
             st.in_place = true;
         }
@@ -2351,6 +2374,24 @@ impl Run<'_, '_> {
             self.makefile(value.as_deref().unwrap_or_default(), label, shown);
             return;
         }
+        if opt.value == ValueKind::MakefilePath
+            && matches!(
+                value.as_deref(),
+                Some("-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+            )
+        {
+            match self.here.take() {
+                Some(Some(text)) => self.makefile(&text, label, shown),
+                _ => self.push(
+                    EffectKind::Unknown,
+                    None,
+                    label,
+                    Some(shown),
+                    format!("{shown}: a makefile read from standard input that cannot be known"),
+                ),
+            }
+            return;
+        }
         if matches!(
             opt.value,
             ValueKind::SshOption
@@ -2365,7 +2406,7 @@ impl Run<'_, '_> {
         for &kind in &opt.effects {
             let detail = format!("{}: {kind}", opt.name());
             match opt.value {
-                ValueKind::Plain => match &value {
+                ValueKind::Plain | ValueKind::MakefilePath | ValueKind::Module => match &value {
                     // `git archive --remote=ext::CMD`: an address that is a command.
                     Some(v) if kind == EffectKind::Network && ext_command(v).is_some() => {
                         self.push(kind, Some(v.clone()), label, Some(shown), detail);

@@ -477,6 +477,56 @@ fn file_operands() {
     assert!(!has(&i, EffectKind::Read, "-") && has(&i, EffectKind::Read, "a"));
 }
 
+/// `python -m MODULE` runs the module with the words after it: where the database knows a
+/// program of that name, its options are read as that program's (`--basetemp` empties and
+/// writes the directory it names).
+#[test]
+fn a_module_run_by_python_has_its_programs_options() {
+    expect(
+        &[
+            "python3",
+            "-m",
+            "pytest",
+            "-q",
+            "--basetemp=/home/u/.ssh",
+            "t",
+        ],
+        EffectKind::Write,
+        "/home/u/.ssh",
+    );
+    expect(
+        &["pytest", "--junitxml", "out/r.xml"],
+        EffectKind::Write,
+        "out/r.xml",
+    );
+    // A module the database does not know keeps its words as data.
+    let i = run(&["python3", "-m", "http.server", "--bind", "127.0.0.1"]);
+    assert!(!has_kind(&i, EffectKind::Write), "{:?}", i.effects);
+    assert!(has(&i, EffectKind::RunsCode, "http.server"));
+}
+
+/// `make -f -` reads its makefile from standard input: fed on the line, its recipes are
+/// commands it runs (a `+` line runs even under `-n`); not known, it is code that cannot be.
+#[test]
+fn a_makefile_fed_on_standard_input_is_read_as_one() {
+    let fed = "all:\n\t+./scripts/provision.sh\n\t@echo done\n";
+    let i = database().interpret_fed(&argv(&["make", "-n", "-f", "-", "all"]), Some(Some(fed)));
+    assert!(
+        has(&i, EffectKind::ExecString, "./scripts/provision.sh"),
+        "{:#?}",
+        i.effects
+    );
+    assert!(has(&i, EffectKind::ExecString, "echo done"));
+    let unknown = database().interpret_fed(&argv(&["make", "-f", "/dev/stdin"]), Some(None));
+    assert!(
+        has_kind(&unknown, EffectKind::Unknown),
+        "{:?}",
+        unknown.effects
+    );
+    // A makefile named by its path is a file read, as before.
+    expect(&["make", "-f", "build.mk"], EffectKind::Read, "build.mk");
+}
+
 #[test]
 fn scripts_and_interpreters() {
     expect(&["python", "-c", "code"], EffectKind::RunsCode, "code");
