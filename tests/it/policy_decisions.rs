@@ -419,6 +419,111 @@ fn a_rule_naming_a_script_by_path_allows_only_that_file() {
     }
 }
 
+/// A rule that names a use of an interpreter (`perl -c`, `node --test`, `python3 -B`) allows
+/// that use, not code handed in through an option the rule does not name; a rule naming only
+/// the program, or the code option itself, allows the code.
+#[test]
+fn a_rule_naming_a_mode_does_not_allow_code_given_by_another_option() {
+    let sb = Sandbox::new();
+    let bash = |allow: &str, command: &str| {
+        let p = policy(&[], &[allow], &[]);
+        toolgate_tests::decide(
+            &p,
+            &sb.ctx(),
+            "Bash",
+            &PermissionSubject::ShellCommand(command.to_owned()),
+            false,
+        )
+        .verdict
+    };
+    use Verdict::*;
+    let cases = [
+        ("Bash(perl -c:*)", "perl -c -e 'BEGIN { print 1 }'", Ask),
+        ("Bash(perl -c:*)", "perl -c -E 'say 1'", Ask),
+        ("Bash(perl -c *)", "perl -c -e 'BEGIN { print 1 }'", Ask),
+        ("Bash(perl -c:*)", "perl -c lib/a.pl", Allow),
+        ("Bash(perl -e:*)", "perl -e 'print 1'", Allow),
+        ("Bash(perl:*)", "perl -c -e 'print 1'", Allow),
+        ("Bash(perl *)", "perl -c -e 'print 1'", Allow),
+        ("Bash(node --test:*)", "node --test -r ./setup.js", Ask),
+        ("Bash(node --test:*)", "node --test --eval 'run()'", Ask),
+        ("Bash(node --test:*)", "node --test test/a.js", Allow),
+        ("Bash(python3 -B:*)", "python3 -B -c 'print(1)'", Ask),
+        ("Bash(python3 -c:*)", "python3 -c 'print(1)'", Allow),
+        ("Bash(python3 -m pytest:*)", "python3 -m pytest -q", Allow),
+        ("Bash(ruby -w:*)", "ruby -w -e 'p 1'", Ask),
+        ("Bash(php -l:*)", "php -l -r 'echo 1;'", Ask),
+        ("Bash(php -l:*)", "php -l src/a.php", Allow),
+    ];
+    for (allow, command, want) in cases {
+        assert_eq!(bash(allow, command), want, "{allow} {command}");
+    }
+}
+
+/// A command a wrapper or runner starts with its last words (`npx jest --ci`, `timeout 60
+/// pytest`) is allowed by the rule that allows the wrapper when that rule's words reach the
+/// program it starts, and only then; deny rules and its own effects still count.
+#[test]
+fn a_rule_that_names_the_program_a_wrapper_starts_allows_it() {
+    let sb = Sandbox::new();
+    let bash = |deny: &[&str], allow: &str, command: &str| {
+        let p = policy(deny, &[allow], &[]);
+        toolgate_tests::decide(
+            &p,
+            &sb.ctx(),
+            "Bash",
+            &PermissionSubject::ShellCommand(command.to_owned()),
+            false,
+        )
+        .verdict
+    };
+    use Verdict::*;
+    let cases: [(&[&str], &str, &str, Verdict); 9] = [
+        (&[], "Bash(npx jest:*)", "npx jest --ci", Allow),
+        (
+            &[],
+            "Bash(timeout 60 pytest:*)",
+            "timeout 60 pytest -q",
+            Allow,
+        ),
+        (&[], "Bash(npx:*)", "npx jest --ci", Ask),
+        (&[], "Bash(timeout:*)", "timeout 60 pytest -q", Ask),
+        (&[], "Bash(npx jest --ci)", "npx jest --ci", Allow),
+        (
+            &["Bash(rm:*)"],
+            "Bash(timeout 5 rm:*)",
+            "timeout 5 rm -f x",
+            Deny,
+        ),
+        // Its own writes are decided as any unit's.
+        (
+            &[],
+            "Bash(timeout 60 pytest:*)",
+            "timeout 60 pytest --basetemp=/home/u/x",
+            Ask,
+        ),
+        (
+            &[],
+            "Bash(python3 -m pytest:*)",
+            "python3 -m pytest --basetemp=/home/u/x",
+            Ask,
+        ),
+        (
+            &[],
+            "Bash(python3 -m pytest:*)",
+            "python3 -m pytest -q tests",
+            Allow,
+        ),
+    ];
+    for (deny, allow, command, want) in cases {
+        assert_eq!(
+            bash(deny, allow, command),
+            want,
+            "{deny:?} {allow} {command}"
+        );
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     /// Any script named by a relative path: its own path rule allows it with any plain

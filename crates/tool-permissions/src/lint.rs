@@ -109,7 +109,7 @@ fn shell_covers(broad: &ShellPattern, narrow: &ShellPattern) -> bool {
         ShellPattern::Exact(e) => broad.matches(e),
         ShellPattern::Prefix(p) => broad.matches(p) && broad.matches(&format!("{p} {ANY}")),
         ShellPattern::Wildcard(..) => {
-            matches!(broad, ShellPattern::Wildcard(re, _) if re.as_str() == "(?s)^.*$")
+            matches!(broad, ShellPattern::Wildcard(re, ..) if re.as_str() == "(?s)^.*$")
         }
     }
 }

@@ -761,6 +761,33 @@ fn names_program(e: &RuleEntry, program: &str) -> bool {
     matches!(&e.matcher, crate::policy::RuleMatcher::Shell(p) if p.first_word() == Some(program))
 }
 
+/// Whether an allow rule that covers the unit also names each option through which the unit
+/// is given code to run. A rule that names more than the program allows a use of it
+/// (`Bash(perl -c:*)`, a syntax check; `Bash(node --test:*)`, the test runner), not code
+/// handed in through an option it does not name (`perl -c -e 'BEGIN { system ... }'` runs
+/// the block; `node --test -r ./x.js`). A rule with only the program's name, or the whole
+/// command, names everything.
+fn names_code_options(e: &RuleEntry, u: &Unit) -> bool {
+    let crate::policy::RuleMatcher::Shell(pattern) = &e.matcher else {
+        return true;
+    };
+    let Some(words) = pattern.literal_words() else {
+        return true;
+    };
+    let named = words.get(1..).unwrap_or_default();
+    if named.is_empty() {
+        return true;
+    }
+    u.effects()
+        .filter(|e| e.kind == EffectKind::RunsCode && e.value.is_some())
+        .all(|e| {
+            e.source
+                .option
+                .as_deref()
+                .is_none_or(|option| named.contains(&option))
+        })
+}
+
 /// May the unit's effects stand under a rule that covers the program? Effects that run other
 /// commands are decided as units of their own; unknown code is not covered; options the
 /// database does not know (for a program it knows) are not covered.
@@ -839,7 +866,11 @@ pub(crate) fn unit_allowed<'a>(
         && let Some((form, by_path)) = &allow_form
         && let Some(e) = allow_rule(form)
         && (!by_path || names_program(e, u.argv.first().map_or("", String::as_str)))
+        && names_code_options(e, u)
     {
+        return Some(Some(e));
+    }
+    if let Some(e) = allowed_with_parent(index, a, t, ctx, allow_rule, redirect_ok) {
         return Some(Some(e));
     }
     let form = allow_form.filter(|(_, by_path)| !by_path).map(|(f, _)| f);
@@ -875,6 +906,48 @@ pub(crate) fn unit_allowed<'a>(
         }
     }
     None
+}
+
+/// A command another unit runs with that unit's last words (`npx jest --ci`, `timeout 60
+/// pytest -q`): the rule that allows that unit allows it too when the rule's literal words
+/// reach the program it runs (`Bash(npx jest:*)`, `Bash(timeout 60 pytest:*)`; not
+/// `Bash(npx:*)`, which names no program npx runs). Its own effects are checked as any unit's.
+fn allowed_with_parent<'a>(
+    index: usize,
+    a: &Analysis,
+    t: &Touches,
+    ctx: &ToolContext,
+    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
+    redirect_ok: &dyn Fn(&Path) -> bool,
+) -> Option<&'a RuleEntry> {
+    let u = &a.units[index];
+    let Origin::Carried {
+        parent,
+        by_shell: false,
+        ..
+    } = &u.origin
+    else {
+        return None;
+    };
+    // Parents come first; anything else is not followed.
+    if *parent >= index || !effects_covered(u) {
+        return None;
+    }
+    // A program named by a path must be the one the words name from the project root.
+    unit_allow_form(u, ctx)?;
+    let Some(Some(e)) = unit_allowed(*parent, a, t, ctx, allow_rule, redirect_ok) else {
+        return None;
+    };
+    let crate::policy::RuleMatcher::Shell(pattern) = &e.matcher else {
+        return None;
+    };
+    let words = a.units[*parent].rule_words();
+    let at = words.len().checked_sub(u.argv.len())?;
+    if at == 0 || words[at..] != u.argv[..] {
+        return None;
+    }
+    let named = pattern.literal_words().is_none_or(|lit| lit.len() > at);
+    (named && names_code_options(e, u)).then_some(e)
 }
 
 /// Is every unit of the line allowed (see [`unit_allowed`])? Returns the rules used (empty

@@ -9,8 +9,9 @@ pub enum ShellPattern {
     /// `prefix:*`: the command is `prefix` or starts with `prefix ` (a word boundary).
     Prefix(String),
     /// Contains `*`: the whole command must match; a trailing ` *` that is the only wildcard is
-    /// optional (`git *` matches `git`). Keeps the literal first word, when there is one.
-    Wildcard(Regex, Option<String>),
+    /// optional (`git *` matches `git`). Keeps the literal words before the first word with a
+    /// wildcard (`git`, `log` for `git log *`; none for `git*`).
+    Wildcard(Regex, Vec<String>),
     /// Anything else: the command exactly.
     Exact(String),
 }
@@ -50,13 +51,13 @@ impl ShellPattern {
             re.push_str("(?: .*)?");
         }
         re.push('$');
-        let first = c
+        let literal: Vec<String> = c
             .split(' ')
-            .next()
-            .filter(|w| c.contains(' ') && !w.is_empty() && !w.contains(['*', '\\']))
-            .map(str::to_owned);
+            .take_while(|w| !w.is_empty() && !w.contains(['*', '\\']))
+            .map(str::to_owned)
+            .collect();
         Regex::new(&re)
-            .map(|re| ShellPattern::Wildcard(re, first))
+            .map(|re| ShellPattern::Wildcard(re, literal))
             .map_err(|e| format!("invalid command pattern: {e}"))
     }
 
@@ -66,9 +67,21 @@ impl ShellPattern {
         let text = match self {
             ShellPattern::Prefix(p) => p.as_str(),
             ShellPattern::Exact(e) => e.as_str(),
-            ShellPattern::Wildcard(_, first) => return first.as_deref(),
+            ShellPattern::Wildcard(_, literal) => return literal.first().map(String::as_str),
         };
         text.split(' ').next().filter(|w| !w.is_empty())
+    }
+
+    /// The literal words every command this pattern matches starts with (`git`, `log` for
+    /// `git log:*` and `git log *`), or `None` for an exact command, which names every word.
+    pub fn literal_words(&self) -> Option<Vec<&str>> {
+        match self {
+            ShellPattern::Prefix(p) => Some(p.split(' ').filter(|w| !w.is_empty()).collect()),
+            ShellPattern::Wildcard(_, literal) => {
+                Some(literal.iter().map(String::as_str).collect())
+            }
+            ShellPattern::Exact(_) => None,
+        }
     }
 
     /// Does the pattern match this unit (its words joined by spaces)?
