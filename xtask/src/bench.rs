@@ -1247,7 +1247,7 @@ fn sandbox_project() -> anyhow::Result<(tempfile::TempDir, std::path::PathBuf, s
 /// `cargo xtask bench sandbox`: what the sandbox adds to a Bash call (the median of 100 `true`
 /// calls through the whole pipeline, sandbox on and off, interleaved), beside what a bare
 /// `bwrap` costs over `bash -c true`; and what the exec supervisor adds to commands that start
-/// many processes (a shell loop of 1,000 processes, and `make -j2` over 200 targets), run in
+/// many processes (a shell loop of 1,000 processes, and `make -j2` over 1,000 targets), run in
 /// the sandbox with and without it.
 pub(crate) async fn sandbox() -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
@@ -1396,18 +1396,18 @@ pub(crate) async fn sandbox_exec() -> anyhow::Result<()> {
 }
 
 /// What the exec supervisor adds to commands that start many processes (a shell loop of
-/// 1,000 processes in dash and in bash, and `make -j2` over 200 targets), run in the sandbox
+/// 1,000 processes in dash and in bash, and `make -j2` over 1,000 targets), run in the sandbox
 /// with and without it.
 fn exec_heavy(sandbox: &tool_sandbox::Sandbox, ws: &Path, home: &Path) -> anyhow::Result<()> {
     use tool_core::sandbox::NetworkPlan::Blocked;
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     // Exec-heavy commands, in the sandbox, with and without the supervisor (interleaved).
     let mut makefile = String::from("all:");
-    for i in 0..200 {
+    for i in 0..1000 {
         makefile.push_str(&format!(" t{i}"));
     }
     makefile.push('\n');
-    for i in 0..200 {
+    for i in 0..1000 {
         makefile.push_str(&format!("t{i}:\n\t@/bin/true\n"));
     }
     std::fs::write(ws.join("Makefile"), makefile)?;
@@ -1439,7 +1439,7 @@ fn exec_heavy(sandbox: &tool_sandbox::Sandbox, ws: &Path, home: &Path) -> anyhow
     for (name, script) in [
         ("a sh (dash) loop of 1,000 processes", loop_script),
         ("a bash loop of 1,000 processes", bash_loop.as_str()),
-        ("make -j2, 200 targets", make_script),
+        ("make -j2, 1,000 targets", make_script),
     ] {
         if script == make_script && !have_make {
             println!("  {name}: skipped (no make)");
