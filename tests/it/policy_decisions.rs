@@ -478,7 +478,7 @@ fn a_rule_that_names_the_program_a_wrapper_starts_allows_it() {
         .verdict
     };
     use Verdict::*;
-    let cases: [(&[&str], &str, &str, Verdict); 9] = [
+    let cases: [(&[&str], &str, &str, Verdict); 18] = [
         (&[], "Bash(npx jest:*)", "npx jest --ci", Allow),
         (
             &[],
@@ -513,6 +513,44 @@ fn a_rule_that_names_the_program_a_wrapper_starts_allows_it() {
             "Bash(python3 -m pytest:*)",
             "python3 -m pytest -q tests",
             Allow,
+        ),
+        // Found in review: a rule reaches only the programs its own words name, word for
+        // word, counted from the unit it allows; code options are counted from the program.
+        (
+            &[],
+            "Bash(timeout 60 nice:*)",
+            "timeout 60 nice curl x.example",
+            Ask,
+        ),
+        (
+            &[],
+            "Bash(timeout 60 npx:*)",
+            "timeout 60 npx cowsay hi",
+            Ask,
+        ),
+        (&[], "Bash(env A=1 jest:*)", "env 'A=1 jest' bash x.sh", Ask),
+        (
+            &[],
+            "Bash(ionice -c 3 python3 -B:*)",
+            "ionice -c 3 python3 -B -c 'import os'",
+            Ask,
+        ),
+        (&[], "Bash(git:*)", "python3 -m git log", Ask),
+        (&[], "Bash(python3:*)", "python3 -m pip list", Allow),
+        (&[], "Bash(perl -c:*)", "perl -c -Mevil x.pl", Ask),
+        // A makefile fed on the line is read as one, unless a later redirection of standard
+        // input takes its place.
+        (
+            &[],
+            "Bash(make -f -:*)",
+            "make -f - <<'EOF'\nall:\n\techo hi\nEOF",
+            Allow,
+        ),
+        (
+            &[],
+            "Bash(make -f -:*)",
+            "make -f - <<'EOF' < evil.mk\nall:\n\techo hi\nEOF",
+            Ask,
         ),
     ];
     for (deny, allow, command, want) in cases {

@@ -766,16 +766,15 @@ fn names_program(e: &RuleEntry, program: &str) -> bool {
 /// (`Bash(perl -c:*)`, a syntax check; `Bash(node --test:*)`, the test runner), not code
 /// handed in through an option it does not name (`perl -c -e 'BEGIN { system ... }'` runs
 /// the block; `node --test -r ./x.js`). A rule with only the program's name, or the whole
-/// command, names everything.
-fn names_code_options(e: &RuleEntry, u: &Unit) -> bool {
+/// command, names everything. `at` is where the unit's program stands among the rule's words
+/// (after the wrappers that start it: `Bash(timeout 60 perl -c:*)`).
+fn names_code_options(e: &RuleEntry, u: &Unit, at: usize) -> bool {
     let crate::policy::RuleMatcher::Shell(pattern) = &e.matcher else {
         return true;
     };
-    let Some(words) = pattern.literal_words() else {
-        return true;
-    };
-    let named = words.get(1..).unwrap_or_default();
-    if named.is_empty() {
+    let (words, whole) = pattern.literal_words();
+    let named = words.get(at + 1..).unwrap_or_default();
+    if whole || named.is_empty() {
         return true;
     }
     u.effects()
@@ -866,7 +865,7 @@ pub(crate) fn unit_allowed<'a>(
         && let Some((form, by_path)) = &allow_form
         && let Some(e) = allow_rule(form)
         && (!by_path || names_program(e, u.argv.first().map_or("", String::as_str)))
-        && names_code_options(e, u)
+        && names_code_options(e, u, 0)
     {
         return Some(Some(e));
     }
@@ -909,9 +908,10 @@ pub(crate) fn unit_allowed<'a>(
 }
 
 /// A command another unit runs with that unit's last words (`npx jest --ci`, `timeout 60
-/// pytest -q`): the rule that allows that unit allows it too when the rule's literal words
-/// reach the program it runs (`Bash(npx jest:*)`, `Bash(timeout 60 pytest:*)`; not
-/// `Bash(npx:*)`, which names no program npx runs). Its own effects are checked as any unit's.
+/// pytest -q`): the rule that allows that unit by its own words allows it too when the rule's
+/// literal words, each one of the unit's, reach the program it runs (`Bash(npx jest:*)`,
+/// `Bash(timeout 60 pytest:*)`; not `Bash(npx:*)`, which names no program npx runs, nor a
+/// rule that allowed a wrapper further out). Its own effects are checked as any unit's.
 fn allowed_with_parent<'a>(
     index: usize,
     a: &Analysis,
@@ -935,19 +935,35 @@ fn allowed_with_parent<'a>(
     }
     // A program named by a path must be the one the words name from the project root.
     unit_allow_form(u, ctx)?;
-    let Some(Some(e)) = unit_allowed(*parent, a, t, ctx, allow_rule, redirect_ok) else {
+    let p = &a.units[*parent];
+    // The rule that allows the parent by its own words (not through a wrapper of its own).
+    let (form, by_path) = unit_allow_form(p, ctx)?;
+    let e = allow_rule(&form)?;
+    if by_path && !names_program(e, p.argv.first().map_or("", String::as_str)) {
+        return None;
+    }
+    let Some(Some(allowed)) = unit_allowed(*parent, a, t, ctx, allow_rule, redirect_ok) else {
         return None;
     };
+    if !std::ptr::eq(allowed, e) {
+        return None;
+    }
     let crate::policy::RuleMatcher::Shell(pattern) = &e.matcher else {
         return None;
     };
-    let words = a.units[*parent].rule_words();
+    let words = p.rule_words();
     let at = words.len().checked_sub(u.argv.len())?;
     if at == 0 || words[at..] != u.argv[..] {
         return None;
     }
-    let named = pattern.literal_words().is_none_or(|lit| lit.len() > at);
-    (named && names_code_options(e, u)).then_some(e)
+    // Word for word: a quoted word with a space in it is one word, not two of the rule's.
+    let (literal, whole) = pattern.literal_words();
+    let matches_words = if whole {
+        literal.len() == words.len() && literal.iter().zip(&words).all(|(l, w)| l == w)
+    } else {
+        literal.len() <= words.len() && literal.iter().zip(&words).all(|(l, w)| l == w)
+    };
+    (matches_words && literal.len() > at && names_code_options(e, u, at)).then_some(e)
 }
 
 /// Is every unit of the line allowed (see [`unit_allowed`])? Returns the rules used (empty

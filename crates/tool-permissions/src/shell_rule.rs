@@ -73,14 +73,14 @@ impl ShellPattern {
     }
 
     /// The literal words every command this pattern matches starts with (`git`, `log` for
-    /// `git log:*` and `git log *`), or `None` for an exact command, which names every word.
-    pub fn literal_words(&self) -> Option<Vec<&str>> {
+    /// `git log:*` and `git log *`), and whether they are the whole command (an exact rule).
+    pub fn literal_words(&self) -> (Vec<&str>, bool) {
         match self {
-            ShellPattern::Prefix(p) => Some(p.split(' ').filter(|w| !w.is_empty()).collect()),
+            ShellPattern::Prefix(p) => (p.split(' ').filter(|w| !w.is_empty()).collect(), false),
             ShellPattern::Wildcard(_, literal) => {
-                Some(literal.iter().map(String::as_str).collect())
+                (literal.iter().map(String::as_str).collect(), false)
             }
-            ShellPattern::Exact(_) => None,
+            ShellPattern::Exact(e) => (e.split(' ').collect(), true),
         }
     }
 
