@@ -316,6 +316,9 @@ pub struct Redirect {
     /// For a here-document or here-string on standard input: its text, when known exactly
     /// (`Some(None)` when it is fed but cannot be known).
     pub here: Option<Option<String>>,
+    /// It gives the command its standard input (`< f`, `0<&3`, `<<EOF`): the last one that
+    /// does is what the command reads.
+    pub stdin: bool,
 }
 
 impl Redirect {
@@ -863,6 +866,7 @@ impl Walker {
                 certain: true,
                 raw: String::new(),
                 here: Some(Some(text)),
+                stdin: true,
             });
         }
     }
@@ -1185,6 +1189,15 @@ impl Walker {
                 if let Some(fd) = fd {
                     self.check_io_number(&fd.to_string());
                 }
+                let stdin = match fd {
+                    None => matches!(
+                        kind,
+                        ast::IoFileRedirectKind::Read
+                            | ast::IoFileRedirectKind::ReadAndWrite
+                            | ast::IoFileRedirectKind::DuplicateInput
+                    ),
+                    Some(fd) => fd.to_string() == "0",
+                };
                 let kind = match kind {
                     ast::IoFileRedirectKind::Read => RedirectKind::Read,
                     ast::IoFileRedirectKind::Write | ast::IoFileRedirectKind::Clobber => {
@@ -1205,6 +1218,7 @@ impl Walker {
                             certain,
                             raw: w.raw,
                             here: None,
+                            stdin,
                         }
                     }
                     ast::IoFileRedirectTarget::Duplicate(w) => {
@@ -1237,10 +1251,12 @@ impl Walker {
                             certain,
                             raw: w.raw,
                             here: None,
+                            stdin,
                         }
                     }
                     ast::IoFileRedirectTarget::Fd(_) => Redirect {
                         here: None,
+                        stdin,
                         kind: RedirectKind::Duplicate,
                         target: None,
                         certain: true,
@@ -1270,6 +1286,7 @@ impl Walker {
                     certain: true,
                     raw: String::new(),
                     here: on_stdin.then_some(text),
+                    stdin: on_stdin,
                 }
             }
             ast::IoRedirect::HereString(fd, w) => {
@@ -1289,6 +1306,7 @@ impl Walker {
                     certain: true,
                     raw: String::new(),
                     here: on_stdin.then_some(text),
+                    stdin: on_stdin,
                 }
             }
             ast::IoRedirect::OutputAndError(w, append) => {
@@ -1303,6 +1321,7 @@ impl Walker {
                     target,
                     certain,
                     raw: w.raw,
+                    stdin: false,
                     here: None,
                 }
             }
@@ -1575,12 +1594,16 @@ impl Walker {
                     words.insert(1, "-c".to_owned());
                 }
             }
-            // The last here-document or here-string on standard input is what it reads.
-            let fed = redirects
-                .iter()
-                .rev()
-                .find_map(|r| r.here.as_ref())
-                .map(Option::as_deref);
+            // What the last redirection of standard input gives is what it reads: a
+            // here-document's or here-string's text, or a file's, which is not known.
+            // (Where nothing is fed on the line, the command's input is as before: a file's or
+            // the caller's.)
+            let last = redirects.iter().rev().find(|r| r.stdin);
+            let fed = match last {
+                Some(r) if r.here.is_some() => r.here.as_ref().map(Option::as_deref),
+                Some(_) if redirects.iter().any(|r| r.here.is_some()) => Some(None),
+                _ => None,
+            };
             database().interpret_fed(&words, fed)
         };
         let certain = assignments.iter().all(|a| a.value.is_some())

@@ -88,6 +88,10 @@ pub enum ValueKind {
     /// A makefile's path (`make -f`): `-` (or `/dev/stdin`) is the makefile fed on standard
     /// input, read as [`ValueKind::Makefile`].
     MakefilePath,
+    /// A file that names the files the program reads (`tar -T`, `sort --files0-from`), one a
+    /// line or NUL-separated: `-` is standard input, and names fed on the line are read;
+    /// names that are not shown on the line are reads that cannot be known.
+    NamesFile,
     /// A module run with the words after it (`python -m pytest -x`): where the database
     /// knows a program of that name, those words are read as that program's.
     Module,
@@ -1535,6 +1539,7 @@ fn compile(
                 "makefile" => ValueKind::Makefile,
                 "makefile-path" => ValueKind::MakefilePath,
                 "module" => ValueKind::Module,
+                "names-file" => ValueKind::NamesFile,
                 other => return Err(bad(format!("{whose}: unknown value kind `{other}`"))),
             };
             add_option(
@@ -1773,7 +1778,9 @@ impl Run<'_, '_> {
     /// that can change what runs without being a recipe (a `$(shell ...)`, an `$(eval ...)`,
     /// the recipes' shell or its flags, make's own flags) cannot be known.
     fn makefile(&mut self, text: &str, program: &str, option: &str) {
-        const CHANGES_WHAT_RUNS: [&str; 7] = [
+        // Also what reads or writes files, or runs code, without a recipe: `$(file ...)`,
+        // `include`, `load`, GNU Guile, and a recipe prefix other than the tab.
+        const CHANGES_WHAT_RUNS: [&str; 12] = [
             "$(shell",
             "${shell",
             "$(eval",
@@ -1781,7 +1788,13 @@ impl Run<'_, '_> {
             "SHELL",
             "MAKEFLAGS",
             "!=",
+            "$(file",
+            "${file",
+            "$(guile",
+            "${guile",
+            ".RECIPEPREFIX",
         ];
+        const DIRECTIVES: [&str; 6] = ["include", "-include", "sinclude", "load", "-load", "vpath"];
         for line in text.lines() {
             let recipe = match line.strip_prefix('\t') {
                 Some(r) => Some(r),
@@ -1806,7 +1819,11 @@ impl Run<'_, '_> {
                     );
                 }
             }
-            if CHANGES_WHAT_RUNS.iter().any(|w| line.contains(w)) {
+            let directive = line
+                .split_whitespace()
+                .next()
+                .is_some_and(|w| DIRECTIVES.contains(&w));
+            if directive || CHANGES_WHAT_RUNS.iter().any(|w| line.contains(w)) {
                 self.push(
                     EffectKind::Unknown,
                     Some(line.to_owned()),
@@ -2340,12 +2357,17 @@ impl Run<'_, '_> {
             && let Some(module) = value.as_deref()
             && let Some(prog) = self.db.program(module)
         {
+            // Rules still match the words as written (`python3 -m pip list`), not the module's.
+            let rule_words = std::mem::take(&mut self.out.rule_words);
+            let path = self.out.path.clone();
             self.program(
                 &[prog],
                 &words[next..],
                 vec![module.to_owned()],
                 st.chdir.clone(),
             );
+            self.out.rule_words = rule_words;
+            self.out.path = path;
             st.rest_taken = true;
             *options_done = true;
             return words.len();
@@ -2372,6 +2394,41 @@ impl Run<'_, '_> {
         let value = value.or_else(|| opt.default.clone());
         if opt.value == ValueKind::Makefile {
             self.makefile(value.as_deref().unwrap_or_default(), label, shown);
+            return;
+        }
+        if opt.value == ValueKind::NamesFile {
+            let v = value.clone().unwrap_or_default();
+            let from_stdin = matches!(
+                v.as_str(),
+                "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
+            );
+            let detail = format!("{}: a file of names", opt.name());
+            if !from_stdin {
+                self.push(
+                    EffectKind::Read,
+                    Some(join_dir(chdir, &v)),
+                    label,
+                    Some(shown),
+                    detail,
+                );
+            }
+            let fed = if from_stdin {
+                self.here.take().flatten()
+            } else {
+                None
+            };
+            let detail = format!("{}: a file it names", opt.name());
+            match fed {
+                Some(text) => {
+                    for name in text.split(['\0', '\n']).map(str::trim) {
+                        if !name.is_empty() {
+                            let f = Some(join_dir(chdir, name));
+                            self.push(EffectKind::Read, f, label, Some(shown), detail.clone());
+                        }
+                    }
+                }
+                None => self.push(EffectKind::Read, None, label, Some(shown), detail),
+            }
             return;
         }
         if opt.value == ValueKind::MakefilePath
@@ -2406,7 +2463,10 @@ impl Run<'_, '_> {
         for &kind in &opt.effects {
             let detail = format!("{}: {kind}", opt.name());
             match opt.value {
-                ValueKind::Plain | ValueKind::MakefilePath | ValueKind::Module => match &value {
+                ValueKind::Plain
+                | ValueKind::MakefilePath
+                | ValueKind::Module
+                | ValueKind::NamesFile => match &value {
                     // `git archive --remote=ext::CMD`: an address that is a command.
                     Some(v) if kind == EffectKind::Network && ext_command(v).is_some() => {
                         self.push(kind, Some(v.clone()), label, Some(shown), detail);

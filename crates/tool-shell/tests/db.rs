@@ -523,6 +523,18 @@ fn a_makefile_fed_on_standard_input_is_read_as_one() {
         "{:?}",
         unknown.effects
     );
+    // What reads, writes or loads without a recipe cannot be known.
+    for line in [
+        "$(file >/home/u/.bashrc,x)",
+        "include /home/u/x.mk",
+        "-include x.mk",
+        "load ./evil.so",
+        ".RECIPEPREFIX = >",
+    ] {
+        let text = format!("{line}\nall:\n\ttrue\n");
+        let i = database().interpret_fed(&argv(&["make", "-f", "-"]), Some(Some(&text)));
+        assert!(has_kind(&i, EffectKind::Unknown), "{line}: {:?}", i.effects);
+    }
     // A makefile named by its path is a file read, as before.
     expect(&["make", "-f", "build.mk"], EffectKind::Read, "build.mk");
 }
