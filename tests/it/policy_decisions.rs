@@ -454,6 +454,16 @@ fn a_rule_naming_a_mode_does_not_allow_code_given_by_another_option() {
         ("Bash(ruby -w:*)", "ruby -w -e 'p 1'", Ask),
         ("Bash(php -l:*)", "php -l -r 'echo 1;'", Ask),
         ("Bash(php -l:*)", "php -l src/a.php", Allow),
+        // Found in review: a wildcard that constrains what follows names no code option;
+        // perl's `-F` pattern is pasted into the program; php's `-z` loads an extension;
+        // make's built-in rules run `CC`.
+        ("Bash(python3 *.py)", "python3 -c 'import os' a.py", Ask),
+        ("Bash(python3 *.py)", "python3 a.py", Allow),
+        ("Bash(python3 *)", "python3 -c 'print(1)'", Allow),
+        ("Bash(perl -c:*)", "perl -c '-F/x/);BEGIN{1}#' x.pl", Ask),
+        ("Bash(php -l:*)", "php -l -z /tmp/e.so x.php", Ask),
+        ("Bash(make:*)", "make CC=/tmp/evil.sh x.o", Ask),
+        ("Bash(make:*)", "make -j4", Allow),
     ];
     for (allow, command, want) in cases {
         assert_eq!(bash(allow, command), want, "{allow} {command}");

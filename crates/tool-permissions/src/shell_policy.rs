@@ -772,9 +772,14 @@ fn names_code_options(e: &RuleEntry, u: &Unit, at: usize) -> bool {
     let crate::policy::RuleMatcher::Shell(pattern) = &e.matcher else {
         return true;
     };
-    let (words, whole) = pattern.literal_words();
+    let (words, rest) = pattern.literal_words();
     let named = words.get(at + 1..).unwrap_or_default();
-    if whole || named.is_empty() {
+    // The whole command, or the program with anything after it, names everything; a rule
+    // that constrains what follows (`Bash(python3 *.py)`) names no code option it does not
+    // spell out.
+    if rest == crate::shell_rule::Rest::Nothing
+        || (named.is_empty() && rest == crate::shell_rule::Rest::Anything)
+    {
         return true;
     }
     u.effects()
@@ -806,9 +811,12 @@ fn effects_covered(u: &Unit) -> bool {
 /// allowed.
 fn runs_planted_code(index: usize, a: &Analysis, t: &Touches, ctx: &ToolContext) -> bool {
     let u = &a.units[index];
-    let runs_project = u
-        .effects()
-        .any(|e| e.kind == EffectKind::RunsCode && e.value.is_none());
+    // (Python's `-m` looks for the module where it runs first: `pip.py` there is `-m pip`.)
+    let runs_project = u.effects().any(|e| {
+        e.kind == EffectKind::RunsCode
+            && (e.value.is_none()
+                || (e.source.program == "python" && e.source.option.as_deref() == Some("-m")))
+    });
     if !runs_project {
         return false;
     }
@@ -957,8 +965,8 @@ fn allowed_with_parent<'a>(
         return None;
     }
     // Word for word: a quoted word with a space in it is one word, not two of the rule's.
-    let (literal, whole) = pattern.literal_words();
-    let matches_words = if whole {
+    let (literal, rest) = pattern.literal_words();
+    let matches_words = if rest == crate::shell_rule::Rest::Nothing {
         literal.len() == words.len() && literal.iter().zip(&words).all(|(l, w)| l == w)
     } else {
         literal.len() <= words.len() && literal.iter().zip(&words).all(|(l, w)| l == w)

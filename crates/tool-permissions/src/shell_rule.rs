@@ -3,6 +3,17 @@
 
 use regex::Regex;
 
+/// What a rule says of the words after its literal ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rest {
+    /// Any words (`git log:*`, `git log *`).
+    Anything,
+    /// None: the rule is the whole command.
+    Nothing,
+    /// Words that match its wildcards (`python3 *.py`).
+    Constrained,
+}
+
 /// A compiled Bash rule content.
 #[derive(Debug, Clone)]
 pub enum ShellPattern {
@@ -10,8 +21,9 @@ pub enum ShellPattern {
     Prefix(String),
     /// Contains `*`: the whole command must match; a trailing ` *` that is the only wildcard is
     /// optional (`git *` matches `git`). Keeps the literal words before the first word with a
-    /// wildcard (`git`, `log` for `git log *`; none for `git*`).
-    Wildcard(Regex, Vec<String>),
+    /// wildcard (`git`, `log` for `git log *`; none for `git*`), and whether those words
+    /// followed by anything is all it says (`git log *`, not `python3 *.py`).
+    Wildcard(Regex, Vec<String>, bool),
     /// Anything else: the command exactly.
     Exact(String),
 }
@@ -56,8 +68,9 @@ impl ShellPattern {
             .take_while(|w| !w.is_empty() && !w.contains(['*', '\\']))
             .map(str::to_owned)
             .collect();
+        let open = optional_tail && body.split(' ').count() == literal.len();
         Regex::new(&re)
-            .map(|re| ShellPattern::Wildcard(re, literal))
+            .map(|re| ShellPattern::Wildcard(re, literal, open))
             .map_err(|e| format!("invalid command pattern: {e}"))
     }
 
@@ -67,20 +80,31 @@ impl ShellPattern {
         let text = match self {
             ShellPattern::Prefix(p) => p.as_str(),
             ShellPattern::Exact(e) => e.as_str(),
-            ShellPattern::Wildcard(_, literal) => return literal.first().map(String::as_str),
+            ShellPattern::Wildcard(_, literal, _) => {
+                return literal.first().map(String::as_str);
+            }
         };
         text.split(' ').next().filter(|w| !w.is_empty())
     }
 
     /// The literal words every command this pattern matches starts with (`git`, `log` for
-    /// `git log:*` and `git log *`), and whether they are the whole command (an exact rule).
-    pub fn literal_words(&self) -> (Vec<&str>, bool) {
+    /// `git log:*` and `git log *`), and what follows them: anything (a prefix rule, `git log
+    /// *`), nothing (an exact rule), or words it constrains (`python3 *.py`).
+    pub fn literal_words(&self) -> (Vec<&str>, Rest) {
         match self {
-            ShellPattern::Prefix(p) => (p.split(' ').filter(|w| !w.is_empty()).collect(), false),
-            ShellPattern::Wildcard(_, literal) => {
-                (literal.iter().map(String::as_str).collect(), false)
-            }
-            ShellPattern::Exact(e) => (e.split(' ').collect(), true),
+            ShellPattern::Prefix(p) => (
+                p.split(' ').filter(|w| !w.is_empty()).collect(),
+                Rest::Anything,
+            ),
+            ShellPattern::Wildcard(_, literal, open) => (
+                literal.iter().map(String::as_str).collect(),
+                if *open {
+                    Rest::Anything
+                } else {
+                    Rest::Constrained
+                },
+            ),
+            ShellPattern::Exact(e) => (e.split(' ').collect(), Rest::Nothing),
         }
     }
 
@@ -88,7 +112,7 @@ impl ShellPattern {
     pub fn matches(&self, unit: &str) -> bool {
         match self {
             ShellPattern::Prefix(p) => unit == p || unit.starts_with(&format!("{p} ")),
-            ShellPattern::Wildcard(re, _) => re.is_match(unit),
+            ShellPattern::Wildcard(re, ..) => re.is_match(unit),
             ShellPattern::Exact(e) => unit == e,
         }
     }

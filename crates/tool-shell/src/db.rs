@@ -1794,7 +1794,28 @@ impl Run<'_, '_> {
             "${guile",
             ".RECIPEPREFIX",
         ];
-        const DIRECTIVES: [&str; 6] = ["include", "-include", "sinclude", "load", "-load", "vpath"];
+        const DIRECTIVES: [&str; 7] = [
+            "include", "-include", "sinclude", "load", "-load", "vpath", "export",
+        ];
+        // Variables the built-in rules run (`CC = ./evil.sh` with `all: x.o`), and what
+        // every recipe's programs are found through.
+        const PROGRAM_VARIABLES: [&str; 15] = [
+            "CC",
+            "CXX",
+            "CPP",
+            "AS",
+            "LD",
+            "AR",
+            "FC",
+            "LEX",
+            "YACC",
+            "RM",
+            "MAKE",
+            "PATH",
+            "LD_PRELOAD",
+            "SHELL",
+            "MAKESHELL",
+        ];
         for line in text.lines() {
             let recipe = match line.strip_prefix('\t') {
                 Some(r) => Some(r),
@@ -1823,6 +1844,12 @@ impl Run<'_, '_> {
                 .split_whitespace()
                 .next()
                 .is_some_and(|w| DIRECTIVES.contains(&w));
+            let sets_a_program = line
+                .split(['=', ':', '+', '?', '!'])
+                .next()
+                .map(str::trim)
+                .is_some_and(|name| line.contains('=') && PROGRAM_VARIABLES.contains(&name));
+            let directive = directive || sets_a_program;
             if directive || CHANGES_WHAT_RUNS.iter().any(|w| line.contains(w)) {
                 self.push(
                     EffectKind::Unknown,
@@ -2418,16 +2445,25 @@ impl Run<'_, '_> {
                 None
             };
             let detail = format!("{}: a file it names", opt.name());
-            match fed {
-                Some(text) => {
-                    for name in text.split(['\0', '\n']).map(str::trim) {
-                        if !name.is_empty() {
-                            let f = Some(join_dir(chdir, name));
-                            self.push(EffectKind::Read, f, label, Some(shown), detail.clone());
-                        }
+            let names: Option<Vec<&str>> = fed.as_deref().map(|text| {
+                text.split(['\0', '\n'])
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .collect()
+            });
+            // A name that starts with `-` is an option to tar (`-C DIR`, `-T FILE`), and a
+            // backslash an escape it decodes (`\056env`): what is read is not the name.
+            let plain = names
+                .as_ref()
+                .is_some_and(|ns| ns.iter().all(|n| !n.starts_with('-') && !n.contains('\\')));
+            match names {
+                Some(names) if plain => {
+                    for name in names {
+                        let f = Some(join_dir(chdir, name));
+                        self.push(EffectKind::Read, f, label, Some(shown), detail.clone());
                     }
                 }
-                None => self.push(EffectKind::Read, None, label, Some(shown), detail),
+                _ => self.push(EffectKind::Read, None, label, Some(shown), detail),
             }
             return;
         }
@@ -2746,7 +2782,17 @@ impl Run<'_, '_> {
                 Some(Stdin::Names) => {
                     for name in fed.as_deref().unwrap_or_default().lines() {
                         let name = name.trim();
-                        if !name.is_empty() {
+                        // A backslash may be an escape or a line joined by the shell: the
+                        // name read is not the one shown.
+                        if name.contains('\\') {
+                            self.push(
+                                EffectKind::Read,
+                                None,
+                                &label,
+                                None,
+                                "standard input: a name that cannot be known".into(),
+                            );
+                        } else if !name.is_empty() {
                             self.push(
                                 EffectKind::Read,
                                 Some(join_dir(&st.chdir, name)),
@@ -3038,7 +3084,17 @@ impl Run<'_, '_> {
                         .get(name.trim_end_matches([':', '+', '?', '!']).trim())
                 {
                     for &k in kinds {
-                        push(self, k, Some(v.to_owned()));
+                        // A program's bare name (`CC=clang`, `SHELL=bash`) is one found where
+                        // every program is found: what runs is what a recipe naming it runs
+                        // (deny rules still meet it among the line's possible commands). A
+                        // path, or words, is code the line chose (`CC=./evil.sh`).
+                        let bare_name = k == EffectKind::ExecString
+                            && !v.is_empty()
+                            && !v
+                                .contains(['/', ' ', '\t', ';', '&', '|', '$', '`', '(', '<', '>']);
+                        if !bare_name {
+                            push(self, k, Some(v.to_owned()));
+                        }
                     }
                 }
             }

@@ -505,6 +505,35 @@ fn a_module_run_by_python_has_its_programs_options() {
     assert!(has(&i, EffectKind::RunsCode, "http.server"));
 }
 
+/// A file of names (`tar -T`, `--files0-from`): names fed on the line are read; a name
+/// that is an option to the program, or holds an escape, is a read that cannot be known.
+#[test]
+fn names_in_a_names_file_are_reads() {
+    let fed = database().interpret_fed(
+        &argv(&["tar", "-cf", "-", "-T", "-"]),
+        Some(Some("src/a.rs\n.env\n")),
+    );
+    assert!(has(&fed, EffectKind::Read, ".env"), "{:?}", fed.effects);
+    for odd in ["-C\n/home/u\n.ssh/id_rsa\n", ".e\\156v\n"] {
+        let i = database().interpret_fed(&argv(&["tar", "-cf", "-", "-T", "-"]), Some(Some(odd)));
+        assert!(
+            i.effects
+                .iter()
+                .any(|e| e.kind == EffectKind::Read && e.value.is_none()),
+            "{odd:?}: {:?}",
+            i.effects
+        );
+    }
+    let from_file = run(&["sort", "--files0-from=names"]);
+    assert!(has(&from_file, EffectKind::Read, "names"));
+    assert!(
+        from_file
+            .effects
+            .iter()
+            .any(|e| e.kind == EffectKind::Read && e.value.is_none())
+    );
+}
+
 /// `make -f -` reads its makefile from standard input: fed on the line, its recipes are
 /// commands it runs (a `+` line runs even under `-n`); not known, it is code that cannot be.
 #[test]
@@ -530,6 +559,8 @@ fn a_makefile_fed_on_standard_input_is_read_as_one() {
         "-include x.mk",
         "load ./evil.so",
         ".RECIPEPREFIX = >",
+        "export PATH := /tmp/evil:$(PATH)",
+        "CC = ./evil.sh",
     ] {
         let text = format!("{line}\nall:\n\ttrue\n");
         let i = database().interpret_fed(&argv(&["make", "-f", "-"]), Some(Some(&text)));
