@@ -447,6 +447,20 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
                 redirect: is_redirect(e),
                 by_option: e.source.option.is_some(),
             });
+            // A directory that is one of several (`CDPATH`): the path from each, for the
+            // deny rules (the unit is not certain, so nothing is allowed through them).
+            if !Path::new(v).is_absolute() && !v.starts_with('~') {
+                for c in &u.cwd_candidates {
+                    t.uses.push(PathUse {
+                        unit: i,
+                        command: name.clone(),
+                        path: resolve(v, c, ctx),
+                        op,
+                        redirect: is_redirect(e),
+                        by_option: e.source.option.is_some(),
+                    });
+                }
+            }
             if let Some(physical) = physical {
                 t.uses.push(PathUse {
                     unit: i,

@@ -388,6 +388,9 @@ pub struct Unit {
     pub cwd: PathBuf,
     /// The working directory is known.
     pub cwd_certain: bool,
+    /// Where the working directory is not known but is one of these (`CDPATH=/x cd y` where
+    /// no `/x/y` is there now: `/x/y` or `./y`), for deny rules to meet what it does there.
+    pub cwd_candidates: Vec<PathBuf>,
     /// How it comes to run.
     pub origin: Origin,
     /// How deep it is nested in substitutions and carried commands.
@@ -616,6 +619,7 @@ pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
     let mut state = State {
         vars,
         cwd_certain: true,
+        cwd_candidates: Vec::new(),
     };
     if let Err(e) = w.program(command, &mut state, Origin::Line, 0) {
         w.a.parsed = false;
@@ -632,6 +636,9 @@ pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
 struct State {
     vars: Vars,
     cwd_certain: bool,
+    /// Where the directory is not known but is one of these (a `cd` through `CDPATH` to a
+    /// name none of its directories holds now).
+    cwd_candidates: Vec<PathBuf>,
 }
 
 impl State {
@@ -1642,6 +1649,11 @@ impl Walker {
             redirects,
             cwd,
             cwd_certain: state.cwd_certain,
+            cwd_candidates: if state.cwd_certain {
+                Vec::new()
+            } else {
+                state.cwd_candidates.clone()
+            },
             origin: origin.clone(),
             depth,
             interpretation,
@@ -1734,8 +1746,31 @@ impl Walker {
                     },
                     Some(_) => None,
                 };
+                // Where `CDPATH` names directories none of which holds the name now, it is one
+                // of them or the working directory's.
+                let candidates: Vec<PathBuf> = match (args.first(), &own_cdpath) {
+                    (Some(d), _) if !certain || cdpath(d).is_some() => Vec::new(),
+                    (Some(d), own) => match own.clone().unwrap_or_else(|| state.vars.get("CDPATH"))
+                    {
+                        Var::Known(v) => v
+                            .split(':')
+                            .map(|e| {
+                                if e.is_empty() {
+                                    state.cwd()
+                                } else {
+                                    expand::join(&state.cwd(), e)
+                                }
+                            })
+                            .chain(std::iter::once(state.cwd()))
+                            .map(|e| lexical(&expand::join(&e, d)))
+                            .collect(),
+                        Var::Unknown => Vec::new(),
+                    },
+                    (None, _) => Vec::new(),
+                };
                 match target {
                     Some(t) => {
+                        state.cwd_candidates.clear();
                         self.a.units[idx].extra_effects.push(Effect::new(
                             EffectKind::Read,
                             Some(t.display().to_string()),
@@ -1749,10 +1784,14 @@ impl Walker {
                     }
                     None => {
                         state.cwd_certain = false;
+                        state.cwd_candidates = candidates;
                     }
                 }
             }
-            "popd" => state.cwd_certain = false,
+            "popd" => {
+                state.cwd_certain = false;
+                state.cwd_candidates.clear();
+            }
             // The options that change pathname expansion for the rest of the line.
             "shopt" if certain => {
                 let mut set = None;
@@ -1849,6 +1888,7 @@ impl Walker {
         let Some(dir) = dir else { return };
         if !self.a.units[idx].certain {
             sub.cwd_certain = false;
+            sub.cwd_candidates.clear();
             return;
         }
         let to = lexical(&expand::join(&sub.cwd(), dir));
@@ -1931,6 +1971,7 @@ impl Walker {
                             let mut sub = State {
                                 vars: Vars::new(Some(state.cwd()), state.vars.home.clone()),
                                 cwd_certain: state.cwd_certain,
+                                cwd_candidates: state.cwd_candidates.clone(),
                             };
                             sub.vars.glob_fs = self.env.glob_fs;
                             self.enter(&mut sub, idx, e.cwd.as_deref());
@@ -2071,6 +2112,7 @@ impl Walker {
         let state = State {
             vars: vars.clone(),
             cwd_certain: true,
+            cwd_candidates: Vec::new(),
         };
         for seg in segments {
             // Drop leading assignments; keep the rest as the words.
@@ -2265,6 +2307,15 @@ mod tests {
         // Found in none of its directories now: the line may make one, so it is not known.
         let a = analyze(&format!("CDPATH={base} cd missing && cat x"), &env());
         assert!(!a.units[1].certain);
+        // It is one of its directories' or the working directory's: deny rules meet what
+        // the unit does in each.
+        assert_eq!(
+            a.units[1].cwd_candidates,
+            [dir.path().join("missing"), PathBuf::from("/w/p/missing")]
+        );
+        // A directory known again leaves none.
+        let a = analyze(&format!("CDPATH={base} cd missing; cd /w && cat x"), &env());
+        assert!(a.units[2].cwd_candidates.is_empty());
         // `./` and absolute names never look in it.
         let a = analyze(&format!("CDPATH={base} cd ./sub && cat x"), &env());
         assert_eq!(a.units[1].cwd, PathBuf::from("/w/p/sub"));
