@@ -517,15 +517,19 @@ pub(crate) fn run(
         for f in &variant.families {
             per_family.entry(*f).or_default().variants += 1;
         }
+        let skip = |why: &str| -> anyhow::Result<()> {
+            println!(
+                "SKIPPED {} {} ({why})",
+                case.id,
+                serde_json::to_string(&variant.input)?
+            );
+            Ok(())
+        };
         let got = match got {
             Ok(g) => g,
             Err(why) => {
                 skipped += 1;
-                println!(
-                    "SKIPPED {} {} (the runner could not stage it: {why})",
-                    case.id,
-                    serde_json::to_string(&variant.input)?
-                );
+                skip(&format!("the runner could not stage it: {why}"))?;
                 continue;
             }
         };
@@ -549,20 +553,16 @@ pub(crate) fn run(
         // as written is decided as weakly in that world, the world changed, not the spelling.
         let world_changed = case.expected != Verdict::Allow
             && got < case.expected
-            && !(variant.extra.files.is_empty()
-                && variant.extra.dirs.is_empty()
-                && variant.extra.links.is_empty())
+            && variant.extra.has_fixtures()
             && matches!(
                 security::decide_case(&case.value, &case.value["input"], &variant.extra),
                 Outcome::Got(original) if original <= got
             );
         if world_changed {
             skipped += 1;
-            println!(
-                "SKIPPED {} {} (its fixtures change the case: the case as written is decided {got} with them)",
-                case.id,
-                serde_json::to_string(&variant.input)?
-            );
+            skip(&format!(
+                "its fixtures change the case: the case as written is decided {got} with them"
+            ))?;
             continue;
         }
         let is_weaker = case.expected != Verdict::Allow && got < case.expected && !waived;

@@ -38,11 +38,12 @@ pub(crate) struct Extra {
 
 impl Extra {
     fn needs_root(&self) -> bool {
-        self.force_root
-            || !self.dirs.is_empty()
-            || !self.files.is_empty()
-            || !self.links.is_empty()
-            || self.session_cwd.is_some()
+        self.force_root || self.has_fixtures() || self.session_cwd.is_some()
+    }
+
+    /// Whether it puts anything in the world (directories, files, links).
+    pub(crate) fn has_fixtures(&self) -> bool {
+        !self.dirs.is_empty() || !self.files.is_empty() || !self.links.is_empty()
     }
 
     /// The fixtures as text, for a report line.

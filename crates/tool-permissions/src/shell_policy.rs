@@ -869,26 +869,11 @@ pub(crate) fn unit_allowed<'a>(
     // `perl -i`): the user allowed the program, not edits of the project's files without a
     // prompt (CONTRACT item 6). Claude Code 2.1.332 runs `sort -o x` under `Bash(sort:*)`;
     // toolgate asks (pm_bash_option_writes differs on purpose).
-    let own_redirects: Vec<&PathUse> = t
-        .uses
-        .iter()
-        .filter(|p| p.unit == index && p.op == Op::Redirect)
-        .collect();
-    let redirects_ok =
-        !t.unknown_paths.contains(&index) && own_redirects.iter().all(|p| redirect_ok(&p.path));
-    if !redirects_ok {
-        return None;
-    }
-    if runs_planted_code(index, a, t, ctx) {
+    if !writes_stand(index, a, t, ctx, redirect_ok) {
         return None;
     }
     let allow_form = unit_allow_form(u, ctx);
-    if effects_covered(u)
-        && let Some((form, by_path)) = &allow_form
-        && let Some(e) = allow_rule(form)
-        && (!by_path || names_program(e, u.argv.first().map_or("", String::as_str)))
-        && names_code_options(e, u, 0)
-    {
+    if let Some(e) = own_rule(u, allow_form.as_ref(), allow_rule) {
         return Some(Some(e));
     }
     if let Some(e) = allowed_with_parent(index, a, t, ctx, allow_rule, redirect_ok) {
@@ -929,6 +914,39 @@ pub(crate) fn unit_allowed<'a>(
     None
 }
 
+/// Whether unit `index`'s redirections are each permitted and it runs no code the line
+/// planted: what any rule that allows it presumes.
+fn writes_stand(
+    index: usize,
+    a: &Analysis,
+    t: &Touches,
+    ctx: &ToolContext,
+    redirect_ok: &dyn Fn(&Path) -> bool,
+) -> bool {
+    !t.unknown_paths.contains(&index)
+        && t.uses
+            .iter()
+            .filter(|p| p.unit == index && p.op == Op::Redirect)
+            .all(|p| redirect_ok(&p.path))
+        && !runs_planted_code(index, a, t, ctx)
+}
+
+/// The allow rule that matches the unit by its own words (`allow_form`, from
+/// [`unit_allow_form`]) and covers its effects and the code options it is given.
+fn own_rule<'a>(
+    u: &Unit,
+    allow_form: Option<&(String, bool)>,
+    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
+) -> Option<&'a RuleEntry> {
+    let (form, by_path) = allow_form?;
+    if !effects_covered(u) {
+        return None;
+    }
+    let e = allow_rule(form)?;
+    let named = !by_path || names_program(e, u.argv.first().map_or("", String::as_str));
+    (named && names_code_options(e, u, 0)).then_some(e)
+}
+
 /// A command another unit runs with that unit's last words (`npx jest --ci`, `timeout 60
 /// pytest -q`): the rule that allows that unit by its own words allows it too when the rule's
 /// literal words, each one of the unit's, reach the program it runs (`Bash(npx jest:*)`,
@@ -959,17 +977,10 @@ fn allowed_with_parent<'a>(
     unit_allow_form(u, ctx)?;
     let p = &a.units[*parent];
     // The rule that allows the parent by its own words (not through a wrapper of its own).
-    let (form, by_path) = unit_allow_form(p, ctx)?;
-    let e = allow_rule(&form)?;
-    if by_path && !names_program(e, p.argv.first().map_or("", String::as_str)) {
+    if !writes_stand(*parent, a, t, ctx, redirect_ok) {
         return None;
     }
-    let Some(Some(allowed)) = unit_allowed(*parent, a, t, ctx, allow_rule, redirect_ok) else {
-        return None;
-    };
-    if !std::ptr::eq(allowed, e) {
-        return None;
-    }
+    let e = own_rule(p, unit_allow_form(p, ctx).as_ref(), allow_rule)?;
     let crate::policy::RuleMatcher::Shell(pattern) = &e.matcher else {
         return None;
     };

@@ -1692,7 +1692,10 @@ impl Walker {
                     .rev()
                     .find(|a| a.name == "CDPATH")
                     .map(|a| a.value.clone().map_or(Var::Unknown, Var::Known));
-                let cdpath = |d: &str| -> Option<Option<PathBuf>> {
+                // The directories `cd d` looks in through `CDPATH`, in order: `Some(None)`
+                // when it does not look (`./d`, an absolute name, no `CDPATH`), `None` when
+                // `CDPATH` is set to what cannot be known.
+                let cdpath_dirs = |d: &str| -> Option<Option<Vec<PathBuf>>> {
                     if d.starts_with('/')
                         || d.starts_with("./")
                         || d.starts_with("../")
@@ -1707,23 +1710,26 @@ impl Walker {
                     let set = own_cdpath.is_some() || state.vars.is_set("CDPATH");
                     match value {
                         Var::Known(v) if v.is_empty() => Some(None),
-                        Var::Known(v) => v
-                            .split(':')
-                            .map(|e| {
-                                if e.is_empty() {
-                                    state.cwd()
-                                } else {
-                                    expand::join(&state.cwd(), e)
-                                }
-                            })
-                            .map(|e| lexical(&expand::join(&e, d)))
-                            .find(|p| p.is_dir())
-                            .map(Some),
+                        Var::Known(v) => Some(Some(
+                            v.split(':')
+                                .map(|e| {
+                                    if e.is_empty() {
+                                        state.cwd()
+                                    } else {
+                                        expand::join(&state.cwd(), e)
+                                    }
+                                })
+                                .map(|e| lexical(&expand::join(&e, d)))
+                                .collect(),
+                        )),
                         // Set to what cannot be known: so is the directory.
                         Var::Unknown if set => None,
                         Var::Unknown => Some(None),
                     }
                 };
+                // Where none of `CDPATH`'s directories holds the name now, the directory is
+                // one of them or the working directory's: the candidates.
+                let mut candidates: Vec<PathBuf> = Vec::new();
                 let target = match args.first() {
                     _ if !certain => None,
                     None if name == "cd" => Some(state.vars.home.clone()),
@@ -1739,34 +1745,18 @@ impl Walker {
                     {
                         std::fs::canonicalize(expand::join(&state.cwd(), d)).ok()
                     }
-                    Some(d) if certain => match cdpath(d) {
-                        Some(Some(found)) => Some(found),
+                    Some(d) => match cdpath_dirs(d) {
                         Some(None) => Some(lexical(&expand::join(&state.cwd(), d))),
+                        Some(Some(dirs)) => match dirs.iter().find(|p| p.is_dir()) {
+                            Some(found) => Some(found.clone()),
+                            None => {
+                                candidates = dirs;
+                                candidates.push(lexical(&expand::join(&state.cwd(), d)));
+                                None
+                            }
+                        },
                         None => None,
                     },
-                    Some(_) => None,
-                };
-                // Where `CDPATH` names directories none of which holds the name now, it is one
-                // of them or the working directory's.
-                let candidates: Vec<PathBuf> = match (args.first(), &own_cdpath) {
-                    (Some(d), _) if !certain || cdpath(d).is_some() => Vec::new(),
-                    (Some(d), own) => match own.clone().unwrap_or_else(|| state.vars.get("CDPATH"))
-                    {
-                        Var::Known(v) => v
-                            .split(':')
-                            .map(|e| {
-                                if e.is_empty() {
-                                    state.cwd()
-                                } else {
-                                    expand::join(&state.cwd(), e)
-                                }
-                            })
-                            .chain(std::iter::once(state.cwd()))
-                            .map(|e| lexical(&expand::join(&e, d)))
-                            .collect(),
-                        Var::Unknown => Vec::new(),
-                    },
-                    (None, _) => Vec::new(),
                 };
                 match target {
                     Some(t) => {

@@ -1634,6 +1634,11 @@ fn is_remote_path(w: &str) -> bool {
     }
 }
 
+/// Whether a file name given to a program is its standard input (`-`, `/dev/stdin`).
+fn names_standard_input(name: &str) -> bool {
+    matches!(name, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+}
+
 fn join_dir(dir: &Option<String>, v: &str) -> String {
     match dir {
         Some(d) if !v.starts_with('/') && !v.starts_with('~') => {
@@ -2425,10 +2430,7 @@ impl Run<'_, '_> {
         }
         if opt.value == ValueKind::NamesFile {
             let v = value.clone().unwrap_or_default();
-            let from_stdin = matches!(
-                v.as_str(),
-                "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"
-            );
+            let from_stdin = names_standard_input(&v);
             let detail = format!("{}: a file of names", opt.name());
             if !from_stdin {
                 self.push(
@@ -2468,10 +2470,7 @@ impl Run<'_, '_> {
             return;
         }
         if opt.value == ValueKind::MakefilePath
-            && matches!(
-                value.as_deref(),
-                Some("-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
-            )
+            && value.as_deref().is_some_and(names_standard_input)
         {
             match self.here.take() {
                 Some(Some(text)) => self.makefile(&text, label, shown),
