@@ -22,6 +22,13 @@ fn decide(
     (d.verdict, d.message)
 }
 
+/// The verdict on a Bash `command` under these deny and allow rules, in the sandbox's project.
+fn bash_verdict(sb: &Sandbox, deny: &[&str], allow: &[&str], command: &str) -> Verdict {
+    let p = policy(deny, allow, &[]);
+    let subject = PermissionSubject::ShellCommand(command.to_owned());
+    toolgate_tests::decide(&p, &sb.ctx(), "Bash", &subject, false).verdict
+}
+
 /// (deny, allow, ask, mode, tool, subject, read_only, expected)
 type Case<'a> = (
     &'a [&'a str],
@@ -385,18 +392,7 @@ async fn an_approver_answers_asks() {
 fn a_rule_naming_a_script_by_path_allows_only_that_file() {
     let sb = Sandbox::new();
     std::fs::create_dir_all(sb.path("sub")).unwrap();
-    let bash = |allow: &[&str], command: &str| {
-        let p = policy(&[], allow, &[]);
-        let ctx = sb.ctx();
-        toolgate_tests::decide(
-            &p,
-            &ctx,
-            "Bash",
-            &PermissionSubject::ShellCommand(command.to_owned()),
-            false,
-        )
-        .verdict
-    };
+    let bash = |allow: &[&str], command: &str| bash_verdict(&sb, &[], allow, command);
     use Verdict::*;
     let cases = [
         (&["Bash(./run.sh:*)"][..], "./run.sh", Allow),
@@ -425,17 +421,7 @@ fn a_rule_naming_a_script_by_path_allows_only_that_file() {
 #[test]
 fn a_rule_naming_a_mode_does_not_allow_code_given_by_another_option() {
     let sb = Sandbox::new();
-    let bash = |allow: &str, command: &str| {
-        let p = policy(&[], &[allow], &[]);
-        toolgate_tests::decide(
-            &p,
-            &sb.ctx(),
-            "Bash",
-            &PermissionSubject::ShellCommand(command.to_owned()),
-            false,
-        )
-        .verdict
-    };
+    let bash = |allow: &str, command: &str| bash_verdict(&sb, &[], &[allow], command);
     use Verdict::*;
     let cases = [
         ("Bash(perl -c:*)", "perl -c -e 'BEGIN { print 1 }'", Ask),
@@ -476,17 +462,8 @@ fn a_rule_naming_a_mode_does_not_allow_code_given_by_another_option() {
 #[test]
 fn a_rule_that_names_the_program_a_wrapper_starts_allows_it() {
     let sb = Sandbox::new();
-    let bash = |deny: &[&str], allow: &str, command: &str| {
-        let p = policy(deny, &[allow], &[]);
-        toolgate_tests::decide(
-            &p,
-            &sb.ctx(),
-            "Bash",
-            &PermissionSubject::ShellCommand(command.to_owned()),
-            false,
-        )
-        .verdict
-    };
+    let bash =
+        |deny: &[&str], allow: &str, command: &str| bash_verdict(&sb, deny, &[allow], command);
     use Verdict::*;
     let cases: [(&[&str], &str, &str, Verdict); 18] = [
         (&[], "Bash(npx jest:*)", "npx jest --ci", Allow),
@@ -643,5 +620,106 @@ proptest::proptest! {
         let command = format!("{tool} <<'EOF'\n--- a/{file}\n+++ b/{file}\n@@ -0,0 +1 @@\n+x\nEOF");
         let d = toolgate_tests::decide(&p, &sb.ctx(), "Bash", &PermissionSubject::ShellCommand(command), false);
         proptest::prop_assert_eq!(d.verdict, Verdict::Deny);
+    }
+}
+
+/// The interpreters of the mode rule: (program, an option that only changes how it runs, the
+/// option that hands it code).
+const MODES: &[(&str, &str, &str)] = &[
+    ("perl", "-c", "-e"),
+    ("perl", "-w", "-M"),
+    ("node", "--test", "-e"),
+    ("node", "--check", "-r"),
+    ("python3", "-B", "-c"),
+    ("ruby", "-w", "-e"),
+    ("ruby", "-c", "-r"),
+    ("php", "-l", "-r"),
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Whatever the interpreter, its code and the wrapper around it: a rule naming a mode
+    /// never allows code handed in by an option it does not name; a rule naming the program
+    /// alone, or the code option, allows it.
+    #[test]
+    fn code_an_option_hands_in_is_allowed_only_by_a_rule_that_names_it(
+        (program, mode, code_option) in proptest::sample::select(MODES),
+        code in "[a-z]{1,8}",
+        wrapper in proptest::sample::select(vec!["", "timeout 60 ", "nice -n 5 "]),
+    ) {
+        let sb = Sandbox::new();
+        let line = format!("{wrapper}{program} {mode} {code_option} '{code}'");
+        let rule = |words: &str| format!("Bash({wrapper}{words}:*)");
+        proptest::prop_assert_eq!(
+            bash_verdict(&sb, &[], &[&rule(&format!("{program} {mode}"))], &line),
+            Verdict::Ask
+        );
+        if wrapper.is_empty() {
+            proptest::prop_assert_eq!(
+                bash_verdict(&sb, &[], &[&rule(program)], &line),
+                Verdict::Allow
+            );
+            let direct = format!("{program} {code_option} '{code}'");
+            proptest::prop_assert_eq!(
+                bash_verdict(&sb, &[], &[&rule(&format!("{program} {code_option}"))], &direct),
+                Verdict::Allow
+            );
+        }
+    }
+
+    /// A program a wrapper starts with its last words: allowed by a rule whose words reach it,
+    /// word for word, never by one that names only the wrapper, nor when a quoted word hides
+    /// the program inside the wrapper's.
+    #[test]
+    fn a_wrapper_rule_reaches_only_the_program_it_names(
+        wrapper in proptest::sample::select(vec!["timeout 60", "nice -n 5", "npx"]),
+        program in proptest::sample::select(vec!["jest", "pytest", "vitest"]),
+        args in proptest::collection::vec("[a-z]{1,6}", 0..3),
+    ) {
+        let sb = Sandbox::new();
+        let tail = args.join(" ");
+        let line = format!("{wrapper} {program} {tail}");
+        let named = format!("Bash({wrapper} {program}:*)");
+        proptest::prop_assert_eq!(bash_verdict(&sb, &[], &[&named], line.trim()), Verdict::Allow);
+        let only_wrapper = format!("Bash({wrapper}:*)");
+        proptest::prop_assert_eq!(bash_verdict(&sb, &[], &[&only_wrapper], line.trim()), Verdict::Ask);
+        // The last wrapper word and the program quoted as one word: `bash x.sh` is what runs.
+        let (head, last) = wrapper.rsplit_once(' ').unwrap_or(("", wrapper));
+        let hidden = format!("{head} '{last} {program}' bash x.sh").trim().to_owned();
+        proptest::prop_assert_ne!(bash_verdict(&sb, &[], &[&named], &hidden), Verdict::Allow);
+    }
+
+    /// Names fed to a program that reads the files its input names: a denied one among them
+    /// denies the line wherever it stands; an option-like or escaped name is never allowed.
+    #[test]
+    fn a_denied_name_in_a_names_file_denies_the_line(
+        names in proptest::collection::vec("[a-z]{1,6}\\.txt", 0..4),
+        at in 0..5usize,
+        reader in proptest::sample::select(vec!["tar -cf - -T -", "sort --files0-from=-", "cpio -o"]),
+    ) {
+        let sb = Sandbox::new();
+        let mut list = names.clone();
+        list.insert(at.min(list.len()), ".env".to_owned());
+        let line = format!("{reader} <<'EOF'\n{}\nEOF", list.join("\n"));
+        let allow = ["Bash(tar:*)", "Bash(sort:*)", "Bash(cpio:*)"];
+        proptest::prop_assert_eq!(bash_verdict(&sb, &["Read(./.env)"], &allow, &line), Verdict::Deny);
+        let odd = format!("{reader} <<'EOF'\n-C\n/\n{}\nEOF", names.join("\n"));
+        proptest::prop_assert_ne!(bash_verdict(&sb, &["Read(./.env)"], &allow, &odd), Verdict::Allow);
+    }
+
+    /// A `cd` through `CDPATH` to a name none of its directories holds now: a read there of
+    /// a file a deny rule covers in any of them is denied, whichever directory it names.
+    #[test]
+    fn a_cd_through_cdpath_meets_the_deny_rules_of_every_candidate(
+        dir in "[a-z]{1,6}",
+        file in "[a-z]{1,6}",
+        first in proptest::bool::ANY,
+    ) {
+        let sb = Sandbox::new();
+        let home = sb.ctx().home.display().to_string();
+        let cdpath = if first { format!("{home}:.") } else { format!(".:{home}") };
+        let line = format!("CDPATH={cdpath} cd {dir} && cat {file}");
+        let deny = format!("Read(~/{dir}/**)");
+        proptest::prop_assert_eq!(bash_verdict(&sb, &[&deny], &["Bash(cat:*)", "Bash(cd:*)"], &line), Verdict::Deny);
     }
 }
