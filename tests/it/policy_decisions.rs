@@ -549,6 +549,61 @@ fn a_rule_that_names_the_program_a_wrapper_starts_allows_it() {
     }
 }
 
+/// Every allow rule that matches a unit is consulted, in the order written, for one that also
+/// covers what the unit does; and a rule naming a whole chain of wrappers reaches the program
+/// at its end.
+#[test]
+fn every_matching_allow_rule_is_consulted_and_a_chain_of_wrappers_is_reached() {
+    let sb = Sandbox::new();
+    use Verdict::*;
+    let cases: [(&[&str], &str, Verdict); 12] = [
+        (&["Bash(npx:*)", "Bash(npx jest:*)"], "npx jest --ci", Allow),
+        (&["Bash(npx jest:*)", "Bash(npx:*)"], "npx jest --ci", Allow),
+        (&["Bash(npx:*)"], "npx jest --ci", Ask),
+        (&["Bash(perl -c:*)", "Bash(perl:*)"], "perl -c -e 1", Allow),
+        (&["Bash(perl -c:*)", "Bash(perl -w:*)"], "perl -c -e 1", Ask),
+        (
+            &["Bash(timeout 60 npx jest:*)"],
+            "timeout 60 npx jest --ci",
+            Allow,
+        ),
+        (&["Bash(timeout 60 npx:*)"], "timeout 60 npx jest --ci", Ask),
+        (
+            &["Bash(timeout 60 nice -n 5 pytest:*)"],
+            "timeout 60 nice -n 5 pytest -q",
+            Allow,
+        ),
+        (
+            &["Bash(timeout 60 nice:*)"],
+            "timeout 60 nice -n 5 pytest -q",
+            Ask,
+        ),
+        (
+            &["Bash(timeout 60 nice curl:*)"],
+            "timeout 60 nice curl x.example",
+            Allow,
+        ),
+        // The program at the end is still held to its own effects and code options.
+        (
+            &["Bash(timeout 60 npx jest:*)"],
+            "timeout 60 npx jest --ci > /home/u/.bashrc",
+            Ask,
+        ),
+        (
+            &["Bash(timeout 60 perl -c:*)"],
+            "timeout 60 perl -c -Mevil x.pl",
+            Ask,
+        ),
+    ];
+    for (allow, command, want) in cases {
+        assert_eq!(
+            bash_verdict(&sb, &[], allow, command),
+            want,
+            "{allow:?} {command}"
+        );
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     /// Any script named by a relative path: its own path rule allows it with any plain

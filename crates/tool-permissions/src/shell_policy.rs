@@ -860,7 +860,7 @@ pub(crate) fn unit_allowed<'a>(
     a: &Analysis,
     t: &Touches,
     ctx: &ToolContext,
-    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
+    allow_rules: &dyn Fn(&str) -> Vec<&'a RuleEntry>,
     redirect_ok: &dyn Fn(&Path) -> bool,
 ) -> Option<Option<&'a RuleEntry>> {
     let u = &a.units[index];
@@ -873,10 +873,10 @@ pub(crate) fn unit_allowed<'a>(
         return None;
     }
     let allow_form = unit_allow_form(u, ctx);
-    if let Some(e) = own_rule(u, allow_form.as_ref(), allow_rule) {
+    if let Some(e) = own_rule(u, allow_form.as_ref(), allow_rules, &|_| true) {
         return Some(Some(e));
     }
-    if let Some(e) = allowed_with_parent(index, a, t, ctx, allow_rule, redirect_ok) {
+    if let Some(e) = allowed_with_parent(index, a, t, ctx, allow_rules, redirect_ok) {
         return Some(Some(e));
     }
     let form = allow_form.filter(|(_, by_path)| !by_path).map(|(f, _)| f);
@@ -931,72 +931,86 @@ fn writes_stand(
         && !runs_planted_code(index, a, t, ctx)
 }
 
-/// The allow rule that matches the unit by its own words (`allow_form`, from
-/// [`unit_allow_form`]) and covers its effects and the code options it is given.
+/// The first allow rule that matches the unit by its own words (`allow_form`, from
+/// [`unit_allow_form`]), covers its effects and the code options it is given, and passes
+/// `also`.
 fn own_rule<'a>(
     u: &Unit,
     allow_form: Option<&(String, bool)>,
-    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
+    allow_rules: &dyn Fn(&str) -> Vec<&'a RuleEntry>,
+    also: &dyn Fn(&RuleEntry) -> bool,
 ) -> Option<&'a RuleEntry> {
     let (form, by_path) = allow_form?;
     if !effects_covered(u) {
         return None;
     }
-    let e = allow_rule(form)?;
-    let named = !by_path || names_program(e, u.argv.first().map_or("", String::as_str));
-    (named && names_code_options(e, u, 0)).then_some(e)
+    let program = u.argv.first().map_or("", String::as_str);
+    allow_rules(form)
+        .into_iter()
+        .find(|e| (!by_path || names_program(e, program)) && names_code_options(e, u, 0) && also(e))
 }
 
 /// A command another unit runs with that unit's last words (`npx jest --ci`, `timeout 60
-/// pytest -q`): the rule that allows that unit by its own words allows it too when the rule's
-/// literal words, each one of the unit's, reach the program it runs (`Bash(npx jest:*)`,
-/// `Bash(timeout 60 pytest:*)`; not `Bash(npx:*)`, which names no program npx runs, nor a
-/// rule that allowed a wrapper further out). Its own effects are checked as any unit's.
+/// pytest -q`, `timeout 60 npx jest --ci`): a rule that allows one of the units that start it
+/// (its parent, or one further out through programs that each run the next with their last
+/// words) by that unit's own words allows it too when the rule's literal words, each one of
+/// that unit's, reach the program (`Bash(npx jest:*)`, `Bash(timeout 60 pytest:*)`,
+/// `Bash(timeout 60 npx jest:*)`; not `Bash(npx:*)`, which names no program npx runs, nor
+/// `Bash(timeout 60 nice:*)` for what nice runs). Its own effects are checked as any unit's.
 fn allowed_with_parent<'a>(
     index: usize,
     a: &Analysis,
     t: &Touches,
     ctx: &ToolContext,
-    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
+    allow_rules: &dyn Fn(&str) -> Vec<&'a RuleEntry>,
     redirect_ok: &dyn Fn(&Path) -> bool,
 ) -> Option<&'a RuleEntry> {
     let u = &a.units[index];
-    let Origin::Carried {
-        parent,
-        by_shell: false,
-        ..
-    } = &u.origin
-    else {
-        return None;
-    };
-    // Parents come first; anything else is not followed.
-    if *parent >= index || !effects_covered(u) {
+    if !effects_covered(u) {
         return None;
     }
     // A program named by a path must be the one the words name from the project root.
     unit_allow_form(u, ctx)?;
-    let p = &a.units[*parent];
-    // The rule that allows the parent by its own words (not through a wrapper of its own).
-    if !writes_stand(*parent, a, t, ctx, redirect_ok) {
-        return None;
+    let mut at_unit = index;
+    // Parents come first; anything else is not followed.
+    while let Origin::Carried {
+        parent,
+        by_shell: false,
+        ..
+    } = &a.units[at_unit].origin
+        && *parent < at_unit
+    {
+        at_unit = *parent;
+        let p = &a.units[at_unit];
+        let words = p.rule_words();
+        let at = words.len().checked_sub(u.argv.len())?;
+        if at == 0 || words[at..] != u.argv[..] {
+            return None;
+        }
+        if !writes_stand(at_unit, a, t, ctx, redirect_ok) {
+            continue;
+        }
+        // A rule that allows this unit by its own words (not through a wrapper of its own)
+        // and whose literal words reach the program.
+        let reaches = |e: &RuleEntry| {
+            let crate::policy::RuleMatcher::Shell(pattern) = &e.matcher else {
+                return false;
+            };
+            // Word for word: a quoted word with a space in it is one word, not two of the
+            // rule's.
+            let (literal, rest) = pattern.literal_words();
+            let matches_words = if rest == crate::shell_rule::Rest::Nothing {
+                literal.len() == words.len() && literal.iter().zip(&words).all(|(l, w)| l == w)
+            } else {
+                literal.len() <= words.len() && literal.iter().zip(&words).all(|(l, w)| l == w)
+            };
+            matches_words && literal.len() > at && names_code_options(e, u, at)
+        };
+        if let Some(e) = own_rule(p, unit_allow_form(p, ctx).as_ref(), allow_rules, &reaches) {
+            return Some(e);
+        }
     }
-    let e = own_rule(p, unit_allow_form(p, ctx).as_ref(), allow_rule)?;
-    let crate::policy::RuleMatcher::Shell(pattern) = &e.matcher else {
-        return None;
-    };
-    let words = p.rule_words();
-    let at = words.len().checked_sub(u.argv.len())?;
-    if at == 0 || words[at..] != u.argv[..] {
-        return None;
-    }
-    // Word for word: a quoted word with a space in it is one word, not two of the rule's.
-    let (literal, rest) = pattern.literal_words();
-    let matches_words = if rest == crate::shell_rule::Rest::Nothing {
-        literal.len() == words.len() && literal.iter().zip(&words).all(|(l, w)| l == w)
-    } else {
-        literal.len() <= words.len() && literal.iter().zip(&words).all(|(l, w)| l == w)
-    };
-    (matches_words && literal.len() > at && names_code_options(e, u, at)).then_some(e)
+    None
 }
 
 /// Is every unit of the line allowed (see [`unit_allowed`])? Returns the rules used (empty
@@ -1005,7 +1019,7 @@ pub(crate) fn all_units_allowed<'a>(
     a: &Analysis,
     t: &Touches,
     ctx: &ToolContext,
-    allow_rule: &dyn Fn(&str) -> Option<&'a RuleEntry>,
+    allow_rules: &dyn Fn(&str) -> Vec<&'a RuleEntry>,
     redirect_ok: &dyn Fn(&Path) -> bool,
 ) -> Option<Vec<&'a RuleEntry>> {
     if a.units.is_empty()
@@ -1036,7 +1050,7 @@ pub(crate) fn all_units_allowed<'a>(
             }
             return None;
         }
-        used.extend(unit_allowed(i, a, t, ctx, allow_rule, redirect_ok)?);
+        used.extend(unit_allowed(i, a, t, ctx, allow_rules, redirect_ok)?);
     }
     Some(used)
 }

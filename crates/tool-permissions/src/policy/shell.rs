@@ -33,10 +33,22 @@ impl Policy {
         })
     }
 
-    /// An allow Bash rule matching a unit's plain form exactly as written (no global options
-    /// skipped, nothing stripped but inert wrappers).
-    pub(super) fn shell_allow(&self, form: &str) -> Option<&RuleEntry> {
-        self.shell_match(RuleList::Allow, &[form.to_owned()])
+    /// The allow Bash rules matching a unit's plain form exactly as written (no global options
+    /// skipped, nothing stripped but inert wrappers), in the order they were written: the
+    /// caller takes the first that also covers what the unit does (a rule for `npx` may not
+    /// cover `npx jest`, where a later `Bash(npx jest:*)` does).
+    pub(super) fn shell_allows(&self, form: &str) -> Vec<&RuleEntry> {
+        let word = form.split(' ').next().unwrap_or("");
+        let mut found: Vec<usize> = self
+            .index
+            .shell_candidates(RuleList::Allow, word)
+            .filter(
+                |&i| matches!(&self.entries[i].matcher, RuleMatcher::Shell(p) if p.matches(form)),
+            )
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found.into_iter().map(|i| &self.entries[i]).collect()
     }
 
     /// The analysis of a Bash line in this call's context.
@@ -514,7 +526,7 @@ impl Policy {
                 analysis,
                 touched,
                 ctx,
-                &|form| self.shell_allow(form),
+                &|form| self.shell_allows(form),
                 &redirect_ok,
             )
         {
@@ -774,7 +786,7 @@ impl Policy {
                 .copied()
                 .filter(|&i| {
                     a.units[i].program() != "cd"
-                        && (unit_allowed(i, a, t, ctx, &|f| self.shell_allow(f), &|p| {
+                        && (unit_allowed(i, a, t, ctx, &|f| self.shell_allows(f), &|p| {
                             self.redirect_permitted(p, ctx)
                         })
                         .is_none()
