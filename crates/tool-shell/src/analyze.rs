@@ -903,10 +903,17 @@ impl Walker {
                     f.fname.value
                 ));
                 self.a.state_problems += 1;
-                // The body may run: walk it in a copy of the state with unknown arguments.
+                // The body may run: walk it in a copy of the state with unknown arguments,
+                // under the redirections written after it, which every call opens
+                // (`log() { printf ...; } >> ~/.bashrc`).
                 let mut sub = state.clone();
                 sub.vars.positional = None;
-                self.compound(&f.body.0, &mut sub, origin, depth, outer);
+                let all = self.with_redirects(&f.body.1, outer, &mut sub, depth);
+                let before = self.a.units.len();
+                self.compound(&f.body.0, &mut sub, origin, depth, &all);
+                if self.a.units.len() == before && all.len() > outer.len() {
+                    self.push_unit(Vec::new(), Vec::new(), all, &sub, origin, depth, "");
+                }
             }
             ast::Command::ExtendedTest(t, redirects) => {
                 let all = self.with_redirects(redirects, outer, state, depth);

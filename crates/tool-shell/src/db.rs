@@ -479,6 +479,9 @@ pub struct Language {
     pub shell: Vec<String>,
     /// Line prefixes that make the line code that cannot be known (`.load`, `python`).
     pub unknown_prefixes: Vec<String>,
+    /// Commands that only show or set how things are shown, taken out of those prefixes
+    /// (sqlite's `.schema`, `.tables`): a line whose first word is one of them.
+    pub showing: Vec<String>,
     /// Words anywhere in a line that make it code that cannot be known (`syscmd`).
     pub unknown_words: Vec<String>,
     /// Any other line cannot be known either (`vim -c`: any Ex command may run anything).
@@ -624,6 +627,9 @@ pub struct Interpretation {
     /// Code given on the line (`python3 -c 'open(".env").read()'`): the files its strings
     /// name may be opened, which deny rules decide.
     pub code: Vec<String>,
+    /// The option, as written, that made it write the files it would otherwise only read
+    /// (`sed -i`, `perl -i`).
+    pub in_place_by: Option<String>,
 }
 
 impl Interpretation {
@@ -771,6 +777,8 @@ struct RawLanguage {
     #[serde(default)]
     unknown_prefixes: Vec<String>,
     #[serde(default)]
+    showing: Vec<String>,
+    #[serde(default)]
     unknown_words: Vec<String>,
     #[serde(default)]
     other: Option<String>,
@@ -881,6 +889,11 @@ fn style(name: &str, whose: &str) -> Result<Syntax, Error> {
         "go" => Syntax {
             single_dash_long: true,
             ..s(false, false, false, false)
+        },
+        // Long options with one dash, anywhere among the operands (`openssl list -providers`).
+        "single-dash" => Syntax {
+            single_dash_long: true,
+            ..s(false, true, false, false)
         },
         _ => return Err(bad(format!("{whose}: unknown style `{name}`"))),
     })
@@ -1138,6 +1151,50 @@ impl Database {
 
 /// The command a git `ext::` address runs: the rest of the address, with `% ` a space and
 /// `%%` a `%` as git's remote-ext reads it (other `%` escapes stand for arguments git adds).
+/// The local file a `file:` URL names (`file:///etc/passwd`, `FILE://localhost/x`,
+/// `file:/x`), its `%XX` escapes decoded as curl and git decode them: `Some(None)` when the
+/// path cannot be known (a glob curl expands, an escape that is not UTF-8), `None` when it is
+/// not a `file:` URL.
+fn file_url_path(w: &str) -> Option<Option<String>> {
+    let scheme = w.get(..5)?;
+    if !scheme.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let rest = &w[5..];
+    let path = match rest.strip_prefix("//") {
+        Some(after) => {
+            let slash = after.find('/').unwrap_or(after.len());
+            let host = &after[..slash];
+            if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                return Some(None);
+            }
+            &after[slash..]
+        }
+        None => rest,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    if path.contains(['{', '[']) || !path.starts_with('/') {
+        return Some(None);
+    }
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    Some(String::from_utf8(out).ok())
+}
+
 fn ext_command(w: &str) -> Option<String> {
     let rest = w.strip_prefix("ext::")?;
     let mut out = String::with_capacity(rest.len());
@@ -1449,6 +1506,7 @@ fn compile(
             Some(l) => Some(Language {
                 shell: l.shell.clone(),
                 unknown_prefixes: l.unknown_prefixes.clone(),
+                showing: l.showing.clone(),
                 unknown_words: l.unknown_words.clone(),
                 ignore_case: l.ignore_case,
                 other_unknown: match l.other.as_deref() {
@@ -1669,7 +1727,8 @@ struct Parsed<'p> {
     chdir: Option<String>,
     spec: &'p [Slot],
     overridden: bool,
-    in_place: bool,
+    /// The option that makes it change its read operands in place (`sed -i`), as written.
+    in_place: Option<String>,
     /// Operands with the directory in force when they were seen.
     operands: Vec<(String, Option<String>)>,
     assigns: Vec<String>,
@@ -1755,10 +1814,14 @@ impl Run<'_, '_> {
                     format!("{detail}: a shell escape"),
                 );
             } else if lang.other_unknown
-                || lang
+                || (lang
                     .unknown_prefixes
                     .iter()
                     .any(|p| l.starts_with(p.as_str()))
+                    && !l
+                        .split_whitespace()
+                        .next()
+                        .is_some_and(|first| lang.showing.iter().any(|w| w == first)))
                 || if lang.ignore_case {
                     // Whole words (`edit (...)`, not a column `edited_at`), in any case.
                     let folded = l.to_lowercase();
@@ -1950,7 +2013,7 @@ impl Run<'_, '_> {
             chdir,
             spec: &prog.operands,
             overridden: false,
-            in_place: false,
+            in_place: None,
             operands: Vec::new(),
             assigns: Vec::new(),
             marks: Vec::new(),
@@ -2405,7 +2468,7 @@ impl Run<'_, '_> {
             return words.len();
         }
         if opt.in_place {
-            st.in_place = true;
+            st.in_place = Some(word.split('=').next().unwrap_or(word).to_owned());
         }
         if opt.stop {
             *options_done = true;
@@ -2854,7 +2917,8 @@ impl Run<'_, '_> {
                         if role == Role::Script || role == Role::Program {
                             script_operand = Some(w.clone());
                         }
-                        let role = if st.in_place && role == Role::Read {
+                        let in_place = st.in_place.as_deref().filter(|_| role == Role::Read);
+                        let role = if in_place.is_some() {
                             Role::ReadWrite
                         } else {
                             role
@@ -2863,6 +2927,11 @@ impl Run<'_, '_> {
                             continue;
                         }
                         self.operand(prog, role, w, dir, &label);
+                        // The writes are the in-place option's doing (a rule naming a use of
+                        // the program without it does not cover them: `Bash(sed -n:*)`).
+                        if let Some(option) = in_place {
+                            self.out.in_place_by = Some(option.to_owned());
+                        }
                     }
                 }
             }
@@ -3033,6 +3102,12 @@ impl Run<'_, '_> {
             Role::System => push(self, EffectKind::System, Some(w.to_owned())),
             Role::Network => {
                 push(self, EffectKind::Network, Some(w.to_owned()));
+                // A `file:` URL reads the local file it names.
+                match file_url_path(w) {
+                    Some(Some(local)) => push(self, EffectKind::Read, Some(local)),
+                    Some(None) => push(self, EffectKind::Unknown, Some(w.to_owned())),
+                    None => {}
+                }
                 // git's `ext::` transport runs the rest of its address as a command.
                 if let Some(cmd) = ext_command(w) {
                     push(self, EffectKind::ExecString, Some(cmd));
@@ -3098,16 +3173,22 @@ impl Run<'_, '_> {
                 }
             }
             Role::RemoteRead | Role::RemoteWrite => {
+                let k = if role == Role::RemoteRead {
+                    EffectKind::Read
+                } else {
+                    EffectKind::Write
+                };
                 if let Some(cmd) = ext_command(w) {
                     push(self, EffectKind::ExecString, Some(cmd));
+                } else if let Some(local) = file_url_path(w) {
+                    // A `file://` URL is the local repository it names.
+                    match local {
+                        Some(local) => push(self, k, Some(local)),
+                        None => push(self, EffectKind::Unknown, Some(w.to_owned())),
+                    }
                 } else if is_remote_path(w) {
                     push(self, EffectKind::Network, Some(w.to_owned()))
                 } else if w != "-" {
-                    let k = if role == Role::RemoteRead {
-                        EffectKind::Read
-                    } else {
-                        EffectKind::Write
-                    };
                     push(self, k, Some(path(w)))
                 }
             }

@@ -1074,3 +1074,122 @@ fn writes_named_by_the_input_may_land_anywhere_below() {
         assert!(!run(line).writes_below, "{line:?}");
     }
 }
+
+/// A `file:` URL names a local file: a URL operand of curl reads it, and a git remote given
+/// as one is that repository, with curl's `%XX` escapes decoded. A glob
+/// curl expands, or a host other than the local one, cannot be known.
+#[test]
+fn file_urls_name_local_files() {
+    for url in [
+        "file:///home/u/.ssh/id_rsa",
+        "FILE://localhost/home/u/.s%73h/id_rsa",
+        "file:/home/u/.ssh/id_rsa",
+        "file:///home/u/.ssh/id_rsa?x#y",
+    ] {
+        let i = run(&["curl", "-s", "http://localhost:3000/", url]);
+        assert!(
+            has(&i, EffectKind::Read, "/home/u/.ssh/id_rsa"),
+            "{url}: {:?}",
+            i.effects
+        );
+    }
+    for url in [
+        "file:///home/u/.ss{h,x}/id_rsa",
+        "file://elsewhere/etc/passwd",
+    ] {
+        assert!(has_kind(&run(&["curl", url]), EffectKind::Unknown), "{url}");
+    }
+    assert!(!has_kind(
+        &run(&["curl", "https://x.example/file:///a"]),
+        EffectKind::Read
+    ));
+    assert!(has(
+        &run(&["git", "clone", "file:///home/u/.ssh", "x"]),
+        EffectKind::Read,
+        "/home/u/.ssh"
+    ));
+    assert!(has(
+        &run(&["git", "fetch", "file:///srv/repo.git"]),
+        EffectKind::Read,
+        "/srv/repo.git"
+    ));
+}
+
+/// The option that turns a program's reads into writes in place is named (`sed -i`), so a
+/// rule that names another use of the program can tell it did not name this one.
+#[test]
+fn the_option_that_writes_in_place_is_named() {
+    assert_eq!(
+        run(&["sed", "-n", "-i", "s/a/b/", "f"])
+            .in_place_by
+            .as_deref(),
+        Some("-i")
+    );
+    assert_eq!(
+        run(&["sed", "--in-place=.bak", "s/a/b/", "f"])
+            .in_place_by
+            .as_deref(),
+        Some("--in-place")
+    );
+    assert_eq!(run(&["sed", "-n", "1p", "f"]).in_place_by, None);
+}
+
+/// Programs and modules whose options load or run code, or write where they are told:
+/// timeit's `-s`, openssl's providers and engines, an unfiltered `tarfile -e`, patch's backup
+/// prefix, `npm pkg set`; and sqlite's dot commands that only show something.
+#[test]
+fn options_that_load_code_or_write_elsewhere() {
+    let code = |line: &[&str], option: &str| {
+        run(line).effects.iter().any(|e| {
+            e.kind == EffectKind::RunsCode
+                && e.value.is_some()
+                && e.source.option.as_deref() == Some(option)
+        })
+    };
+    assert!(code(&["timeit", "-s", "import os", "pass"], "-s"));
+    assert!(code(
+        &[
+            "openssl",
+            "list",
+            "-provider-path",
+            ".cache/ossl",
+            "-provider",
+            "x"
+        ],
+        "-provider-path"
+    ));
+    assert!(code(&["openssl", "req", "-engine", "pkcs11"], "-engine"));
+    assert!(!has_kind(
+        &run(&["openssl", "list", "-providers"]),
+        EffectKind::RunsCode
+    ));
+    assert!(has_kind(
+        &run(&["tarfile", "-e", "a.tar", "out"]),
+        EffectKind::Unknown
+    ));
+    assert!(!has_kind(
+        &run(&["tarfile", "-l", "a.tar"]),
+        EffectKind::Unknown
+    ));
+    assert!(has(
+        &run(&["patch", "-p1", "-b", "-B", "../backup/"]),
+        EffectKind::Write,
+        "../backup/"
+    ));
+    assert!(run(&["npm", "pkg", "set", "scripts.test=x"]).writes_below);
+    assert!(!has_kind(
+        &run(&["npm", "pkg", "get", "name"]),
+        EffectKind::Write
+    ));
+    let sql = |text: &str| {
+        has_kind(
+            &run(&["sqlite3", "-readonly", "a.db", text]),
+            EffectKind::Unknown,
+        )
+    };
+    assert!(!sql(".schema users"));
+    assert!(!sql(".tables"));
+    assert!(sql(".read |curl x.example"));
+    assert!(sql(".output /tmp/x"));
+    assert!(sql(".tables readfile"));
+}
