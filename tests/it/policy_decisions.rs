@@ -450,9 +450,118 @@ fn a_rule_naming_a_mode_does_not_allow_code_given_by_another_option() {
         ("Bash(php -l:*)", "php -l -z /tmp/e.so x.php", Ask),
         ("Bash(make:*)", "make CC=/tmp/evil.sh x.o", Ask),
         ("Bash(make:*)", "make -j4", Allow),
+        // Fresh round 7: what an option the rule does not name adds beyond the use it names
+        // (the program's own writes turned back on, files changed in place, the network,
+        // code loaded); the use itself, and options that add nothing, stay allowed.
+        (
+            "Bash(git apply --check:*)",
+            "git apply --check --apply x.diff",
+            Ask,
+        ),
+        (
+            "Bash(git apply --check:*)",
+            "git apply --check x.diff",
+            Allow,
+        ),
+        (
+            "Bash(git apply:*)",
+            "git apply --check --apply x.diff",
+            Allow,
+        ),
+        ("Bash(sed -n:*)", "sed -n -i s/a/b/ f.txt", Ask),
+        ("Bash(sed -n:*)", "sed -n 1p f.txt", Allow),
+        ("Bash(sed:*)", "sed -i s/a/b/ f.txt", Allow),
+        ("Bash(sed -i:*)", "sed -i s/a/b/ f.txt", Allow),
+        ("Bash(pytest -q:*)", "pytest -q --pastebin=all", Ask),
+        ("Bash(mkdir -p:*)", "mkdir -p a/b", Allow),
+        ("Bash(cp -r:*)", "cp -r a b", Allow),
+        ("Bash(npm test:*)", "npm test -- --watch", Allow),
+        (
+            "Bash(openssl list:*)",
+            "openssl list -providers -provider-path .cache/ossl -provider x",
+            Ask,
+        ),
+        ("Bash(openssl list:*)", "openssl list -providers", Allow),
+        (
+            "Bash(python3 -m timeit:*)",
+            "python3 -m timeit -s 'import os' pass",
+            Ask,
+        ),
+        ("Bash(python3 -m timeit:*)", "python3 -m timeit pass", Allow),
+        (
+            "Bash(python3 -m tarfile:*)",
+            "python3 -m tarfile -e a.tar out",
+            Ask,
+        ),
+        (
+            "Bash(python3 -m tarfile:*)",
+            "python3 -m tarfile -l a.tar",
+            Allow,
+        ),
+        (
+            "Bash(sqlite3 -readonly:*)",
+            "sqlite3 -readonly a.db '.schema users'",
+            Allow,
+        ),
+        (
+            "Bash(sqlite3 -readonly:*)",
+            "sqlite3 -readonly a.db '.read |sh x'",
+            Ask,
+        ),
     ];
     for (allow, command, want) in cases {
         assert_eq!(bash(allow, command), want, "{allow} {command}");
+    }
+}
+
+/// Fresh round 7: a line that rewrites what a later command of the same line runs (`npm pkg
+/// set scripts.test=...` before `npm test`), a `file:` URL that reads a denied file, and a
+/// redirection written after a function's body, which every call of it opens.
+#[test]
+fn what_a_line_writes_or_fetches_for_itself() {
+    let sb = Sandbox::new();
+    use Verdict::*;
+    let cases: [(&[&str], &[&str], &str, Verdict); 6] = [
+        (
+            &[],
+            &["Bash(npm pkg:*)", "Bash(npm test:*)"],
+            "npm pkg set scripts.test='./x.sh' && npm test",
+            Ask,
+        ),
+        (&[], &["Bash(npm pkg:*)"], "npm pkg get name", Allow),
+        (
+            &["Read(~/.ssh/**)"],
+            &["Bash(curl:*)"],
+            "curl -s http://localhost:3000/ file://HOME/.ssh/id_rsa",
+            Deny,
+        ),
+        (
+            &["Read(~/.ssh/**)"],
+            &["Bash(git clone:*)"],
+            "git clone file://HOME/.ssh x",
+            Deny,
+        ),
+        (
+            &["Edit(~/.bashrc)"],
+            &["Bash(printf:*)"],
+            "log() { printf '%s\\n' \"$*\"; } >> HOME/.bashrc; log x",
+            Deny,
+        ),
+        (
+            &[],
+            &["Bash(printf:*)"],
+            "log() { printf '%s\\n' \"$*\"; } >> HOME/.bashrc; log x",
+            Ask,
+        ),
+    ];
+    let home = sb.ctx().home.display().to_string();
+    for (deny, allow, command, want) in cases {
+        let command = command.replace("HOME", &home);
+        assert_eq!(
+            bash_verdict(&sb, deny, allow, &command),
+            want,
+            "{deny:?} {allow:?} {command}"
+        );
     }
 }
 

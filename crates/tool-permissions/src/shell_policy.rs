@@ -775,35 +775,66 @@ fn names_program(e: &RuleEntry, program: &str) -> bool {
     matches!(&e.matcher, crate::policy::RuleMatcher::Shell(p) if p.first_word() == Some(program))
 }
 
-/// Whether an allow rule that covers the unit also names each option through which the unit
-/// is given code to run. A rule that names more than the program allows a use of it
-/// (`Bash(perl -c:*)`, a syntax check; `Bash(node --test:*)`, the test runner), not code
-/// handed in through an option it does not name (`perl -c -e 'BEGIN { system ... }'` runs
-/// the block; `node --test -r ./x.js`). A rule with only the program's name, or the whole
-/// command, names everything. `at` is where the unit's program stands among the rule's words
-/// (after the wrappers that start it: `Bash(timeout 60 perl -c:*)`).
-fn names_code_options(e: &RuleEntry, u: &Unit, at: usize) -> bool {
+/// Whether an allow rule that covers the unit also names each option that makes the unit do
+/// more than the use the rule's words name. A rule that names more than the program allows a
+/// use of it (`Bash(perl -c:*)`, a syntax check; `Bash(git apply --check:*)`, a check;
+/// `Bash(sed -n:*)`, printing), not what an option it does not name adds: code handed in
+/// (`perl -c -e 'BEGIN { system ... }'`, `node --test -r ./x.js`), the program's own writes
+/// turned back on (`git apply --check --apply`), files changed in place (`sed -n -i`), the
+/// network or the system (`pytest -q --pastebin=all`). A rule with only the program's name,
+/// or the whole command, names everything. `at` is where the unit's program stands among the
+/// rule's words (after the wrappers that start it: `Bash(timeout 60 perl -c:*)`).
+fn names_code_options(e: &RuleEntry, u: &Unit, at: usize, ctx: &ToolContext) -> bool {
     let crate::policy::RuleMatcher::Shell(pattern) = &e.matcher else {
         return true;
     };
     let (words, rest) = pattern.literal_words();
     let named = words.get(at + 1..).unwrap_or_default();
     // The whole command, or the program with anything after it, names everything; a rule
-    // that constrains what follows (`Bash(python3 *.py)`) names no code option it does not
-    // spell out.
+    // that constrains what follows (`Bash(python3 *.py)`) names no option it does not spell
+    // out.
     if rest == crate::shell_rule::Rest::Nothing
         || (named.is_empty() && rest == crate::shell_rule::Rest::Anything)
     {
         return true;
     }
-    u.effects()
-        .filter(|e| e.kind == EffectKind::RunsCode && e.value.is_some())
-        .all(|e| {
-            e.source
-                .option
-                .as_deref()
-                .is_none_or(|option| named.contains(&option))
-        })
+    let by_named = |option: Option<&str>| option.is_none_or(|o| named.contains(&o));
+    let options_named = u.effects().all(|e| match e.kind {
+        EffectKind::RunsCode => e.value.is_none() || by_named(e.source.option.as_deref()),
+        EffectKind::Network | EffectKind::System => by_named(e.source.option.as_deref()),
+        _ => true,
+    }) && by_named(u.interpretation.in_place_by.as_deref());
+    options_named && own_writes_named(words.get(at..).unwrap_or_default(), u, ctx)
+}
+
+/// Whether the program's own writes (not those of its operands or options: `git apply`
+/// writing what its patch names) are ones the rule's words make too: an option the rule
+/// does not name may turn them back on (`Bash(git apply --check:*)` allows a check, not
+/// `git apply --check --apply`).
+fn own_writes_named(words: &[&str], u: &Unit, ctx: &ToolContext) -> bool {
+    let own = |e: &tool_shell::Effect| {
+        e.kind == EffectKind::Write
+            && e.source.option.is_none()
+            && e.source.detail.starts_with("program:")
+    };
+    if words.len() < 2 || !u.effects().any(own) {
+        return true;
+    }
+    let words: Vec<String> = words.iter().map(|w| (*w).to_owned()).collect();
+    let line = tool_core::sandbox::shell_line(&words);
+    let env = tool_shell::analyze::ShellEnv {
+        cwd: u.cwd.clone(),
+        home: ctx.home.clone(),
+        glob_fs: false,
+    };
+    let a = tool_shell::analyze::analyze(&line, &env);
+    // Words that do not read as the same program on their own say nothing either way.
+    match a.units.first() {
+        Some(r) if a.units.len() == 1 && r.interpretation.path == u.interpretation.path => {
+            r.effects().any(own)
+        }
+        _ => true,
+    }
 }
 
 /// May the unit's effects stand under a rule that covers the program? Effects that run other
@@ -873,7 +904,7 @@ pub(crate) fn unit_allowed<'a>(
         return None;
     }
     let allow_form = unit_allow_form(u, ctx);
-    if let Some(e) = own_rule(u, allow_form.as_ref(), allow_rules, &|_| true) {
+    if let Some(e) = own_rule(u, allow_form.as_ref(), allow_rules, ctx, &|_| true) {
         return Some(Some(e));
     }
     if let Some(e) = allowed_with_parent(index, a, t, ctx, allow_rules, redirect_ok) {
@@ -938,6 +969,7 @@ fn own_rule<'a>(
     u: &Unit,
     allow_form: Option<&(String, bool)>,
     allow_rules: &dyn Fn(&str) -> Vec<&'a RuleEntry>,
+    ctx: &ToolContext,
     also: &dyn Fn(&RuleEntry) -> bool,
 ) -> Option<&'a RuleEntry> {
     let (form, by_path) = allow_form?;
@@ -945,9 +977,9 @@ fn own_rule<'a>(
         return None;
     }
     let program = u.argv.first().map_or("", String::as_str);
-    allow_rules(form)
-        .into_iter()
-        .find(|e| (!by_path || names_program(e, program)) && names_code_options(e, u, 0) && also(e))
+    allow_rules(form).into_iter().find(|e| {
+        (!by_path || names_program(e, program)) && names_code_options(e, u, 0, ctx) && also(e)
+    })
 }
 
 /// A command another unit runs with that unit's last words (`npx jest --ci`, `timeout 60
@@ -1004,9 +1036,15 @@ fn allowed_with_parent<'a>(
             } else {
                 literal.len() <= words.len() && literal.iter().zip(&words).all(|(l, w)| l == w)
             };
-            matches_words && literal.len() > at && names_code_options(e, u, at)
+            matches_words && literal.len() > at && names_code_options(e, u, at, ctx)
         };
-        if let Some(e) = own_rule(p, unit_allow_form(p, ctx).as_ref(), allow_rules, &reaches) {
+        if let Some(e) = own_rule(
+            p,
+            unit_allow_form(p, ctx).as_ref(),
+            allow_rules,
+            ctx,
+            &reaches,
+        ) {
             return Some(e);
         }
     }
