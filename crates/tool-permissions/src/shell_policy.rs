@@ -1367,15 +1367,26 @@ pub(crate) fn args_inside(
             && u.interpretation.is_known()
             && u.unknown.is_empty();
         if read_completely {
+            let inside = |v: &str| {
+                let p = resolve(v, &u.cwd, ctx);
+                crate::path_rule::inside_working_dirs(ctx, &p) || covered(&p)
+            };
+            // Words it takes without the database saying what they are (`pytest
+            // /elsewhere/test_x.py`, `prettier ~/x`) may be files it opens: those that
+            // leave the working directories are too.
+            let leaves = |c: &&str| c.starts_with(['/', '~']) || c.split('/').any(|s| s == "..");
             return u
                 .effects()
                 .filter(|e| matches!(e.kind, EffectKind::Read | EffectKind::Write))
                 .filter_map(|e| e.value.as_deref())
                 .filter(|v| *v != "/dev/null")
-                .all(|v| {
-                    let p = resolve(v, &u.cwd, ctx);
-                    crate::path_rule::inside_working_dirs(ctx, &p) || covered(&p)
-                });
+                .all(inside)
+                && u.interpretation
+                    .loose
+                    .iter()
+                    .flat_map(|w| path_candidates(w))
+                    .filter(leaves)
+                    .all(inside);
         }
         u.argv.iter().skip(1).all(|lit| {
             let value = lit

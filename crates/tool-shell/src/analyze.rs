@@ -867,12 +867,13 @@ impl Walker {
                 }
                 _ => None,
             };
-            fed = written.map(|text| Redirect {
+            // Otherwise the next member reads what cannot be known (`... | cat | sqlite3`).
+            fed = Some(Redirect {
                 kind: RedirectKind::Here,
                 target: None,
                 certain: true,
                 raw: String::new(),
-                here: Some(Some(text)),
+                here: Some(written),
                 stdin: true,
             });
         }
@@ -1615,7 +1616,7 @@ impl Walker {
             let last = redirects.iter().rev().find(|r| r.stdin);
             let fed = match last {
                 Some(r) if r.here.is_some() => r.here.as_ref().map(Option::as_deref),
-                Some(_) if redirects.iter().any(|r| r.here.is_some()) => Some(None),
+                Some(_) => Some(None),
                 _ => None,
             };
             database().interpret_fed(&words, fed)
@@ -1940,8 +1941,19 @@ impl Walker {
                         .filter(|r| r.here.is_some())
                         .cloned()
                         .collect();
-                    // ... and gets its environment (`GIT_CONFIG_* timeout 5 git ...`).
-                    let env = self.a.units[idx].assignments.clone();
+                    // ... and gets its environment (`GIT_CONFIG_* timeout 5 git ...`), with
+                    // what the wrapper sets itself (`env PATH=/x ls`).
+                    let mut env = self.a.units[idx].assignments.clone();
+                    for a in &e.assigns {
+                        if let Some((name, value)) = a.split_once('=') {
+                            env.push(Assignment {
+                                name: name.to_owned(),
+                                value: Some(value.to_owned()),
+                                raw: a.clone(),
+                                elements: Vec::new(),
+                            });
+                        }
+                    }
                     if let Some(i) =
                         self.push_unit(e.argv.clone(), env, fed, &sub, &origin, depth + 1, &text)
                     {

@@ -482,6 +482,10 @@ pub struct Language {
     /// Commands that only show or set how things are shown, taken out of those prefixes
     /// (sqlite's `.schema`, `.tables`): a line whose first word is one of them.
     pub showing: Vec<String>,
+    /// The program splits a shell escape's text into words by its own quoting and joins them
+    /// again for the shell, a word with a space in double quotes (sqlite's `.shell`): quotes
+    /// it removes do not reach the shell (`.shell cat '<f'` runs `cat <f`).
+    pub requotes: bool,
     /// Words anywhere in a line that make it code that cannot be known (`syscmd`).
     pub unknown_words: Vec<String>,
     /// Any other line cannot be known either (`vim -c`: any Ex command may run anything).
@@ -778,6 +782,8 @@ struct RawLanguage {
     unknown_prefixes: Vec<String>,
     #[serde(default)]
     showing: Vec<String>,
+    #[serde(default)]
+    requotes: bool,
     #[serde(default)]
     unknown_words: Vec<String>,
     #[serde(default)]
@@ -1195,6 +1201,51 @@ fn file_url_path(w: &str) -> Option<Option<String>> {
     Some(String::from_utf8(out).ok())
 }
 
+/// A shell escape's text as a program that splits it into words by its own quoting hands it
+/// to the shell (sqlite's `.shell`/`.system`): a word starts with `'` or `"` and runs to the
+/// same quote, or runs to a blank; each word goes on as it is, or in double quotes when it
+/// holds a blank. `None` when a backslash in double quotes (which the program resolves) makes
+/// the word uncertain.
+fn rejoined_words(text: &str) -> Option<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let Some(&first) = chars.peek() else { break };
+        let mut word = String::new();
+        if first == '\'' || first == '"' {
+            chars.next();
+            for c in chars.by_ref() {
+                if c == first {
+                    break;
+                }
+                if c == '\\' && first == '"' {
+                    return None;
+                }
+                word.push(c);
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                word.push(c);
+            }
+        }
+        words.push(word);
+    }
+    Some(
+        words
+            .iter()
+            .map(|w| {
+                if w.contains(char::is_whitespace) {
+                    format!("\"{w}\"")
+                } else {
+                    w.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
 fn ext_command(w: &str) -> Option<String> {
     let rest = w.strip_prefix("ext::")?;
     let mut out = String::with_capacity(rest.len());
@@ -1507,6 +1558,7 @@ fn compile(
                 shell: l.shell.clone(),
                 unknown_prefixes: l.unknown_prefixes.clone(),
                 showing: l.showing.clone(),
+                requotes: l.requotes,
                 unknown_words: l.unknown_words.clone(),
                 ignore_case: l.ignore_case,
                 other_unknown: match l.other.as_deref() {
@@ -1806,13 +1858,27 @@ impl Run<'_, '_> {
                 continue;
             }
             if let Some(rest) = lang.shell.iter().find_map(|p| l.strip_prefix(p.as_str())) {
-                self.push(
-                    EffectKind::ExecString,
-                    Some(rest.trim().to_owned()),
-                    program,
-                    option,
-                    format!("{detail}: a shell escape"),
-                );
+                let code = if lang.requotes {
+                    rejoined_words(rest)
+                } else {
+                    Some(rest.trim().to_owned())
+                };
+                match code {
+                    Some(code) => self.push(
+                        EffectKind::ExecString,
+                        Some(code),
+                        program,
+                        option,
+                        format!("{detail}: a shell escape"),
+                    ),
+                    None => self.push(
+                        EffectKind::Unknown,
+                        Some(l.to_owned()),
+                        program,
+                        option,
+                        format!("{detail}: a shell escape whose words cannot be read"),
+                    ),
+                }
             } else if lang.other_unknown
                 || (lang
                     .unknown_prefixes
@@ -2182,6 +2248,7 @@ impl Run<'_, '_> {
                 );
                 e.argv = words.to_vec();
                 e.argv_open = role == Role::ExecArgvOpen;
+                e.assigns.clone_from(&st.assigns);
                 self.out.effects.push(e);
             }
             Role::ExecStringJoined => self.push(
@@ -2215,6 +2282,16 @@ impl Run<'_, '_> {
         let w = &words[i];
         let label = st.label.clone();
         let find = |name: &str| scopes.iter().find_map(|p| p.option(name));
+        // A one-letter option that takes a value may have it attached (`gcc -B.cache/`,
+        // `pytest -c/tmp/x.ini`), also where any other option goes.
+        if (prog.syntax.single_dash_long || prog.syntax.bundle)
+            && !w.starts_with("--")
+            && find(w.split('=').next().unwrap_or(w)).is_none()
+            && let Some(short) = w.get(..2).filter(|s| s.starts_with('-') && w.len() > 2)
+            && let Some(opt) = find(short).filter(|o| o.arg == Arity::Required)
+        {
+            return self.take(opt, words, i, Some(&w[2..]), w, st, options_done);
+        }
         // Any option goes, without effect, but those listed: they have theirs (`go test
         // -exec CMD`, `npm run --script-shell SHELL`).
         if scopes.iter().any(|p| p.syntax.any_option)
@@ -2441,7 +2518,19 @@ impl Run<'_, '_> {
         if opt.chdir
             && let Some(v) = &value
         {
-            st.chdir = Some(join_dir(&st.chdir, v));
+            let dir = join_dir(&st.chdir, v);
+            // Working there is looking there, as `cd` is (`env -C ~/secret git log`).
+            if opt.effects.is_empty() {
+                let shown = word.split('=').next().unwrap_or(word);
+                self.push(
+                    EffectKind::Read,
+                    Some(dir.clone()),
+                    &label,
+                    Some(shown),
+                    format!("{}: the directory it works in", opt.name()),
+                );
+            }
+            st.chdir = Some(dir);
         }
         if let Some(slots) = &opt.operands {
             st.spec = slots;
@@ -2610,13 +2699,33 @@ impl Run<'_, '_> {
                     }
                 }
                 ValueKind::FormFile => {
+                    // `NAME=@FILE` or `NAME=<FILE`, then `;type=...` and the like. Quotes,
+                    // a list of files (`@a,b`) or another file in the rest (`;headers=@F`)
+                    // are read by curl's own rules: which files cannot be told here.
                     let v = value.as_deref().unwrap_or("");
                     if let Some((_, rhs)) = v.split_once('=')
-                        && let Some(f) = rhs.strip_prefix('@').or_else(|| rhs.strip_prefix('<'))
+                        && rhs.contains(['@', '<'])
                     {
-                        let f = f.split(';').next().unwrap_or(f);
-                        if f != "-" {
-                            self.push(kind, Some(join_dir(chdir, f)), label, Some(shown), detail);
+                        let file = rhs.strip_prefix('@').or_else(|| rhs.strip_prefix('<'));
+                        let plain = file.map(|f| {
+                            let (f, rest) = f.split_once(';').unwrap_or((f, ""));
+                            (
+                                f,
+                                !f.contains(['"', ',', '\\']) && !rest.contains(['@', '<', '"']),
+                            )
+                        });
+                        match plain {
+                            Some((f, true)) if f != "-" => {
+                                self.push(
+                                    kind,
+                                    Some(join_dir(chdir, f)),
+                                    label,
+                                    Some(shown),
+                                    detail,
+                                );
+                            }
+                            Some((_, true)) => {}
+                            _ => self.push(kind, None, label, Some(shown), detail),
                         }
                     }
                 }
@@ -2842,6 +2951,15 @@ impl Run<'_, '_> {
                     ),
                 },
                 Some(Stdin::Names) => {
+                    if fed.is_none() {
+                        self.push(
+                            EffectKind::Read,
+                            None,
+                            &label,
+                            None,
+                            "standard input: names that cannot be known".into(),
+                        );
+                    }
                     for name in fed.as_deref().unwrap_or_default().lines() {
                         let name = name.trim();
                         // A backslash may be an escape or a line joined by the shell: the
@@ -2991,6 +3109,29 @@ impl Run<'_, '_> {
     }
 
     fn operand(&mut self, prog: &Program, role: Role, w: &str, dir: &Option<String>, label: &str) {
+        // A file operand given as a `file:` URI (sqlite's `file:/x/secret.db?mode=ro`, or
+        // `file:data.db`) is the file the URI names, for any program that reads it as one.
+        if matches!(
+            role,
+            Role::Read | Role::ReadWrite | Role::Write | Role::Output
+        ) && w.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("file:"))
+        {
+            let named = file_url_path(w).flatten().or_else(|| {
+                let rest = &w[5..];
+                let rest = rest.split(['?', '#']).next().unwrap_or_default();
+                (!rest.is_empty() && !rest.starts_with('/') && !rest.contains('%'))
+                    .then(|| rest.to_owned())
+            });
+            match named {
+                Some(p) if p != w => return self.operand(prog, role, &p, dir, label),
+                _ => {
+                    let detail =
+                        format!("operand: {} (a URI that cannot be read)", role_name(role));
+                    self.push(EffectKind::Unknown, Some(w.to_owned()), label, None, detail);
+                    return;
+                }
+            }
+        }
         let detail = format!("operand: {}", role_name(role));
         let path = |w: &str| join_dir(dir, w);
         let push = |run: &mut Self, k: EffectKind, v: Option<String>| {

@@ -158,6 +158,9 @@ pub struct Effect {
     /// [`EffectKind::ExecProgram`]): the directory it runs in, as the program's options name it
     /// (relative to the program's own), when they change it (`env -C DIR CMD`).
     pub cwd: Option<String>,
+    /// For [`EffectKind::ExecArgv`]: the variables the program sets for the command it runs
+    /// (`env PATH=/x ls`), `NAME=VALUE` as given.
+    pub assigns: Vec<String>,
     /// Where it comes from.
     pub source: Source,
 }
@@ -171,6 +174,7 @@ impl Effect {
             argv: Vec::new(),
             argv_open: false,
             cwd: None,
+            assigns: Vec::new(),
             source,
         }
     }
