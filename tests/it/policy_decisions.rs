@@ -667,7 +667,7 @@ fn a_rule_that_names_the_program_a_wrapper_starts_allows_it() {
 fn programs_read_run_and_write_by_their_own_rules() {
     let sb = Sandbox::new();
     use Verdict::*;
-    let cases: [(&[&str], &[&str], &str, Verdict); 24] = [
+    let cases: [(&[&str], &[&str], &str, Verdict); 27] = [
         (
             &["Read(~/.ssh/**)"],
             &["Bash(sqlite3:*)"],
@@ -787,6 +787,19 @@ fn programs_read_run_and_write_by_their_own_rules() {
             "cargo build --manifest-path /tmp/ext/Cargo.toml",
             Ask,
         ),
+        (
+            &[],
+            &["Bash(cargo test:*)"],
+            "cargo test --manifest-path sub/Cargo.toml",
+            Allow,
+        ),
+        (
+            &[],
+            &["Bash(perl -c:*)"],
+            "perl -c <<'E'\nBEGIN { print 1 }\nE",
+            Ask,
+        ),
+        (&[], &["Bash(perl:*)"], "perl <<'E'\nprint 1\nE", Allow),
     ];
     let home = sb.ctx().home.display().to_string();
     for (deny, allow, command, want) in cases {

@@ -2903,6 +2903,19 @@ impl Run<'_, '_> {
         let bare = st.operands.is_empty() && !st.overridden && !st.rest_taken;
         if bare {
             for &k in &prog.bare {
+                // Code fed on its standard input by the line is code given on the line, as
+                // `-e` gives it (`perl -c <<'E' BEGIN{...}`): a rule naming another use of the
+                // program does not name it.
+                if k == EffectKind::RunsCode && self.here.is_some() {
+                    self.push(
+                        k,
+                        Some("-".into()),
+                        &label,
+                        Some("-"),
+                        "no operand: runs the code the line feeds its standard input".into(),
+                    );
+                    continue;
+                }
                 self.push(
                     k,
                     None,
