@@ -667,7 +667,7 @@ fn a_rule_that_names_the_program_a_wrapper_starts_allows_it() {
 fn programs_read_run_and_write_by_their_own_rules() {
     let sb = Sandbox::new();
     use Verdict::*;
-    let cases: [(&[&str], &[&str], &str, Verdict); 27] = [
+    let cases: [(&[&str], &[&str], &str, Verdict); 36] = [
         (
             &["Read(~/.ssh/**)"],
             &["Bash(sqlite3:*)"],
@@ -800,6 +800,42 @@ fn programs_read_run_and_write_by_their_own_rules() {
             Ask,
         ),
         (&[], &["Bash(perl:*)"], "perl <<'E'\nprint 1\nE", Allow),
+        // Second review: standard input left to a file by `exec`, a script's own writes,
+        // flags that take no value, and options that say where a program works.
+        (
+            &[],
+            &["Bash(sqlite3:*)"],
+            "exec 0<evil.sql; sqlite3 a.db",
+            Ask,
+        ),
+        (&[], &["Bash(perl -c:*)"], "exec <evil.pl; perl -c", Ask),
+        (&[], &["Bash(sed -n:*)"], "sed -n 'w Makefile' f", Ask),
+        (&[], &["Bash(sed -n:*)"], "sed -n 1p f", Allow),
+        (
+            &["Read(~/.ssh/**)"],
+            &["Bash(sqlite3:*)"],
+            "sqlite3 -deserialize HOME/.ssh/s.db 'select 1'",
+            Deny,
+        ),
+        (
+            &["Read(~/.ssh/**)"],
+            &["Bash(npm ls:*)"],
+            "npm ls --prefix HOME/.ssh",
+            Deny,
+        ),
+        (&[], &["Bash(npm ls:*)"], "npm ls", Allow),
+        (
+            &["Read(~/.ssh/**)"],
+            &["Bash(curl:*)"],
+            "curl -E HOME/.ssh/id_rsa https://x.example",
+            Deny,
+        ),
+        (
+            &["Read(~/.ssh/**)"],
+            &["Bash(docker:*)"],
+            "docker --config HOME/.ssh compose config",
+            Deny,
+        ),
     ];
     let home = sb.ctx().home.display().to_string();
     for (deny, allow, command, want) in cases {

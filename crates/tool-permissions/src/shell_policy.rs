@@ -372,7 +372,8 @@ pub(crate) fn touches(a: &Analysis, ctx: &ToolContext) -> Touches {
                 EffectKind::Write
                     if is_redirect(e)
                         || e.source.option.is_some()
-                        || e.source.is_output_operand() =>
+                        || e.source.is_output_operand()
+                        || e.source.is_script_write() =>
                 {
                     Op::Redirect
                 }

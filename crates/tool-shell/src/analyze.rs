@@ -618,6 +618,7 @@ pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
     }
     let mut state = State {
         vars,
+        stdin: None,
         cwd_certain: true,
         cwd_candidates: Vec::new(),
     };
@@ -635,6 +636,9 @@ pub fn analyze(command: &str, env: &ShellEnv) -> Analysis {
 #[derive(Debug, Clone)]
 struct State {
     vars: Vars,
+    /// Standard input as `exec <FILE` (with no command) left it for the rest of the shell:
+    /// what every later command reads unless it is given its own.
+    stdin: Option<Redirect>,
     cwd_certain: bool,
     /// Where the directory is not known but is one of these (a `cd` through `CDPATH` to a
     /// name none of its directories holds now).
@@ -1447,7 +1451,17 @@ impl Walker {
         }
         // Those around the command (a pipe, an enclosing group's) are made first; its own
         // come after and win on the same descriptor (`echo x | cat <<< y` reads `y`).
-        let mut all_redirects = outer.to_vec();
+        let mut all_redirects: Vec<Redirect> = state.stdin.iter().chain(outer).cloned().collect();
+        // `exec <FILE` with no command: the shell's standard input is that file's from here
+        // on (`exec 0<cmds.sql; sqlite3 db`).
+        let exec_alone = words.len() == 1 && words[0].exp.fields.concat() == "exec";
+        if exec_alone && let Some(r) = redirects.iter().rev().find(|r| r.stdin) {
+            let mut r = r.clone();
+            if r.here.is_none() {
+                r.here = Some(None);
+            }
+            state.stdin = Some(r);
+        }
         all_redirects.extend(redirects);
         let assignments: Vec<Assignment> = assignments
             .into_iter()
@@ -1979,6 +1993,7 @@ impl Walker {
                             // line are not passed unless exported; keep the directory.
                             let mut sub = State {
                                 vars: Vars::new(Some(state.cwd()), state.vars.home.clone()),
+                                stdin: None,
                                 cwd_certain: state.cwd_certain,
                                 cwd_candidates: state.cwd_candidates.clone(),
                             };
@@ -2120,6 +2135,7 @@ impl Walker {
         }
         let state = State {
             vars: vars.clone(),
+            stdin: None,
             cwd_certain: true,
             cwd_candidates: Vec::new(),
         };

@@ -3103,7 +3103,7 @@ impl Run<'_, '_> {
     fn script(&mut self, fx: ScriptEffects, label: &str, what: &str) {
         for (kind, values, verb) in [
             (EffectKind::Read, fx.reads, "reads"),
-            (EffectKind::Write, fx.writes, "writes"),
+            (EffectKind::Write, fx.writes, &Source::SCRIPT_WRITES[2..]),
             (EffectKind::ExecString, fx.exec_strings, "runs"),
         ] {
             for v in values {

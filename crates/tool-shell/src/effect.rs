@@ -122,6 +122,15 @@ impl Source {
     /// The detail of an output operand's effect.
     pub(crate) const OUTPUT_OPERAND: &'static str = "operand: output";
 
+    /// Whether it is a file a program's script writes by name (sed's `w FILE`, awk's
+    /// `print > FILE`): a redirection in all but syntax.
+    pub fn is_script_write(&self) -> bool {
+        self.option.is_none() && self.detail.ends_with(Self::SCRIPT_WRITES)
+    }
+
+    /// The end of the detail of a write a program's script makes.
+    pub(crate) const SCRIPT_WRITES: &'static str = ": writes by name";
+
     /// Whether the effect is a file the program loads from where it runs, whatever its
     /// arguments (`.env` for `docker compose`): read when it is there.
     pub fn is_loaded_where_it_runs(&self) -> bool {
