@@ -29,6 +29,20 @@ fn bash_verdict(sb: &Sandbox, deny: &[&str], allow: &[&str], command: &str) -> V
     toolgate_tests::decide(&p, &sb.ctx(), "Bash", &subject, false).verdict
 }
 
+/// (deny, allow, command, expected) rows for Bash, `HOME` in a command standing for the
+/// sandbox's home directory.
+fn assert_bash_rows(sb: &Sandbox, rows: &[(&[&str], &[&str], &str, Verdict)]) {
+    let home = sb.ctx().home.display().to_string();
+    for &(deny, allow, command, want) in rows {
+        let command = command.replace("HOME", &home);
+        assert_eq!(
+            bash_verdict(sb, deny, allow, &command),
+            want,
+            "{deny:?} {allow:?} {command}"
+        );
+    }
+}
+
 /// (deny, allow, ask, mode, tool, subject, read_only, expected)
 type Case<'a> = (
     &'a [&'a str],
@@ -557,15 +571,7 @@ fn what_a_line_writes_or_fetches_for_itself() {
             Ask,
         ),
     ];
-    let home = sb.ctx().home.display().to_string();
-    for (deny, allow, command, want) in cases {
-        let command = command.replace("HOME", &home);
-        assert_eq!(
-            bash_verdict(&sb, deny, allow, &command),
-            want,
-            "{deny:?} {allow:?} {command}"
-        );
-    }
+    assert_bash_rows(&sb, &cases);
 }
 
 /// A command a wrapper or runner starts with its last words (`npx jest --ci`, `timeout 60
@@ -840,15 +846,7 @@ fn programs_read_run_and_write_by_their_own_rules() {
             Deny,
         ),
     ];
-    let home = sb.ctx().home.display().to_string();
-    for (deny, allow, command, want) in cases {
-        let command = command.replace("HOME", &home);
-        assert_eq!(
-            bash_verdict(&sb, deny, allow, &command),
-            want,
-            "{deny:?} {allow:?} {command}"
-        );
-    }
+    assert_bash_rows(&sb, &cases);
 }
 
 /// Every allow rule that matches a unit is consulted, in the order written, for one that also
