@@ -2,6 +2,7 @@
 
 mod bash_process;
 mod content_rules;
+mod db_neighbours;
 mod differential;
 mod file_identity;
 mod file_tools;

@@ -2293,10 +2293,17 @@ impl Run<'_, '_> {
             return self.take(opt, words, i, Some(&w[2..]), w, st, options_done);
         }
         // Any option goes, without effect, but those listed: they have theirs (`go test
-        // -exec CMD`, `npm run --script-shell SHELL`).
-        if scopes.iter().any(|p| p.syntax.any_option)
-            && find(w.split('=').next().unwrap_or(w)).is_none()
-        {
+        // -exec CMD`, `npm run --script-shell SHELL`), also by a prefix where the program
+        // takes prefixes (`npm config get --userc FILE`; one that could be several of them
+        // cannot be known).
+        let name = w.split('=').next().unwrap_or(w);
+        let listed = find(name).is_some()
+            || (name.len() > 3
+                && name.starts_with("--")
+                && scopes
+                    .iter()
+                    .any(|p| p.syntax.abbrev && has_prefix(p, name)));
+        if scopes.iter().any(|p| p.syntax.any_option) && !listed {
             if scopes.iter().any(|p| !p.effects.is_empty()) {
                 self.out.loose.push(w.clone());
             }
