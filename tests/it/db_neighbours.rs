@@ -51,6 +51,26 @@ fn spellings(p: &Program, o: &OptionSpec, value: &str) -> Vec<Vec<String>> {
     if o.value != ValueKind::Plain || o.count > 1 {
         return Vec::new();
     }
+    spelt(p, o, value)
+}
+
+/// The value `o` takes to name the file `path`, by how the option reads its value: `@PATH`
+/// for an option that reads a file so marked (`curl -d @FILE`), `NAME=@PATH` for a form
+/// field; `None` for an option whose value names no file.
+fn naming(o: &OptionSpec, path: &str) -> Option<String> {
+    Some(match o.value {
+        ValueKind::Plain | ValueKind::NamesFile | ValueKind::MakefilePath => path.to_owned(),
+        ValueKind::AtFile => format!("@{path}"),
+        ValueKind::FormFile => format!("f=@{path}"),
+        _ => return None,
+    })
+}
+
+/// [`spellings`] for a value already in the option's own form.
+fn spelt(p: &Program, o: &OptionSpec, value: &str) -> Vec<Vec<String>> {
+    if o.count > 1 {
+        return Vec::new();
+    }
     let mut names: Vec<String> = o.names.clone();
     if p.syntax.abbrev {
         for long in o
@@ -237,7 +257,8 @@ fn every_option_and_operand_that_names_a_denied_file_is_denied() {
                 continue;
             }
             for path in SECRET {
-                for words in spellings(p, o, path) {
+                let Some(value) = naming(o, path) else { break };
+                for words in spelt(p, o, &value) {
                     check(format!("{} {}", p.name, words.join(" ")), effect.as_str());
                 }
             }
@@ -479,4 +500,33 @@ fn what_a_wrapper_runs_is_decided_as_its_own() {
         wrong.len(),
         wrong.join("\n")
     );
+}
+
+/// An option that sets the directory a program works in reads that directory, as `cd` does:
+/// pointed at a denied directory, the line is not allowed by a rule that allows the program.
+#[test]
+fn an_option_that_moves_a_program_into_a_denied_directory_is_not_allowed() {
+    let sb = Sandbox::new();
+    let p_deny = ["Read(//opt/secret/**)", "Read(//opt/secret)"];
+    let mut tried = 0;
+    let mut wrong = Vec::new();
+    for p in programs() {
+        let rule = format!("Bash({}:*)", p.name);
+        let pol = policy(&p_deny, &[&rule], &[]);
+        for o in p.options.iter().filter(|o| o.chdir) {
+            for dir in ["/opt/secret", "/opt/secret/", "/opt/x/../secret"] {
+                for words in spelt(p, o, dir) {
+                    let line = format!("{} {}", p.name, words.join(" "));
+                    tried += 1;
+                    let subject = PermissionSubject::ShellCommand(line.clone());
+                    let v = toolgate_tests::decide(&pol, &sb.ctx(), "Bash", &subject, false).verdict;
+                    if v != Verdict::Deny {
+                        wrong.push(format!("{rule}: {line:?} came out {v:?}"));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{tried} lines tried");
+    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
 }
