@@ -519,7 +519,8 @@ fn an_option_that_moves_a_program_into_a_denied_directory_is_not_allowed() {
                     let line = format!("{} {}", p.name, words.join(" "));
                     tried += 1;
                     let subject = PermissionSubject::ShellCommand(line.clone());
-                    let v = toolgate_tests::decide(&pol, &sb.ctx(), "Bash", &subject, false).verdict;
+                    let v =
+                        toolgate_tests::decide(&pol, &sb.ctx(), "Bash", &subject, false).verdict;
                     if v != Verdict::Deny {
                         wrong.push(format!("{rule}: {line:?} came out {v:?}"));
                     }
@@ -528,5 +529,49 @@ fn an_option_that_moves_a_program_into_a_denied_directory_is_not_allowed() {
         }
     }
     eprintln!("{tried} lines tried");
-    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+/// A program that reads more arguments from `@FILE` may find any of its options there (GCC's
+/// `-wrapper`, an output elsewhere): a rule for the program does not allow what it cannot
+/// see, and a denied file named so is denied.
+#[test]
+fn arguments_read_from_a_file_are_not_known() {
+    let sb = Sandbox::new();
+    sb.write("args.txt", "-O2\n");
+    let mut tried = 0;
+    let mut wrong = Vec::new();
+    for p in programs().into_iter().filter(|p| p.syntax.argument_files) {
+        let rule = format!("Bash({}:*)", p.name);
+        let pol = policy(&["Read(//opt/secret/**)"], &[&rule], &[]);
+        for (line, want) in [
+            (format!("{} @args.txt main.c", p.name), Verdict::Ask),
+            (format!("{} main.c '@args.txt'", p.name), Verdict::Ask),
+            (format!("{} @/opt/secret/key", p.name), Verdict::Deny),
+            (format!("{} main.c", p.name), Verdict::Allow),
+        ] {
+            tried += 1;
+            let subject = PermissionSubject::ShellCommand(line.clone());
+            let v = toolgate_tests::decide(&pol, &sb.ctx(), "Bash", &subject, false).verdict;
+            if v != want {
+                wrong.push(format!("{rule}: {line:?} came out {v:?}, not {want:?}"));
+            }
+        }
+    }
+    eprintln!("{tried} lines tried");
+    assert!(
+        tried > 0,
+        "no program of the database reads arguments from a file"
+    );
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }

@@ -263,6 +263,9 @@ pub struct Syntax {
     /// Options are read again after the first operand, up to the next (OpenSSH reads its
     /// options once more after the destination: `ssh HOST -o X=Y CMD`).
     pub options_after_first: bool,
+    /// `@FILE` stands for the arguments written in FILE (GCC and binutils, rustc, javac):
+    /// FILE is read, and what the arguments do cannot be known.
+    pub argument_files: bool,
 }
 
 /// One option of a program.
@@ -736,6 +739,7 @@ struct RawProgram {
     numeric: Option<bool>,
     any_option: Option<bool>,
     options_after_first: Option<bool>,
+    argument_files: Option<bool>,
     #[serde(default)]
     recursive: bool,
     #[serde(default)]
@@ -1506,6 +1510,7 @@ fn compile(
     set(&mut syntax.numeric, rp.numeric);
     set(&mut syntax.any_option, rp.any_option);
     set(&mut syntax.options_after_first, rp.options_after_first);
+    set(&mut syntax.argument_files, rp.argument_files);
 
     let operands = parse_slots(&rp.operands, name)?;
     if syntax.permute && rest_slot(&operands).is_some() {
@@ -2094,6 +2099,17 @@ impl Run<'_, '_> {
             if !options_done && w == "--" {
                 options_done = true;
                 st.dashes_at = Some(st.operands.len());
+                i += 1;
+                continue;
+            }
+            if !options_done
+                && scopes.iter().any(|p| p.syntax.argument_files)
+                && let Some(file) = w.strip_prefix('@').filter(|f| !f.is_empty())
+            {
+                let detail = "@FILE: arguments read from the file".to_owned();
+                let read = join_dir(&st.chdir, file);
+                self.push(EffectKind::Read, Some(read), &label, None, detail.clone());
+                self.push(EffectKind::Unknown, Some(w.clone()), &label, None, detail);
                 i += 1;
                 continue;
             }
