@@ -197,6 +197,22 @@ pub struct ExecRequest<'a> {
     /// its `#!` line gives, the script, the script's arguments). What runs is that program
     /// as much as the script.
     pub interpreter: Option<&'a [String]>,
+    /// Opens a path the program names (an argument) as the program itself would: from its
+    /// working directory, within its root. `None` where it leads to no regular file, or where
+    /// the supervisor cannot follow it as the program would (a descriptor of the program's,
+    /// `/proc/self/...`).
+    pub open: fn(root: &Path, cwd: &Path, named: &Path) -> Option<Named>,
+}
+
+/// A file a program names, opened by the supervisor as the program would open it.
+#[derive(Debug)]
+pub struct Named {
+    /// The file, open for reading.
+    pub file: std::fs::File,
+    /// Nothing the command can do makes the path lead elsewhere before the program opens it:
+    /// a regular file with one link on a read-only mount, reached from the root without a link
+    /// and without leaving that mount. Otherwise the file is only what the path leads to now.
+    pub fixed: bool,
 }
 
 /// What the sandbox asks while a command runs. Every answer is a [`Decision`]: an allow lets the

@@ -449,6 +449,62 @@ fn open_fixed(root: &OwnedFd, path: &[u8]) -> Result<(OwnedFd, libc::stat), Fixe
     Ok((file, st))
 }
 
+/// Open `named`, a path a program names, as that program would: relative to its working
+/// directory `cwd`, within its root `root` (a path that opens it, `/proc/PID/root`). Fixed
+/// (see [`open_fixed`]) where nothing in the sandbox can change where it leads; else what it
+/// leads to now, links followed within the root. A magic link (`/proc/self/fd/3`, `/dev/fd/3`)
+/// is not followed: the supervisor's `/proc/self` is not the program's.
+pub(crate) fn open_named(
+    root: &std::path::Path,
+    cwd: &std::path::Path,
+    named: &std::path::Path,
+) -> Option<tool_core::sandbox::Named> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let abs = if named.is_absolute() {
+        named.to_path_buf()
+    } else {
+        cwd.join(named)
+    };
+    let root = open_at(None, root.to_str()?, libc::O_PATH | libc::O_DIRECTORY)?;
+    let regular = |file: OwnedFd, fixed: bool| {
+        let st = stat_at(&file, c"", libc::AT_EMPTY_PATH)?;
+        (st.st_mode & libc::S_IFMT == libc::S_IFREG).then(|| tool_core::sandbox::Named {
+            file: std::fs::File::from(file),
+            fixed,
+        })
+    };
+    match open_fixed(&root, abs.as_os_str().as_bytes()) {
+        Ok((file, _)) => return regular(file, true),
+        Err(Fixed::Nothing(_)) => return None,
+        Err(Fixed::Unsure) => {}
+    }
+    let rel = abs.as_os_str().as_bytes().strip_prefix(b"/")?;
+    let name = CString::new(if rel.is_empty() { &b"."[..] } else { rel }).ok()?;
+    let how = OpenHow {
+        flags: (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: openat2 reads the path and one open_how of ours, and returns a new descriptor.
+    #[allow(unsafe_code)]
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            root.as_raw_fd(),
+            name.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: new and owned by nobody else.
+    #[allow(unsafe_code)]
+    let file = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+    regular(file, false)
+}
+
 /// Whether the mount `fd` lies on is read-only.
 #[allow(unsafe_code)]
 fn read_only(fd: &OwnedFd) -> bool {

@@ -228,6 +228,7 @@ impl Loaded {
             root: &self.root,
             image_id: self.image_id,
             interpreter: self.interpreter.as_deref(),
+            open: crate::entry::open_named,
         }
     }
 }

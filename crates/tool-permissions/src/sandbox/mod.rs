@@ -444,15 +444,22 @@ fn bwrap_present(ctx: &ToolContext) -> bool {
 }
 
 /// The names of the file `id` (device, inode) under `places`, on that device only, looked for
-/// within a budget.
-fn links_to(id: (u64, u64), places: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
+/// within a budget, the last place first; below `skip` (walked already) nothing is looked at.
+fn links_to(
+    id: (u64, u64),
+    places: impl Iterator<Item = PathBuf>,
+    skip: &[PathBuf],
+) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt as _;
     const BUDGET: usize = 50_000;
     let deadline = Instant::now() + Duration::from_millis(500);
     let mut seen = 0usize;
     let mut out = Vec::new();
     let mut stack: Vec<PathBuf> = places
-        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && m.dev() == id.0))
+        .filter(|p| {
+            !skip.contains(p)
+                && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && m.dev() == id.0)
+        })
         .collect();
     while let Some(dir) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&dir) else {
@@ -470,7 +477,10 @@ fn links_to(id: (u64, u64), places: impl Iterator<Item = PathBuf>) -> Vec<PathBu
                 continue;
             }
             if m.is_dir() {
-                stack.push(e.path());
+                let path = e.path();
+                if !skip.contains(&path) {
+                    stack.push(path);
+                }
             } else if m.is_file() && m.ino() == id.1 {
                 out.push(e.path());
             }
@@ -1014,11 +1024,21 @@ impl Policy {
                 if found(&hidden) + 1 >= *nlink {
                     continue;
                 }
+                // Then the directories around the file, nearest last (looked at first): a
+                // link made beside the project, below the directory that holds it.
+                let mut around: Vec<PathBuf> = name
+                    .ancestors()
+                    .skip(1)
+                    .filter(|a| a.parent().is_some() && !under(&ctx.home, &[a.to_path_buf()]))
+                    .map(Path::to_path_buf)
+                    .collect();
+                around.reverse();
                 let places = ["/tmp", "/var/tmp", "/dev/shm"]
                     .iter()
                     .map(PathBuf::from)
-                    .chain([ctx.home.clone()]);
-                for other in links_to(*id, places) {
+                    .chain([ctx.home.clone()])
+                    .chain(around);
+                for other in links_to(*id, places, &ctx.working_dirs) {
                     if other != *name && !hidden.iter().any(|h| h.path == other) {
                         hidden.push(PlannedPath::new(
                             other,
@@ -1591,6 +1611,48 @@ fn digest_range(f: &std::fs::File, off: u64, len: u64) -> Option<[u8; 32]> {
     Some(hasher.finalize().into())
 }
 
+/// The digest of the first `len` bytes of the code segment at `off` of `f` (whose metadata is
+/// `m`), remembered by file and length: a program's file is hashed once for each length a
+/// known program's code has, not once per command.
+fn code_prefix_digest(
+    f: &std::fs::File,
+    m: &std::fs::Metadata,
+    off: u64,
+    len: u64,
+) -> Option<[u8; 32]> {
+    use std::os::unix::fs::MetadataExt as _;
+    type Key = (u64, u64, u64, i64, i64, u64, u64);
+    static KNOWN: std::sync::OnceLock<Mutex<HashMap<Key, Option<[u8; 32]>>>> =
+        std::sync::OnceLock::new();
+    const MAX_KNOWN: usize = 1024;
+    let key: Key = (
+        m.dev(),
+        m.ino(),
+        m.len(),
+        m.ctime(),
+        m.ctime_nsec(),
+        off,
+        len,
+    );
+    let known = KNOWN.get_or_init(Mutex::default);
+    if let Some(d) = known
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&key)
+    {
+        return *d;
+    }
+    let d = digest_range(f, off, len);
+    let mut known = known
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if known.len() >= MAX_KNOWN {
+        known.clear();
+    }
+    known.insert(key, d);
+    d
+}
+
 /// The GNU build id of an ELF file (little-endian, 32 or 64 bits): the `NT_GNU_BUILD_ID`
 /// note of a `PT_NOTE` segment.
 fn build_id(f: &std::fs::File) -> Option<Vec<u8>> {
@@ -1796,6 +1858,10 @@ fn interpreter_of(exe: &Path) -> Option<PathBuf> {
     None
 }
 
+/// How many arguments of a program toolgate does not know are looked at for a denied
+/// program's file.
+const ARGUMENTS_LOOKED_AT: usize = 8;
+
 /// The dynamic loader's options that take a value, before the program it runs.
 const LOADER_OPTIONS_WITH_VALUE: &[&str] = &[
     "--library-path",
@@ -1939,13 +2005,12 @@ impl PolicyJudge {
 
     /// The name of a denied or asked-about program whose file `image` is, if it is one under
     /// another name.
-    fn known_as(&self, image: &Path, name: &str) -> Option<String> {
+    fn known_as(&self, f: &std::fs::File, name: &str) -> Option<String> {
         use std::os::unix::fs::MetadataExt as _;
         let ids = self.identities();
         if ids.is_empty() {
             return None;
         }
-        let f = &std::fs::File::open(image).ok()?;
         let m = f.metadata().ok()?;
         if let Some((n, _)) = ids
             .iter()
@@ -1959,14 +2024,17 @@ impl PolicyJudge {
         {
             return (n != name).then(|| n.clone());
         }
-        if let Some((off, len)) = code_segment(f)
-            && ids
-                .iter()
-                .any(|(_, i)| i.code.is_some_and(|(l, _)| l == len))
-            && let Some(d) = digest_range(f, off, len)
-            && let Some((n, _)) = ids.iter().find(|(_, i)| i.code == Some((len, d)))
-        {
-            return (n != name).then(|| n.clone());
+        // The same code, though its segment was made longer (its header changed to take in
+        // bytes after it): the known program's code is where the copy's begins.
+        if let Some((off, len)) = code_segment(f) {
+            for (n, i) in ids {
+                if let Some((l, d)) = i.code
+                    && l <= len
+                    && code_prefix_digest(f, &m, off, l) == Some(d)
+                {
+                    return (n != name).then(|| n.clone());
+                }
+            }
         }
         if !ids.iter().any(|(_, i)| i.len == m.len()) {
             return None;
@@ -2017,12 +2085,16 @@ impl PolicyJudge {
     /// dynamic loader and git's dashed names unwrapped, then the rules; and the program's file
     /// recognised by its identity, under whatever name. `script`: `raw` is a script's words,
     /// whose file is the script, not the image the kernel loaded.
+    ///
+    /// `looked` is set when the decision rests on what files named by the arguments are now,
+    /// which the same words may not name next time.
     fn judge_words(
         &self,
         raw: &[String],
         r: &ExecRequest<'_>,
         script: bool,
         deny_only: bool,
+        looked: &mut bool,
     ) -> Decision {
         let exe: &Path = if deny_only { r.image } else { r.exe };
         let mut words = if script {
@@ -2081,19 +2153,61 @@ impl PolicyJudge {
             r.root.join(abs.strip_prefix("/").unwrap_or(&abs))
         };
         let program_file = if unwrapped {
-            in_root(Path::new(&words[0]))
+            let named = (r.open)(r.root, r.cwd, Path::new(&words[0]));
+            // The loader opens its program by path once it runs, with no stop left: a path
+            // that can lead elsewhere by then (a link, a writable directory, a descriptor of
+            // the program's through `/proc/self`) runs whatever it leads to then.
+            if self.rules_for_descendants && !named.as_ref().is_some_and(|n| n.fixed) {
+                decision = decision.stricter(Decision::ask(
+                    format!(
+                        "The dynamic loader was given its program by a path that can lead elsewhere by the time the loader opens it ({}: a link, a writable directory or a descriptor), so the program it runs is not known.",
+                        words[0]
+                    ),
+                    DecisionReason::Check {
+                        name: "a dynamic loader's program that can change".into(),
+                    },
+                ));
+            }
+            named.map(|n| n.file)
         } else if script {
-            in_root(r.exe)
+            std::fs::File::open(in_root(r.exe)).ok()
         } else {
-            r.image.to_path_buf()
+            std::fs::File::open(r.image).ok()
         };
         let name = words[0].rsplit('/').next().unwrap_or(&words[0]).to_owned();
+        let known = program_file.as_ref().and_then(|f| self.known_as(f, &name));
         if decision.verdict != Verdict::Deny
-            && let Some(real) = self.known_as(&program_file, &name)
+            && let Some(real) = &known
         {
             let mut renamed = words.clone();
-            renamed[0] = real;
+            renamed[0] = real.clone();
             decision = decision.stricter(self.decide_exec(&renamed, r.cwd, false, r.confined));
+        }
+        // A program toolgate knows nothing of, given a denied program's file (a link or a copy
+        // of it, under any name), may load and run that file itself, as the dynamic loader
+        // does, with no exec to see: it is judged as that program too.
+        if decision.verdict != Verdict::Deny
+            && self.rules_for_descendants
+            && !unwrapped
+            && !script
+            && known.is_none()
+            && tool_shell::db::database().program(&name).is_none()
+        {
+            for (k, arg) in words.iter().enumerate().skip(1).take(ARGUMENTS_LOOKED_AT) {
+                if arg.is_empty() || arg.starts_with('-') {
+                    continue;
+                }
+                let Some(named) = (r.open)(r.root, r.cwd, Path::new(arg)) else {
+                    continue;
+                };
+                *looked = true;
+                if let Some(real) = self.known_as(&named.file, "") {
+                    let mut as_real = vec![real];
+                    as_real.extend(words[k + 1..].iter().cloned());
+                    decision =
+                        decision.stricter(self.decide_exec(&as_real, r.cwd, false, r.confined));
+                }
+            }
         }
         decision
     }
@@ -2178,16 +2292,19 @@ impl RunJudge for PolicyJudge {
         }
         // A script is judged as what the caller asked for (the script and its arguments) and,
         // for deny rules, as what actually runs (its interpreter's whole command line).
-        let mut decision = self.judge_words(r.argv, r, r.interpreter.is_some(), false);
+        let mut looked = false;
+        let mut decision = self.judge_words(r.argv, r, r.interpreter.is_some(), false, &mut looked);
         if let Some(interp) = r.interpreter
             && decision.verdict != Verdict::Deny
         {
-            decision = decision.stricter(self.judge_words(interp, r, false, true));
+            decision = decision.stricter(self.judge_words(interp, r, false, true, &mut looked));
         }
-        self.cache
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(key, decision.clone());
+        if !looked {
+            self.cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(key, decision.clone());
+        }
         decision
     }
 
