@@ -68,6 +68,11 @@ pub(crate) async fn check(scenario_file: &Path, result_file: &Path) -> anyhow::R
     if let Some(what) = s.unsupported() {
         return Ok(Verdict::Skip(format!("unsupported: {what}")));
     }
+    if s.recorded_as_root && !running_as_root() {
+        return Ok(Verdict::Skip(
+            "recorded as root, whom file modes do not bind; this run is not root".into(),
+        ));
+    }
     let expected: Value = serde_json::from_str(
         &std::fs::read_to_string(result_file)
             .with_context(|| format!("no recorded result {}", result_file.display()))?,
@@ -334,4 +339,10 @@ fn short(v: &Value) -> String {
     } else {
         s
     }
+}
+
+/// Whether this process runs as root: its `/proc/self` belongs to its effective user.
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }

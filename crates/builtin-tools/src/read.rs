@@ -284,6 +284,17 @@ fn read(input: &ReadInput, ctx: &ToolContext) -> Result<ToolOutput, ToolCallErro
                 path.display()
             )));
         }
+        // A document must start with exactly `%PDF-` (recorded: z1_pdf_missing_header).
+        let mut head = [0u8; 5];
+        let whole = std::fs::File::open(&path)
+            .and_then(|f| std::io::Read::read_exact(&mut &f, &mut head))
+            .is_ok();
+        if !whole || &head != b"%PDF-" {
+            return Err(ToolCallError::new(format!(
+                "File is not a valid PDF (missing %PDF- header): {}",
+                path.display()
+            )));
+        }
         // Pages are rendered with poppler's `pdftoppm` in Claude Code; where it is missing,
         // its text says so (recorded: sf_pdf_pages).
         if input.pages.is_some() && !on_path("pdftoppm") {

@@ -27,8 +27,8 @@ use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 use tool_core::texts::{REJECT_MESSAGE, error_calling_tool, wrap_tool_use_error};
 use tool_core::{
-    CancellationToken, ContextModifier, InterruptBehavior, Stage, ToolContext, ToolOutcome,
-    ToolResult, ToolResultContent, ToolUse,
+    CancellationToken, ContentBlock, ContextModifier, InterruptBehavior, Stage, ToolContext,
+    ToolOutcome, ToolResult, ToolResultContent, ToolUse,
 };
 
 use crate::session::{Session, TurnOutcome};
@@ -324,9 +324,14 @@ impl<'s> TurnRun<'s> {
                 })
             })
             .collect();
-        // A turn that moved the working directory says so once, after the turn's last result
-        // (Claude Code attaches the reminder to the last result of the message it sends).
+        // A turn that moved the working directory says so once, at the end of the message it
+        // sends: Claude Code attaches the reminder to the message's last block, the last
+        // result, or, where hooks or tools added blocks after the results, a text block of
+        // its own after them (recorded: z1_cwd_reminder_with_hook_context).
         let cwd = &self.session.ctx.cwd;
+        let added = outcomes
+            .iter()
+            .any(|o| !o.hook_messages.is_empty() || !o.extra_messages.is_empty());
         if *cwd != self.start_cwd
             && let Some(last) = outcomes.last_mut()
         {
@@ -335,7 +340,11 @@ impl<'s> TurnRun<'s> {
                 cwd.display(),
                 self.start_cwd.display()
             );
-            last.content.append_note(&reminder);
+            if added {
+                last.extra_messages.push(ContentBlock::text(reminder));
+            } else {
+                last.content.append_note(&reminder);
+            }
         }
         if self.session.ctx.cancel.is_cancelled() {
             self.session.ctx.cancel = CancellationToken::new();

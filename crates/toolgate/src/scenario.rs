@@ -130,6 +130,10 @@ pub struct Scenario {
     /// Set when the scenario tests Claude Code's own configuration, not the tool layer.
     #[serde(default)]
     pub not_applicable: Option<String>,
+    /// Recorded as root, whom file modes do not bind (a `chmod 444` file is still written):
+    /// run by another user, the results differ, so it is skipped there.
+    #[serde(default)]
+    pub recorded_as_root: bool,
     /// The session id.
     #[serde(default)]
     pub session_id: Option<String>,

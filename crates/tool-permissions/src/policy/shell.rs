@@ -198,8 +198,16 @@ impl Policy {
         }
         let find_ask = |family: PathFamily, p: &Path| self.path_rule(RuleList::Ask, family, p, ctx);
         let ask_names = |family: PathFamily| self.listed_names(RuleList::Ask, family);
-        if let Some((e, _)) = crate::shell_policy::denied_path(touched, &find_ask, &ask_names) {
-            return Some(Decision::ask(Self::ask_message(request), e.reason()));
+        if let Some((e, path)) = crate::shell_policy::denied_path(touched, &find_ask, &ask_names) {
+            // A path the line only writes: Claude Code asks about the write itself, in its
+            // words (recorded: z1_redirect_read_ask_text).
+            let written = touched.writes().any(|w| w.path == path)
+                && !touched.reads().any(|r| r == path.as_path());
+            let message = written
+                .then(|| self.shell_ask_message(analysis, touched, ctx))
+                .filter(|m| m != GENERIC_SHELL_ASK)
+                .unwrap_or_else(|| Self::ask_message(request));
+            return Some(Decision::ask(message, e.reason()));
         }
         // (4) A recursive search whose root holds a denied tree would print what it may not read.
         // What is there decides, unless the line may change the tree before the search
@@ -805,9 +813,13 @@ impl Policy {
         }
         outside_message(t, ctx, None, &covered)
             .or_else(|| crate::shell_policy::write_ask_message(a, t, ctx, &covered))
-            .unwrap_or_else(|| "This command requires approval".to_owned())
+            .unwrap_or_else(|| GENERIC_SHELL_ASK.to_owned())
     }
 }
+
+/// What Claude Code tells the model about a Bash line that needs approval when no path or
+/// part of it is named.
+const GENERIC_SHELL_ASK: &str = "This command requires approval";
 
 /// The indexes of the simple commands the line itself runs (not those of strings run as code).
 /// Whether the unit's program runs code as its purpose (an interpreter: code is its operand,
