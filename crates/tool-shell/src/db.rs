@@ -266,6 +266,9 @@ pub struct Syntax {
     /// `@FILE` stands for the arguments written in FILE (GCC and binutils, rustc, javac):
     /// FILE is read, and what the arguments do cannot be known.
     pub argument_files: bool,
+    /// A first word `+NAME` picks the toolchain it runs from (rustup's proxies: `cargo
+    /// +nightly build`); `+PATH` runs the programs of the toolchain at PATH.
+    pub toolchain: bool,
 }
 
 /// One option of a program.
@@ -389,6 +392,28 @@ pub struct Program {
     index: BTreeMap<String, usize>,
 }
 
+/// `line` without the line address ed-style editors take before a command: numbers, `.`,
+/// `$`, `,`, `;`, `+`, `-`, marks (`'a`) and searches (`/re/`, `?re?`).
+fn strip_address(line: &str) -> &str {
+    let b = line.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'0'..=b'9' | b'.' | b'$' | b',' | b';' | b'+' | b'-' | b' ' | b'\t' => i += 1,
+            b'\'' if i + 1 < b.len() => i += 2,
+            q @ (b'/' | b'?') => {
+                let mut j = i + 1;
+                while j < b.len() && b[j] != q {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                i = (j + 1).min(b.len());
+            }
+            _ => break,
+        }
+    }
+    &line[i..]
+}
+
 /// Whether `word` occurs in `text` as a whole word: not inside a longer name of letters,
 /// digits and `_`.
 fn has_word(text: &str, word: &str) -> bool {
@@ -496,6 +521,13 @@ pub struct Language {
     /// Its words are the same in any case (SQL's `READFILE` is `readfile`): they are looked
     /// for in the line whatever its case (the database gives them in lower case).
     pub ignore_case: bool,
+    /// Commands that read the file named after them (`r FILE`, `e FILE`), after an ed-style
+    /// line address (`1,$`, `.`, `/re/`, `'a`) when `addresses` is set.
+    pub reads: Vec<String>,
+    /// Commands that write the file named after them (`w FILE`, `wq FILE`), likewise.
+    pub writes: Vec<String>,
+    /// A command may start with a line address (ed).
+    pub addresses: bool,
 }
 
 /// A subcommand, compiled when it is first looked up (git has a hundred; a command names one).
@@ -538,6 +570,14 @@ impl Program {
     /// The subcommand a word selects (a name or an alias).
     pub fn subcommand(&self, word: &str) -> Option<&Program> {
         self.subcommands.get(word).and_then(|s| s.program())
+    }
+
+    /// Whether it does anything with what it is given, by itself or through an option it is
+    /// known to have: a program that takes any option and does nothing (`echo`, `true`)
+    /// only prints its words, and one that does (`openssl`: `-in`, `-out`) may do with an
+    /// option it is not known to have what it does with those.
+    pub fn does_things(&self) -> bool {
+        !self.effects.is_empty() || self.options.iter().any(|o| !o.effects.is_empty())
     }
 
     /// Does the first operand select a subcommand?
@@ -740,6 +780,7 @@ struct RawProgram {
     any_option: Option<bool>,
     options_after_first: Option<bool>,
     argument_files: Option<bool>,
+    toolchain: Option<bool>,
     #[serde(default)]
     recursive: bool,
     #[serde(default)]
@@ -794,6 +835,12 @@ struct RawLanguage {
     other: Option<String>,
     #[serde(default)]
     ignore_case: bool,
+    #[serde(default)]
+    reads: Vec<String>,
+    #[serde(default)]
+    writes: Vec<String>,
+    #[serde(default)]
+    addresses: bool,
 }
 
 #[derive(Debug, Deserialize, Default, Clone)]
@@ -1511,6 +1558,7 @@ fn compile(
     set(&mut syntax.any_option, rp.any_option);
     set(&mut syntax.options_after_first, rp.options_after_first);
     set(&mut syntax.argument_files, rp.argument_files);
+    set(&mut syntax.toolchain, rp.toolchain);
 
     let operands = parse_slots(&rp.operands, name)?;
     if syntax.permute && rest_slot(&operands).is_some() {
@@ -1566,6 +1614,9 @@ fn compile(
                 requotes: l.requotes,
                 unknown_words: l.unknown_words.clone(),
                 ignore_case: l.ignore_case,
+                reads: l.reads.clone(),
+                writes: l.writes.clone(),
+                addresses: l.addresses,
                 other_unknown: match l.other.as_deref() {
                     None | Some("none") => false,
                     Some("unknown") => true,
@@ -1862,6 +1913,25 @@ impl Run<'_, '_> {
             if l.is_empty() {
                 continue;
             }
+            let l = if lang.addresses { strip_address(l) } else { l };
+            // A file the command names: read or written as the command says.
+            let named = |cmds: &[String]| {
+                cmds.iter().find_map(|c| {
+                    let rest = l.strip_prefix(c.as_str())?;
+                    let file = rest.strip_prefix([' ', '\t'])?.trim();
+                    (!file.is_empty() && !file.starts_with('!')).then(|| file.to_owned())
+                })
+            };
+            if let Some(file) = named(&lang.reads) {
+                let d = format!("{detail}: `{l}` reads a file");
+                self.push(EffectKind::Read, Some(file), program, option, d);
+                continue;
+            }
+            if let Some(file) = named(&lang.writes) {
+                let d = format!("{detail}: `{l}` writes a file");
+                self.push(EffectKind::Write, Some(file), program, option, d);
+                continue;
+            }
             if let Some(rest) = lang.shell.iter().find_map(|p| l.strip_prefix(p.as_str())) {
                 let code = if lang.requotes {
                     rejoined_words(rest)
@@ -2102,6 +2172,18 @@ impl Run<'_, '_> {
                 i += 1;
                 continue;
             }
+            if i == 0
+                && prog.syntax.toolchain
+                && let Some(name) = w.strip_prefix('+').filter(|n| !n.is_empty())
+            {
+                if name.contains('/') {
+                    let detail = "+PATH: the toolchain whose programs run".to_owned();
+                    let at = join_dir(&st.chdir, name);
+                    self.push(EffectKind::ExecProgram, Some(at), &label, None, detail);
+                }
+                i += 1;
+                continue;
+            }
             if !options_done
                 && scopes.iter().any(|p| p.syntax.argument_files)
                 && let Some(file) = w.strip_prefix('@').filter(|f| !f.is_empty())
@@ -2274,13 +2356,24 @@ impl Run<'_, '_> {
                 None,
                 detail,
             ),
-            Role::Remote => self.push(
-                EffectKind::System,
-                Some(words.join(" ")),
-                &label,
-                None,
-                detail,
-            ),
+            Role::Remote => {
+                self.push(
+                    EffectKind::System,
+                    Some(words.join(" ")),
+                    &label,
+                    None,
+                    detail,
+                );
+                // The command runs wherever the host is, this machine too (`ssh localhost
+                // CMD`): its words may be any command, which deny rules meet.
+                self.push(
+                    EffectKind::RunsCode,
+                    None,
+                    &label,
+                    None,
+                    "a command run on the host it reaches".into(),
+                );
+            }
             _ => {}
         }
     }
@@ -2314,13 +2407,13 @@ impl Run<'_, '_> {
         // cannot be known).
         let name = w.split('=').next().unwrap_or(w);
         let listed = find(name).is_some()
-            || (name.len() > 3
+            || (name.len() >= 3
                 && name.starts_with("--")
                 && scopes
                     .iter()
                     .any(|p| p.syntax.abbrev && has_prefix(p, name)));
         if scopes.iter().any(|p| p.syntax.any_option) && !listed {
-            if scopes.iter().any(|p| !p.effects.is_empty()) {
+            if scopes.iter().any(|p| p.does_things()) {
                 self.out.loose.push(w.clone());
             }
             return self.program_option(words, i, &label).unwrap_or(i + 1);
@@ -3168,6 +3261,17 @@ impl Run<'_, '_> {
                 }
             }
         }
+        // An editor of ed's kind takes `!COMMAND` for a file: it reads what the command prints
+        // (`ed '!curl -s URL'`).
+        if matches!(role, Role::Read | Role::ReadWrite)
+            && prog.language.as_ref().is_some_and(|l| l.addresses)
+            && let Some(command) = w.strip_prefix('!')
+        {
+            let detail = "operand: `!COMMAND`, whose output is read".to_owned();
+            let command = Some(command.trim().to_owned());
+            self.push(EffectKind::ExecString, command, label, None, detail);
+            return;
+        }
         let detail = format!("operand: {}", role_name(role));
         let path = |w: &str| join_dir(dir, w);
         let push = |run: &mut Self, k: EffectKind, v: Option<String>| {
@@ -3212,7 +3316,7 @@ impl Run<'_, '_> {
             // of code it runs (`python3 tool.py .env`, `python3 -m base64 .env`): the code
             // may open them.
             Role::Data
-                if (prog.syntax.any_option && !prog.effects.is_empty())
+                if (prog.syntax.any_option && prog.does_things())
                     || self
                         .out
                         .effects

@@ -174,12 +174,17 @@ impl Policy {
                 .units
                 .iter()
                 .any(|u| u.argv.iter().skip(1).any(|w| pipes_to_a_command(w)))
-            // Code run by a program (an interpreter's `-c`/`-e`, a runner's `run`/`exec`):
-            // its strings may be commands it runs (`os.system("curl ...")`).
-            || analysis
-                .units
-                .iter()
-                .any(|u| u.effects().any(|e| e.kind == tool_shell::EffectKind::RunsCode));
+            // Code run by a program (an interpreter's `-c`/`-e`, a runner's `run`/`exec`), or
+            // something it does that cannot be known (gdb's `python` command): its strings
+            // may be commands it runs (`os.system("curl ...")`).
+            || analysis.units.iter().any(|u| {
+                u.effects().any(|e| {
+                    matches!(
+                        e.kind,
+                        tool_shell::EffectKind::RunsCode | tool_shell::EffectKind::Unknown
+                    )
+                })
+            });
         if uncertain {
             let env = tool_shell::analyze::ShellEnv::new(ctx.cwd.clone(), ctx.home.clone());
             let possible = crate::shell_policy::possible_commands(analysis, command, &env);
