@@ -20,8 +20,9 @@ pub(super) type PathGroupKey = (RuleList, PathFamily, crate::path_rule::Anchor);
 #[derive(Debug, Default)]
 pub(super) struct RuleIndex {
     pub(super) paths: Vec<(RuleList, PathFamily, crate::path_rule::PathGroup)>,
-    /// The deny path groups again, comparing without case (for Windows volumes).
-    pub(super) folded_denies: Vec<(PathFamily, crate::path_rule::PathGroup)>,
+    /// The path groups again, comparing without case, as Claude Code compares every path
+    /// rule.
+    pub(super) folded: Vec<(RuleList, PathFamily, crate::path_rule::PathGroup)>,
     pub(super) shell: Vec<ShellBucket>,
     /// Entries that cover whole tools (whole-tool rules, widened content rules), in order.
     pub(super) whole: Vec<usize>,
@@ -61,11 +62,11 @@ impl RuleIndex {
                 RuleMatcher::Domain(_) => domains.push(i),
             }
         }
-        let folded_denies = groups
+        let folded = groups
             .iter()
-            .filter(|((list, _, _), _)| *list == RuleList::Deny)
-            .map(|((_, family, anchor), items)| {
+            .map(|((list, family, anchor), items)| {
                 (
+                    *list,
                     *family,
                     crate::path_rule::PathGroup::build(anchor.clone(), items, true),
                 )
@@ -83,7 +84,7 @@ impl RuleIndex {
             .collect();
         Self {
             paths,
-            folded_denies,
+            folded,
             shell,
             whole,
             domains,

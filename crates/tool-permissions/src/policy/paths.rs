@@ -52,10 +52,11 @@ impl Policy {
             .find_map(|p| self.path_group_match(list, family, p, ctx));
         let found = match (found, list) {
             (None, RuleList::Deny) => self
-                .folded_deny(family, path, &spellings, ctx)
+                .folded_rule(RuleList::Deny, family, &spellings, ctx)
                 .or_else(|| self.short_name_deny(family, &spellings, ctx))
                 .or_else(|| self.glob_deny(family, &spellings, ctx))
                 .or_else(|| self.identity_deny(family, path, &spellings, ctx)),
+            (None, list) => self.folded_rule(list, family, &spellings, ctx),
             (found, _) => found,
         };
         found.map(|i| &self.entries[i])
@@ -79,9 +80,9 @@ impl Policy {
             .path_group_match(list, family, &spelling[0], ctx)
             .or_else(|| match list {
                 RuleList::Deny => self
-                    .folded_deny(family, path, &spelling, ctx)
+                    .folded_rule(list, family, &spelling, ctx)
                     .or_else(|| self.short_name_deny(family, &spelling, ctx)),
-                _ => None,
+                _ => self.folded_rule(list, family, &spelling, ctx),
             });
         found.map(|i| &self.entries[i])
     }
@@ -119,7 +120,12 @@ impl Policy {
                     let found = self
                         .path_group_match(RuleList::Deny, family, &alt, ctx)
                         .or_else(|| {
-                            self.folded_deny(family, &alt, std::slice::from_ref(&alt), ctx)
+                            self.folded_rule(
+                                RuleList::Deny,
+                                family,
+                                std::slice::from_ref(&alt),
+                                ctx,
+                            )
                         });
                     if found.is_some() {
                         return found;
@@ -192,25 +198,24 @@ impl Policy {
         None
     }
 
-    /// A deny rule of `family` covering a spelling of `path`, compared without case.
-    pub(super) fn folded_deny(
+    /// A `list` rule of `family` covering one of `spellings`, compared without case.
+    pub(super) fn folded_rule(
         &self,
+        list: RuleList,
         family: PathFamily,
-        path: &Path,
         spellings: &[PathBuf],
         ctx: &tool_core::ToolContext,
     ) -> Option<usize> {
-        // Claude Code compares path rules without case on every volume (recorded: a deny
-        // `Edit(/sub/**)` refuses `Sub/f0.rs` on Linux); a deny is folded everywhere here too,
-        // the stricter reading. Allow rules keep their case.
-        let _ = path;
+        // Claude Code compares path rules without case on every volume, deny, ask and allow
+        // rules alike (recorded: a deny `Edit(/sub/**)` refuses `Sub/f0.rs` on Linux,
+        // z2_ask_rule_case, z2_allow_rule_case).
         spellings.iter().find_map(|p| {
             let is_dir = std::fs::metadata(p).is_ok_and(|m| m.is_dir());
             self.index
-                .folded_denies
+                .folded
                 .iter()
-                .filter(|(f, _)| *f == family)
-                .filter_map(|(_, g)| g.matched(p, is_dir, ctx))
+                .filter(|(l, f, _)| *l == list && *f == family)
+                .filter_map(|(_, _, g)| g.matched(p, is_dir, ctx))
                 .min()
         })
     }
@@ -534,9 +539,15 @@ impl Policy {
         {
             return None;
         }
+        // Compared without case too, as Claude Code does (z2_allow_rule_case).
         let found: Option<Vec<usize>> = candidates(path, ctx)
             .iter()
-            .map(|p| self.path_group_match(RuleList::Allow, family, p, ctx))
+            .map(|p| {
+                self.path_group_match(RuleList::Allow, family, p, ctx)
+                    .or_else(|| {
+                        self.folded_rule(RuleList::Allow, family, std::slice::from_ref(p), ctx)
+                    })
+            })
             .collect();
         found
             .and_then(|v| v.into_iter().min())
