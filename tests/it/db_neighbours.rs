@@ -575,3 +575,57 @@ fn arguments_read_from_a_file_are_not_known() {
         wrong.join("\n")
     );
 }
+
+/// What a program's own command language does with files and the shell, fed on its standard
+/// input by the line: a command that reads or writes a denied file is denied, and a shell
+/// escape running a denied program is denied, for every program whose language the database
+/// describes.
+#[test]
+fn a_language_fed_on_the_line_meets_the_deny_rules() {
+    use tool_shell::db::Stdin;
+    let sb = Sandbox::new();
+    let deny = [
+        "Read(//opt/secret/**)",
+        "Edit(//opt/secret/**)",
+        "Bash(touch:*)",
+    ];
+    let mut tried = 0;
+    let mut wrong = Vec::new();
+    for p in programs() {
+        if p.stdin != Some(Stdin::Commands) {
+            continue;
+        }
+        let Some(lang) = &p.language else { continue };
+        let rule = format!("Bash({}:*)", p.name);
+        let pol = policy(&deny, &[&rule, "Bash(printf:*)"], &[]);
+        let mut lines: Vec<String> = Vec::new();
+        for c in lang.reads.iter().chain(&lang.writes) {
+            lines.push(format!("{c} /opt/secret/key"));
+        }
+        for s in &lang.shell {
+            let sep = if s.ends_with([' ', '!']) { "" } else { " " };
+            lines.push(format!("{s}{sep}touch made.txt"));
+        }
+        for text in lines {
+            for line in [
+                format!("printf '%s\\n' '{text}' | {}", p.name),
+                format!("{} <<'EOF'\n{text}\nEOF", p.name),
+            ] {
+                tried += 1;
+                let subject = PermissionSubject::ShellCommand(line.clone());
+                let v = toolgate_tests::decide(&pol, &sb.ctx(), "Bash", &subject, false).verdict;
+                if v != Verdict::Deny {
+                    wrong.push(format!("{rule}: {line:?} came out {v:?}"));
+                }
+            }
+        }
+    }
+    eprintln!("{tried} lines tried");
+    assert!(tried > 0, "no language in the database");
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}

@@ -842,7 +842,8 @@ impl Walker {
                 None => self.command(c, &mut sub, origin, depth, redirects),
             }
             let pushed = &self.a.units[before..];
-            // So is what `printf` of a format alone writes (no directive, its escapes read).
+            // So is what `printf` writes with `%s`, `%b`, `%d` and `%c` directives (its
+            // format used again while arguments remain, as printf does).
             // The writer may come through wrappers (`time -p /bin/echo`, `nohup printf`): the
             // member's one `echo` or `printf`, when every unit of the member is known.
             let name = |u: &Unit| {
@@ -859,12 +860,8 @@ impl Walker {
                         "echo" if !u.argv.get(1).is_some_and(|a| a.starts_with('-')) => {
                             Some(format!("{}\n", u.argv[1..].join(" ")))
                         }
-                        "printf"
-                            if u.argv.len() == 2
-                                && !u.argv[1].starts_with('-')
-                                && !u.argv[1].contains('%') =>
-                        {
-                            crate::expand::decode_ansi_c(&u.argv[1])
+                        "printf" if u.argv.len() >= 2 && !u.argv[1].starts_with('-') => {
+                            printf_output(&u.argv[1], &u.argv[2..])
                         }
                         _ => None,
                     }
@@ -2238,6 +2235,41 @@ pub fn lexical(p: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// What `printf FORMAT ARGS...` writes, where its format holds only `%s`, `%b`, `%d`, `%i`,
+/// `%c` and `%%` directives (no flags or widths); `None` for anything else.
+fn printf_output(format: &str, args: &[String]) -> Option<String> {
+    let format = crate::expand::decode_ansi_c(format)?;
+    let mut out = String::new();
+    let mut next = 0usize;
+    loop {
+        let mut used = false;
+        let mut chars = format.chars();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            let directive = chars.next()?;
+            if directive == '%' {
+                out.push('%');
+                continue;
+            }
+            let arg = args.get(next).map_or("", String::as_str);
+            next += 1;
+            used = true;
+            match directive {
+                's' | 'd' | 'i' => out.push_str(arg),
+                'b' => out.push_str(&crate::expand::decode_ansi_c(arg)?),
+                'c' => out.extend(arg.chars().next()),
+                _ => return None,
+            }
+        }
+        if !used || next >= args.len() {
+            return Some(out);
+        }
+    }
 }
 
 #[cfg(test)]
