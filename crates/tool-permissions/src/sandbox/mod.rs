@@ -444,45 +444,48 @@ fn bwrap_present(ctx: &ToolContext) -> bool {
 }
 
 /// The names of the file `id` (device, inode) under `places`, on that device only, looked for
-/// within a budget, the last place first; below `skip` (walked already) nothing is looked at.
-fn links_to(
-    id: (u64, u64),
-    places: impl Iterator<Item = PathBuf>,
-    skip: &[PathBuf],
-) -> Vec<PathBuf> {
+/// within one budget, place by place in order (a directory met before is not read again);
+/// below `skip` (walked already) nothing is looked at; `enough` names end the search.
+fn links_to(id: (u64, u64), places: &[PathBuf], skip: &[PathBuf], enough: usize) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt as _;
     const BUDGET: usize = 50_000;
     let deadline = Instant::now() + Duration::from_millis(500);
     let mut seen = 0usize;
     let mut out = Vec::new();
-    let mut stack: Vec<PathBuf> = places
-        .filter(|p| {
-            !skip.contains(p)
-                && std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir() && m.dev() == id.0)
-        })
-        .collect();
-    while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
+    let mut read: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
+    for place in places {
+        if skip.contains(place)
+            || !std::fs::symlink_metadata(place).is_ok_and(|m| m.is_dir() && m.dev() == id.0)
+        {
             continue;
-        };
-        for e in rd.flatten() {
-            seen += 1;
-            if seen > BUDGET || Instant::now() > deadline {
-                return out;
+        }
+        let mut stack = vec![place.clone()];
+        while let Some(dir) = stack.pop() {
+            if !read.insert(dir.clone()) {
+                continue;
             }
-            let Ok(m) = e.metadata() else {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
                 continue;
             };
-            if m.dev() != id.0 {
-                continue;
-            }
-            if m.is_dir() {
-                let path = e.path();
-                if !skip.contains(&path) {
-                    stack.push(path);
+            for e in rd.flatten() {
+                seen += 1;
+                if seen > BUDGET || Instant::now() > deadline || out.len() >= enough {
+                    return out;
                 }
-            } else if m.is_file() && m.ino() == id.1 {
-                out.push(e.path());
+                let Ok(m) = e.metadata() else {
+                    continue;
+                };
+                if m.dev() != id.0 {
+                    continue;
+                }
+                if m.is_dir() {
+                    let path = e.path();
+                    if !skip.contains(&path) {
+                        stack.push(path);
+                    }
+                } else if m.is_file() && m.ino() == id.1 && !out.contains(&e.path()) {
+                    out.push(e.path());
+                }
             }
         }
     }
@@ -1024,21 +1027,32 @@ impl Policy {
                 if found(&hidden) + 1 >= *nlink {
                     continue;
                 }
-                // Then the directories around the file, nearest last (looked at first): a
-                // link made beside the project, below the directory that holds it.
-                let mut around: Vec<PathBuf> = name
-                    .ancestors()
-                    .skip(1)
-                    .filter(|a| a.parent().is_some() && !under(&ctx.home, &[a.to_path_buf()]))
-                    .map(Path::to_path_buf)
-                    .collect();
-                around.reverse();
-                let places = ["/tmp", "/var/tmp", "/dev/shm"]
+                // Where a name for an existing file is made, nearest first: the object store
+                // of each working directory's repository (the walks leave it out), the
+                // directories around the file, around the home directory and around the working
+                // directories (up to, not including, `/`), then the temporary directories.
+                let ancestors = |p: &Path| -> Vec<PathBuf> {
+                    p.ancestors()
+                        .skip(1)
+                        .filter(|a| a.parent().is_some())
+                        .map(Path::to_path_buf)
+                        .collect()
+                };
+                let mut places: Vec<PathBuf> = ctx
+                    .working_dirs
                     .iter()
-                    .map(PathBuf::from)
-                    .chain([ctx.home.clone()])
-                    .chain(around);
-                for other in links_to(*id, places, &ctx.working_dirs) {
+                    .map(|d| d.join(".git/objects"))
+                    .collect();
+                places.extend(ancestors(name));
+                places.push(ctx.home.clone());
+                places.extend(ancestors(&ctx.home));
+                for d in &ctx.working_dirs {
+                    places.extend(ancestors(d));
+                }
+                places.extend(["/tmp", "/var/tmp", "/dev/shm"].iter().map(PathBuf::from));
+                // Every name, the file's own among them when a place holds it.
+                let enough = usize::try_from(*nlink).unwrap_or(usize::MAX);
+                for other in links_to(*id, &places, &ctx.working_dirs, enough) {
                     if other != *name && !hidden.iter().any(|h| h.path == other) {
                         hidden.push(PlannedPath::new(
                             other,
@@ -1559,6 +1573,10 @@ struct Identity {
     /// The size and digest of its code (its largest executable segment), which a copy with
     /// its notes, data or trailing bytes changed keeps.
     code: Option<(u64, [u8; 32])>,
+    /// The digests of its code's pages (4 KiB each, from the segment's start): a copy whose
+    /// code is the same but for a few pages (a byte of padding changed, the segment declared
+    /// shorter) keeps most of them.
+    pages: Arc<Vec<[u8; 32]>>,
 }
 
 /// The file range of an ELF file's largest executable `PT_LOAD` segment (little-endian, 64
@@ -1609,6 +1627,69 @@ fn digest_range(f: &std::fs::File, off: u64, len: u64) -> Option<[u8; 32]> {
         at += n as u64;
     }
     Some(hasher.finalize().into())
+}
+
+/// The digests of the 4 KiB pages of the `len` bytes at `off` of `f`, at most `most` of them.
+fn code_pages(f: &std::fs::File, off: u64, len: u64, most: usize) -> Vec<[u8; 32]> {
+    use sha2::Digest as _;
+    use std::os::unix::fs::FileExt as _;
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; CODE_PAGE as usize];
+    let mut at = 0u64;
+    while at < len && out.len() < most {
+        let want = usize::try_from((len - at).min(CODE_PAGE)).unwrap_or(0);
+        let Ok(n) = f.read_at(&mut buf[..want], off + at) else {
+            break;
+        };
+        if n == 0 {
+            break;
+        }
+        out.push(sha2::Sha256::digest(&buf[..n]).into());
+        at += n as u64;
+    }
+    out
+}
+
+/// The page a program's code is compared by.
+const CODE_PAGE: u64 = 4096;
+
+/// A copy keeps at least this share (in quarters) of a known program's code pages, where that
+/// program has at least `MIN_CODE_PAGES` of them, to be that program.
+const SAME_CODE_QUARTERS: usize = 3;
+const MIN_CODE_PAGES: usize = 4;
+
+/// The digests of the first `most` code pages of the file `f` (whose metadata is `m`),
+/// remembered by file.
+fn candidate_pages(
+    f: &std::fs::File,
+    m: &std::fs::Metadata,
+    off: u64,
+    len: u64,
+    most: usize,
+) -> Arc<Vec<[u8; 32]>> {
+    use std::os::unix::fs::MetadataExt as _;
+    type Key = (u64, u64, u64, i64, i64, usize);
+    type Pages = Arc<Vec<[u8; 32]>>;
+    static KNOWN: std::sync::OnceLock<Mutex<HashMap<Key, Pages>>> = std::sync::OnceLock::new();
+    const MAX_KNOWN: usize = 512;
+    let key: Key = (m.dev(), m.ino(), m.len(), m.ctime(), m.ctime_nsec(), most);
+    let known = KNOWN.get_or_init(Mutex::default);
+    if let Some(p) = known
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&key)
+    {
+        return p.clone();
+    }
+    let pages = Arc::new(code_pages(f, off, len, most));
+    let mut known = known
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if known.len() >= MAX_KNOWN {
+        known.clear();
+    }
+    known.insert(key, pages.clone());
+    pages
 }
 
 /// The digest of the first `len` bytes of the code segment at `off` of `f` (whose metadata is
@@ -1763,6 +1844,11 @@ fn identity_of(f: &std::fs::File) -> Option<Identity> {
         digest: hasher.finalize().into(),
         build_id: build_id(f),
         code: code_segment(f).and_then(|(off, len)| Some((len, digest_range(f, off, len)?))),
+        pages: Arc::new(
+            code_segment(f)
+                .map(|(off, len)| code_pages(f, off, len, usize::MAX))
+                .unwrap_or_default(),
+        ),
     };
     let mut known = known
         .lock()
@@ -1858,8 +1944,19 @@ fn interpreter_of(exe: &Path) -> Option<PathBuf> {
     None
 }
 
-/// How many arguments of a program toolgate does not know are looked at for a denied
-/// program's file.
+/// Whether `p` runs code it is given (a script, code on its standard input, its project's
+/// code): what it may do with a file is anything.
+fn runs_code_it_is_given(p: &tool_shell::db::Program) -> bool {
+    use tool_shell::EffectKind::RunsCode;
+    p.bare.contains(&RunsCode)
+        || p.effects.contains(&RunsCode)
+        || p.operands
+            .iter()
+            .any(|s| s.roles.contains(&tool_shell::db::Role::RunsCode))
+}
+
+/// How many arguments of a program toolgate does not know (or of one that runs code) are
+/// looked at for a denied program's file.
 const ARGUMENTS_LOOKED_AT: usize = 8;
 
 /// The dynamic loader's options that take a value, before the program it runs.
@@ -2035,6 +2132,23 @@ impl PolicyJudge {
                     return (n != name).then(|| n.clone());
                 }
             }
+            // Most of a known program's code pages, where they are in it: its code with a
+            // few bytes changed (padding between functions), or declared shorter.
+            let most = ids.iter().map(|(_, i)| i.pages.len()).max().unwrap_or(0);
+            if most >= MIN_CODE_PAGES {
+                let pages = candidate_pages(f, &m, off, len, most);
+                for (n, i) in ids.iter().filter(|(_, i)| i.pages.len() >= MIN_CODE_PAGES) {
+                    let same = i
+                        .pages
+                        .iter()
+                        .zip(pages.iter())
+                        .filter(|(a, b)| a == b)
+                        .count();
+                    if same * 4 >= i.pages.len() * SAME_CODE_QUARTERS {
+                        return (n != name).then(|| n.clone());
+                    }
+                }
+            }
         }
         if !ids.iter().any(|(_, i)| i.len == m.len()) {
             return None;
@@ -2183,15 +2297,18 @@ impl PolicyJudge {
             renamed[0] = real.clone();
             decision = decision.stricter(self.decide_exec(&renamed, r.cwd, false, r.confined));
         }
-        // A program toolgate knows nothing of, given a denied program's file (a link or a copy
-        // of it, under any name), may load and run that file itself, as the dynamic loader
-        // does, with no exec to see: it is judged as that program too.
+        // A program toolgate knows nothing of, or one that runs code it is given (an
+        // interpreter and its script), given a denied program's file (a link or a copy of it,
+        // under any name), may load and run that file itself, as the dynamic loader does, with
+        // no exec to see: it is judged as that program too.
         if decision.verdict != Verdict::Deny
             && self.rules_for_descendants
             && !unwrapped
             && !script
             && known.is_none()
-            && tool_shell::db::database().program(&name).is_none()
+            && tool_shell::db::database()
+                .program(&name)
+                .is_none_or(runs_code_it_is_given)
         {
             for (k, arg) in words.iter().enumerate().skip(1).take(ARGUMENTS_LOOKED_AT) {
                 if arg.is_empty() || arg.starts_with('-') {
