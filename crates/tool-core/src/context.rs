@@ -243,8 +243,9 @@ impl ToolContext {
 }
 
 /// A Windows spelling of a path in POSIX form: `C:\\Users\\x`, `C:/Users/x`, `\\\\?\\C:\\x` and
-/// `\\??\\C:\\x` become `/c/Users/x`, so rules written for one spelling cover the others. `None`
-/// for paths that are not in a Windows form.
+/// `\\??\\C:\\x` become `/c/Users/x`, so rules written for one spelling cover the others;
+/// each name loses the trailing dots and spaces Windows drops and the stream it names
+/// (`C:\\x.\\f::$DATA` is `/c/x/f`). `None` for paths that are not in a Windows form.
 ///
 /// UNC paths keep a leading `//`: `\\\\host\\share\\x`, `\\\\?\\UNC\\host\\share\\x`,
 /// `\\??\\UNC\\host\\share\\x`, `//?/UNC/host/share/x` and a `//host/share\\x` spelled with
@@ -278,7 +279,21 @@ pub fn windows_to_posix(path: &str) -> Option<String> {
         && b[1] == b':'
         && (b.len() == 2 || b[2] == b'\\' || b[2] == b'/')
     {
-        let rest = p[2..].replace('\\', "/");
+        // Windows drops a name's trailing dots and spaces (`.aws.` is `.aws`), and `:NAME` or
+        // `::$DATA` names a stream of the file (`::$DATA` its content): the file is the same.
+        let rest = p[2..]
+            .replace('\\', "/")
+            .split('/')
+            .map(|c| {
+                let c = c.split(':').next().unwrap_or(c);
+                if c.chars().all(|ch| ch == '.') {
+                    c
+                } else {
+                    c.trim_end_matches(['.', ' '])
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/");
         return Some(format!(
             "/{}{}",
             (b[0] as char).to_ascii_lowercase(),

@@ -109,6 +109,17 @@ pub fn path_arguments(input: &Value, base: &Path, home: &Path) -> Vec<std::path:
     let mut out = Vec::new();
     for (key, value) in fields {
         let key = key.to_ascii_lowercase();
+        // A `file:` URI names a file whatever its key (`uri`, `resource`).
+        let uris: Vec<&str> = match value {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        for u in uris {
+            if let Some(path) = file_uri_path(u) {
+                out.push(tool_core::normalize(Path::new(&path)));
+            }
+        }
         if !PATH_WORDS.iter().any(|w| key.contains(w)) {
             continue;
         }
@@ -129,6 +140,46 @@ pub fn path_arguments(input: &Value, base: &Path, home: &Path) -> Vec<std::path:
         }
     }
     out
+}
+
+/// The local path a `file:` URI names (`file:///x`, `file://localhost/x`, `file:/x`), its
+/// `%XX` escapes decoded; `None` for anything else.
+fn file_uri_path(uri: &str) -> Option<String> {
+    let rest = uri
+        .get(..5)
+        .filter(|s| s.eq_ignore_ascii_case("file:"))
+        .map(|_| &uri[5..])?;
+    let path = match rest.strip_prefix("//") {
+        Some(after) => {
+            let slash = after.find('/')?;
+            let host = &after[..slash];
+            if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                return None;
+            }
+            &after[slash..]
+        }
+        None => rest,
+    };
+    let path = path.split(['?', '#']).next()?;
+    if !path.starts_with('/') {
+        return None;
+    }
+    let b = path.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) = u8::from_str_radix(&path[i + 1..i + 3], 16)
+        {
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The paths (read, written) of a call of a tool that is not a file tool: the arguments

@@ -65,7 +65,12 @@ pub(crate) fn url_host(url: &str) -> Option<String> {
     let host = match parsed.host()? {
         url::Host::Domain(d) => d.trim_end_matches('.').to_owned(),
         url::Host::Ipv4(a) => a.to_string(),
-        url::Host::Ipv6(a) => format!("[{a}]"),
+        // An IPv4 address written as IPv6 (`[::ffff:169.254.169.254]`) reaches that IPv4
+        // host on a dual-stack system: it is that host.
+        url::Host::Ipv6(a) => match a.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => format!("[{a}]"),
+        },
     };
     if host.is_empty() || host.split('.').any(str::is_empty) {
         return None;

@@ -42,7 +42,59 @@ pub(crate) const PROTECTED_FILES: &[&str] = &[
     ".claude.json",
     ".envrc",
     ".npmrc",
+    ".bash_aliases",
+    ".vimrc",
+    ".exrc",
+    ".emacs",
+    ".tmux.conf",
+    ".xprofile",
+    ".xinitrc",
+    ".xsessionrc",
+    ".pam_environment",
+    ".yarnrc",
+    ".yarnrc.yml",
 ];
+
+/// Places below a directory whose files run code or hold the engine's own configuration,
+/// protected wherever they are (`~/.config/git/config`, a project's `.cargo/config.toml`): a
+/// path whose components include one of these sequences, the last one a directory (anything
+/// below it) or a file.
+const PROTECTED_PLACES: &[&[&str]] = &[
+    // The engine's own user layer (policy, trust records, hooks).
+    &[".config", "toolgate"],
+    // Git's, fish's, Neovim's user configuration; what systemd and the desktop start at login.
+    &[".config", "git"],
+    &[".config", "fish"],
+    &[".config", "nvim"],
+    &[".config", "systemd"],
+    &[".config", "autostart"],
+    &[".config", "environment.d"],
+    // What sshd runs at login, and what ssh and git over ssh run.
+    &[".ssh", "rc"],
+    &[".ssh", "environment"],
+    &[".ssh", "config"],
+    &[".ssh", "authorized_keys"],
+    // Build tools' configuration that names programs to run.
+    &[".cargo", "config"],
+    &[".cargo", "config.toml"],
+    &[".gradle", "init.d"],
+    &[".gradle", "init.gradle"],
+    &[".m2", "settings.xml"],
+    &[".docker", "config.json"],
+    &[".emacs.d"],
+];
+
+/// Python runs these at every start from a site directory: `import` lines of `.pth` files,
+/// `sitecustomize` and `usercustomize`.
+fn python_start_up(parts: &[String]) -> bool {
+    let Some(name) = parts.last() else {
+        return false;
+    };
+    parts
+        .iter()
+        .any(|p| p == "site-packages" || p == "dist-packages")
+        && (name.ends_with(".pth") || name == "sitecustomize.py" || name == "usercustomize.py")
+}
 
 /// Is `name` a file name protected wherever it is (shell start-up files, `.mcp.json`, git's
 /// and npm's configuration)? Compared case-insensitively.
@@ -76,8 +128,12 @@ pub fn protected(path: &Path) -> Option<Protection> {
             return Some(Protection::SensitiveFile);
         }
     }
-    PROTECTED_FILES
-        .contains(&name.as_str())
+    let placed = PROTECTED_PLACES.iter().any(|place| {
+        parts
+            .windows(place.len())
+            .any(|w| w.iter().zip(place.iter()).all(|(a, b)| a == b))
+    });
+    (placed || python_start_up(&parts) || PROTECTED_FILES.contains(&name.as_str()))
         .then_some(Protection::SensitiveFile)
 }
 

@@ -215,6 +215,11 @@ pub(crate) fn code_paths(a: &Analysis, ctx: &ToolContext) -> Vec<(PathBuf, bool)
                     out.push((resolve(word, &u.cwd, ctx), writes));
                 }
             }
+            for (value, writes) in literal_values(code) {
+                for word in path_candidates(&value) {
+                    out.push((resolve(word, &u.cwd, ctx), writes));
+                }
+            }
         }
     }
     out
@@ -303,6 +308,147 @@ fn opened_literals(code: &str) -> Vec<(&str, bool)> {
         }
     }
     out
+}
+
+/// What the string literals of code stand for, where that differs from how they are
+/// written: escapes decoded (`\u0073`, `\x73`, `\163`), literals written next to each other
+/// joined (`"/a/.ss" "h/k"`, `'a' + 'b'`, `'a' . 'b'`, `'a' .. 'b'`), `%XX` decoded (a
+/// `file:` URL). Each literal an opening call takes keeps what that call does; a joined run is
+/// a read.
+fn literal_values(code: &str) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = Vec::new();
+    let push = |v: String, writes: bool, out: &mut Vec<(String, bool)>| {
+        if let Some(p) = percent_decoded(&v) {
+            out.push((p, writes));
+        }
+        out.push((v, writes));
+    };
+    for (lit, writes) in opened_literals(code) {
+        if let Some(v) = decoded_literal(lit).filter(|v| v != lit) {
+            push(v, writes, &mut out);
+        } else if let Some(p) = percent_decoded(lit) {
+            out.push((p, writes));
+        }
+    }
+    // Runs of literals joined by nothing but blanks and a concatenation operator.
+    let b = code.as_bytes();
+    let mut run: Vec<String> = Vec::new();
+    let mut i = 0;
+    let flush = |run: &mut Vec<String>, out: &mut Vec<(String, bool)>| {
+        if run.len() > 1 {
+            let joined: String = run.concat();
+            if let Some(p) = percent_decoded(&joined) {
+                out.push((p, false));
+            }
+            out.push((joined, false));
+        }
+        run.clear();
+    };
+    while i < b.len() {
+        match b[i] {
+            q @ (b'"' | b'\'' | b'`') => {
+                let start = i + 1;
+                let mut end = start;
+                while end < b.len() && b[end] != q {
+                    end += if b[end] == b'\\' { 2 } else { 1 };
+                }
+                let lit = code.get(start..end.min(b.len())).unwrap_or_default();
+                run.push(decoded_literal(lit).unwrap_or_else(|| lit.to_owned()));
+                i = end + 1;
+                // What comes before the next literal: a join, or the end of the run.
+                let mut j = i;
+                while j < b.len() && matches!(b[j], b' ' | b'\t' | b'+' | b'.') {
+                    j += 1;
+                }
+                if j >= b.len() || !matches!(b[j], b'"' | b'\'' | b'`') {
+                    flush(&mut run, &mut out);
+                }
+                i = j.max(i);
+            }
+            _ => i += 1,
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// A literal's text with its escapes decoded (`\u0073`, `\u{73}`, `\x73`, `\163`, `\n`);
+/// `None` when an escape is broken.
+fn decoded_literal(lit: &str) -> Option<String> {
+    if !lit.contains('\\') {
+        return Some(lit.to_owned());
+    }
+    let mut out = String::new();
+    let mut chars = lit.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let e = chars.next()?;
+        let hex = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>, n: usize| {
+            let digits: String = (0..n).filter_map(|_| chars.next()).collect();
+            u32::from_str_radix(&digits, 16)
+                .ok()
+                .and_then(char::from_u32)
+        };
+        match e {
+            'n' => out.push('\n'),
+            't' => out.push('\t'),
+            'r' => out.push('\r'),
+            '0'..='7' => {
+                let mut v = e.to_digit(8)?;
+                for _ in 0..2 {
+                    match chars.peek().and_then(|d| d.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                out.push(char::from_u32(v)?);
+            }
+            'x' => out.push(hex(&mut chars, 2)?),
+            'u' if chars.peek() == Some(&'{') => {
+                chars.next();
+                let digits: String = chars.by_ref().take_while(|&d| d != '}').collect();
+                out.push(char::from_u32(u32::from_str_radix(&digits, 16).ok()?)?);
+            }
+            'u' => out.push(hex(&mut chars, 4)?),
+            'U' => out.push(hex(&mut chars, 8)?),
+            other => out.push(other),
+        }
+    }
+    Some(out)
+}
+
+/// `text` with its `%XX` escapes decoded, where it has any.
+fn percent_decoded(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    if !b
+        .windows(3)
+        .any(|w| w[0] == b'%' && w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
+    {
+        return None;
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && b[i + 1].is_ascii_hexdigit()
+            && b[i + 2].is_ascii_hexdigit()
+        {
+            let v = u8::from_str_radix(&text[i + 1..i + 3], 16).ok()?;
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// What in a word a program may take for a path: the word, and where it holds a small
@@ -1526,6 +1672,10 @@ pub(crate) fn possible_commands(a: &Analysis, command: &str, env: &ShellEnv) -> 
 
 const POSSIBLE_LIMIT: usize = 4096;
 
+/// Characters other languages quote, call, index or separate with, before a word that may be
+/// a command they run.
+const CODE_PUNCTUATION: &str = "{}[]()<>`'\";:,=%|&*@$\\";
+
 fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out: &mut Vec<String>) {
     for u in &a.units {
         // Assignment values, arrays' elements included (`c=(curl -s x)`), as words; braces
@@ -1572,6 +1722,39 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
                 continue;
             };
             out.push(form);
+            // Code of another language names a command after its own punctuation
+            // (`qx{rm -rf x}`, `os.execute[[rm x]]`, `\write18{rm x}`, `EXEC:rm x`,
+            // `%pipe%curl`, `exec {rm} x`): each piece of the word after such a character
+            // starts a possible command, with the pieces and the words after it.
+            let pieces: Vec<&str> = words[i]
+                .split(|c: char| c.is_whitespace() || CODE_PUNCTUATION.contains(c))
+                .filter(|p| !p.is_empty())
+                .collect();
+            // The first piece starts a command already pushed, unless punctuation came first
+            // (`{rm}`).
+            let first = usize::from(!words[i].starts_with(|c: char| CODE_PUNCTUATION.contains(c)));
+            if pieces.len() > first {
+                let after: Vec<&str> = words[i + 1..]
+                    .iter()
+                    .flat_map(|w| {
+                        w.split(|c: char| c.is_whitespace() || CODE_PUNCTUATION.contains(c))
+                            .filter(|p| !p.is_empty())
+                    })
+                    .collect();
+                for k in first..pieces.len() {
+                    if out.len() >= POSSIBLE_LIMIT {
+                        return;
+                    }
+                    out.push(
+                        pieces[k..]
+                            .iter()
+                            .chain(after.iter())
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                    );
+                }
+            }
             // A make recipe's line may start with `@` (not echoed), `+` (run even under
             // `make -n`) and `-` (errors ignored) before its command (`test:; @-curl ...`
             // written to a Makefile). (A word that starts with `-` alone is an option.)
@@ -1677,6 +1860,83 @@ fn with_default_values(text: &str) -> Option<String> {
 
 /// The possible commands of `text` read as a line of its own, one level down; whether it
 /// holds any command at all.
+/// The commands the `package.json` scripts a package manager's command runs may be (`npm
+/// test` runs `pretest`, `test` and `posttest`; a bare `npm install` runs `prepare`), read
+/// from the package where the command runs. For deny rules only: what an allowed `npm test`
+/// runs is its own business, but a denied program is denied whoever starts it.
+pub(crate) fn package_script_commands(a: &Analysis, env: &ShellEnv) -> Vec<String> {
+    let mut out = Vec::new();
+    for u in &a.units {
+        let Some(first) = u.argv.first() else {
+            continue;
+        };
+        let manager = first.rsplit('/').next().unwrap_or(first);
+        if !matches!(manager, "npm" | "pnpm" | "yarn" | "bun") {
+            continue;
+        }
+        // The package: where it runs, or `--prefix DIR` (`-C DIR` for pnpm and yarn).
+        let mut dir = u.cwd.clone();
+        let mut words: Vec<&str> = Vec::new();
+        let mut rest = u.argv[1..].iter();
+        while let Some(w) = rest.next() {
+            if let Some(d) = w.strip_prefix("--prefix=").or(w.strip_prefix("--dir=")) {
+                dir = dir.join(d);
+            } else if matches!(w.as_str(), "--prefix" | "-C" | "--dir" | "--cwd") {
+                if let Some(d) = rest.next() {
+                    dir = dir.join(d);
+                }
+            } else if w == "--" {
+                break;
+            } else if !w.starts_with('-') {
+                words.push(w);
+            }
+        }
+        let Some(scripts) = std::fs::read_to_string(dir.join("package.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("scripts").cloned())
+        else {
+            continue;
+        };
+        let cycle = |name: &str| vec![format!("pre{name}"), name.to_owned(), format!("post{name}")];
+        let install = || {
+            [
+                "preinstall",
+                "install",
+                "postinstall",
+                "prepublish",
+                "preprepare",
+                "prepare",
+                "postprepare",
+            ]
+            .map(str::to_owned)
+            .to_vec()
+        };
+        let names: Vec<String> = match words.first().copied() {
+            None if manager != "npm" => install(),
+            None => Vec::new(),
+            Some("test" | "t" | "tst") => cycle("test"),
+            Some("start") => cycle("start"),
+            Some("stop") => cycle("stop"),
+            Some("restart") => [cycle("restart"), cycle("stop"), cycle("start")].concat(),
+            Some("run" | "run-script" | "rum" | "urn") => {
+                words.get(1).map(|n| cycle(n)).unwrap_or_default()
+            }
+            Some("install" | "i" | "ci" | "add" | "rebuild" | "pack" | "publish") => install(),
+            // `yarn NAME`, `pnpm NAME`, `bun run NAME`: a script of that name.
+            Some(other) if manager != "npm" => cycle(other),
+            Some(_) => Vec::new(),
+        };
+        for name in names {
+            if let Some(text) = scripts.get(&name).and_then(serde_json::Value::as_str) {
+                out.push(text.to_owned());
+                possible_in(text, env, 0, &mut out);
+            }
+        }
+    }
+    out
+}
+
 fn possible_in(text: &str, env: &ShellEnv, depth: usize, out: &mut Vec<String>) -> bool {
     let inner = tool_shell::analyze::analyze(text, env);
     collect_possible(&inner, text, env, depth + 1, out);

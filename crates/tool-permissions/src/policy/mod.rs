@@ -424,7 +424,29 @@ impl PermissionPolicy for Policy {
                 },
             );
         }
-        let decision = self.unsandboxed_run(request, self.decide_before_mode_post(request));
+        let mut decision = self.unsandboxed_run(request, self.decide_before_mode_post(request));
+        // An MCP tool's name that splits into a server and a tool more than one way
+        // (`mcp__github___delete_repo`: `github` + `_delete_repo`, or `github_` +
+        // `delete_repo`) is not taken for the tool an allow rule names while a deny or ask
+        // rule names an MCP tool: which one it is cannot be told (CONTRACT item 13).
+        if decision.verdict == tool_core::Verdict::Allow
+            && ambiguous_mcp_name(request.tool_name)
+            && self
+                .entries
+                .iter()
+                .any(|e| e.list != RuleList::Allow && e.rule.tool.starts_with("mcp__"))
+        {
+            decision = Decision::ask(
+                format!(
+                    "{} requested permissions to use {}, but you haven't granted it yet.",
+                    request.ctx.agent_name, request.tool_name
+                ),
+                DecisionReason::Check {
+                    name: "an MCP tool name that splits into server and tool more than one way"
+                        .into(),
+                },
+            );
+        }
         // Plan mode refuses file writes, allowed by a rule or not; an ask rule still asks
         // (recorded: explore seeds 6 and 11).
         if matches!(
@@ -689,6 +711,24 @@ impl Policy {
                 if let Some(e) = rule {
                     return Decision::ask(Self::ask_message(request), e.reason());
                 }
+                // A directory given to a tool whose results cannot be filtered (a server's
+                // search or listing) reaches what is denied below it.
+                let below = read.iter().find_map(|p| {
+                    let e = self.denied_tree_below(PathFamily::Read, p, ctx)?;
+                    Some((p, e))
+                });
+                if let Some((p, e)) = below {
+                    return Decision::ask(
+                        Self::ask_message(request),
+                        DecisionReason::Check {
+                            name: format!(
+                                "the tool is given {}, which holds files denied by {}",
+                                p.display(),
+                                e.source()
+                            ),
+                        },
+                    );
+                }
             }
             _ => {}
         }
@@ -828,4 +868,16 @@ fn opaque_content_covers(rule: &crate::PermissionRule, input: &serde_json::Value
         Some(prefix) => value.starts_with(prefix.trim_start_matches('/')),
         None => value == content.trim_start_matches('/'),
     }
+}
+
+/// Whether an MCP tool's name (`mcp__SERVER__TOOL`) splits at `__` more than one way.
+fn ambiguous_mcp_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("mcp__") else {
+        return false;
+    };
+    let b = rest.as_bytes();
+    (0..b.len().saturating_sub(1))
+        .filter(|&i| b[i] == b'_' && b[i + 1] == b'_')
+        .count()
+        > 1
 }

@@ -406,6 +406,27 @@ impl Policy {
             .map_or(Below::Nothing, |(e, _)| Below::Meets(e))
     }
 
+    /// A deny rule of `family` naming a tree that lies below `root` (`Read(~/.ssh/**)` for
+    /// `~`): whatever is there now, a walk of `root` reaches it.
+    pub(crate) fn denied_tree_below(
+        &self,
+        family: PathFamily,
+        root: &Path,
+        ctx: &tool_core::ToolContext,
+    ) -> Option<&RuleEntry> {
+        let spellings = candidates(root, ctx);
+        self.entries.iter().find(|e| match &e.matcher {
+            RuleMatcher::Path { family: f, pattern }
+                if e.list == RuleList::Deny && *f == family =>
+            {
+                pattern
+                    .named_tree(ctx)
+                    .is_some_and(|t| spellings.iter().any(|s| t.starts_with(s) && t != *s))
+            }
+            _ => false,
+        })
+    }
+
     /// Walk `root` (not following links unless `follow`) for an entry a deny rule of each of `families`
     /// covers, by its path, by where a link leads, or by its identity: for each family, what
     /// a walk for it alone would give (the first entry found, or cut short at the same

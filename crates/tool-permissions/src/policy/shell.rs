@@ -187,7 +187,8 @@ impl Policy {
             });
         if uncertain {
             let env = tool_shell::analyze::ShellEnv::new(ctx.cwd.clone(), ctx.home.clone());
-            let possible = crate::shell_policy::possible_commands(analysis, command, &env);
+            let mut possible = crate::shell_policy::possible_commands(analysis, command, &env);
+            possible.extend(crate::shell_policy::package_script_commands(analysis, &env));
             if let Some(e) = self.shell_match(RuleList::Deny, &possible) {
                 return Some(denied(e));
             }
