@@ -456,6 +456,23 @@ mod tests {
         );
         assert_eq!(c.resolve_path("d:/x/../y"), PathBuf::from("/d/y"));
         assert_eq!(windows_to_posix("notes:txt"), None);
+        // Windows drops a name's trailing dots and spaces, and a stream names the same file.
+        for same in [
+            "C:\\Users\\a\\.aws.\\credentials",
+            "C:\\Users\\a\\.aws\\credentials::$DATA",
+            "C:\\Users\\a\\.aws \\credentials:extra",
+            "c:/Users/a/.aws../credentials.",
+        ] {
+            assert_eq!(
+                windows_to_posix(same).as_deref(),
+                Some("/c/Users/a/.aws/credentials"),
+                "{same}"
+            );
+        }
+        assert_eq!(
+            windows_to_posix("C:\\a\\..\\b").as_deref(),
+            Some("/c/a/../b")
+        );
         // UNC and NT forms keep their two leading slashes; plain `//x` on POSIX is `/x`.
         for unc in [
             "\\\\host\\share\\a\\..\\x",

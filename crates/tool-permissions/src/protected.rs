@@ -236,6 +236,32 @@ mod tests {
             ("/home/u/.bashrc", Some(Protection::SensitiveFile)),
             ("/w/p/sub/.zshrc", Some(Protection::SensitiveFile)),
             ("/w/p/.mcp.json", Some(Protection::SensitiveFile)),
+            // Configuration that runs code or holds the engine's own rules, by where it is.
+            (
+                "/home/u/.config/toolgate/policy.toml",
+                Some(Protection::SensitiveFile),
+            ),
+            (
+                "/home/u/.config/git/config",
+                Some(Protection::SensitiveFile),
+            ),
+            ("/home/u/.ssh/rc", Some(Protection::SensitiveFile)),
+            ("/w/p/.cargo/config.toml", Some(Protection::SensitiveFile)),
+            (
+                "/home/u/.gradle/init.d/ci.gradle",
+                Some(Protection::SensitiveFile),
+            ),
+            (
+                "/home/u/.local/lib/python3.11/site-packages/x.pth",
+                Some(Protection::SensitiveFile),
+            ),
+            ("/home/u/.bash_aliases", Some(Protection::SensitiveFile)),
+            // Not those places: a file of the same name elsewhere, a package's own code.
+            ("/w/p/config/git/config", None),
+            ("/home/u/.ssh/id_rsa", None),
+            ("/w/p/.cargo/registry/x.toml", None),
+            ("/home/u/.local/lib/python3.11/site-packages/x.py", None),
+            ("/w/p/docs/rc", None),
             (
                 "/w/p/.vscode/settings.json",
                 Some(Protection::SensitiveFile),

@@ -1985,7 +1985,35 @@ fn quoted_strings(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::opened_literals;
+    use super::{literal_values, opened_literals};
+
+    /// What code's literals stand for: escapes decoded, literals written side by side joined,
+    /// `%XX` in a URL decoded; a literal written plainly adds nothing.
+    #[test]
+    fn literals_are_read_for_what_they_stand_for() {
+        let values = |code: &str| -> Vec<String> {
+            literal_values(code).into_iter().map(|(v, _)| v).collect()
+        };
+        for (code, want) in [
+            (r#"open("/home/u/.ss" "h/id_rsa")"#, "/home/u/.ssh/id_rsa"),
+            (
+                r#"readFileSync("/home/u/.\u0073sh/id_rsa")"#,
+                "/home/u/.ssh/id_rsa",
+            ),
+            (r#"open('/home/u/.\x73sh/k')"#, "/home/u/.ssh/k"),
+            (r#"open("/home/u/.\163sh/k")"#, "/home/u/.ssh/k"),
+            (r#"x = '/home/u/' + ".ssh/k""#, "/home/u/.ssh/k"),
+            (r#"io.open('/a' .. '/b')"#, "/a/b"),
+            (
+                r#"urlopen("file:///home/u/.ss%68/id_rsa")"#,
+                "file:///home/u/.ssh/id_rsa",
+            ),
+        ] {
+            let got = values(code);
+            assert!(got.iter().any(|v| v == want), "{code}: {got:?}");
+        }
+        assert!(values(r#"open(".env")"#).is_empty());
+    }
 
     /// Strings passed to calls that open, read, write or load files are taken, in the
     /// languages code comes in on the line; strings passed to other calls are not.

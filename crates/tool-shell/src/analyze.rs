@@ -2276,6 +2276,27 @@ fn printf_output(format: &str, args: &[String]) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// What printf writes: its directives filled from the arguments, its format used again
+    /// while arguments remain; a directive it cannot fill makes it unknown.
+    #[test]
+    fn printf_output_is_read() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            super::printf_output("%s\\n", &args(&["a", "b"])).as_deref(),
+            Some("a\nb\n")
+        );
+        assert_eq!(
+            super::printf_output("w %s\\nq\\n", &args(&["/x"])).as_deref(),
+            Some("w /x\nq\n")
+        );
+        assert_eq!(super::printf_output("100%%", &[]).as_deref(), Some("100%"));
+        assert_eq!(
+            super::printf_output("%b", &args(&["a\\tb"])).as_deref(),
+            Some("a\tb")
+        );
+        assert_eq!(super::printf_output("%5s", &args(&["x"])), None);
+    }
+
     fn env() -> ShellEnv {
         ShellEnv {
             cwd: PathBuf::from("/w/p"),
