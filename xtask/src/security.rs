@@ -485,8 +485,10 @@ fn run_with_hooks(
     for (event, spec) in hook.as_object().into_iter().flatten() {
         let event = tool_hooks::HookEvent::parse(event)
             .ok_or_else(|| format!("hook event {event} not staged"))?;
+        // The paths a hook's answer names (a rewritten input's) are staged as the case's are.
+        let spec = stage.map_value(spec);
         let staged = stage_hook(
-            spec,
+            &spec,
             &scratch.path().join(event.as_str()),
             stage.fail_closed,
         )?;

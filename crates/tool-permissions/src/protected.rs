@@ -22,7 +22,16 @@ impl Protection {
 }
 
 /// Directories whose contents are protected.
-const PROTECTED_DIRS: &[&str] = &[".git", ".vscode", ".idea", ".claude", ".toolgate"];
+const PROTECTED_DIRS: &[&str] = &[
+    ".git",
+    ".vscode",
+    ".idea",
+    ".claude",
+    ".toolgate",
+    // Git hooks by another name (Husky's), and what a dev container runs on the host.
+    ".husky",
+    ".devcontainer",
+];
 /// Files protected wherever they are.
 pub(crate) const PROTECTED_FILES: &[&str] = &[
     ".gitconfig",
@@ -53,6 +62,20 @@ pub(crate) const PROTECTED_FILES: &[&str] = &[
     ".pam_environment",
     ".yarnrc",
     ".yarnrc.yml",
+    // Files that make a later command run code: commit hooks, a toolchain picked from a
+    // path, a debugger's, R's, pylint's, Bazel's, less's, pnpm's and mise's start-up.
+    ".pre-commit-config.yaml",
+    "rust-toolchain",
+    "rust-toolchain.toml",
+    ".tool-versions",
+    ".mise.toml",
+    "mise.toml",
+    ".pdbrc",
+    ".rprofile",
+    ".pylintrc",
+    ".bazelrc",
+    ".lesskey",
+    ".pnpmfile.cjs",
 ];
 
 /// Places below a directory whose files run code or hold the engine's own configuration,
@@ -82,6 +105,20 @@ const PROTECTED_PLACES: &[&[&str]] = &[
     &[".m2", "settings.xml"],
     &[".docker", "config.json"],
     &[".emacs.d"],
+    // Maven's JVM options, extensions and wrapper; Yarn's own release and plugins (what
+    // `yarnPath` runs); a home's own programs, first on `PATH`.
+    &[".mvn"],
+    &[".yarn", "releases"],
+    &[".yarn", "plugins"],
+    &[".local", "bin"],
+    // direnv's, VS Code's user settings, GnuPG's (agent programs), lesskey, mise.
+    &[".config", "direnv"],
+    &[".config", "code"],
+    &[".config", "code - oss"],
+    &[".config", "vscodium"],
+    &[".config", "lesskey"],
+    &[".config", "mise"],
+    &[".gnupg"],
 ];
 
 /// Python runs these at every start from a site directory: `import` lines of `.pth` files,
@@ -256,6 +293,24 @@ mod tests {
                 Some(Protection::SensitiveFile),
             ),
             ("/home/u/.bash_aliases", Some(Protection::SensitiveFile)),
+            ("/w/p/.husky/pre-commit", Some(Protection::SensitiveFile)),
+            ("/w/p/.mvn/jvm.config", Some(Protection::SensitiveFile)),
+            (
+                "/w/p/.yarn/releases/yarn-4.cjs",
+                Some(Protection::SensitiveFile),
+            ),
+            ("/w/p/rust-toolchain.toml", Some(Protection::SensitiveFile)),
+            ("/home/u/.local/bin/git", Some(Protection::SensitiveFile)),
+            (
+                "/home/u/.config/Code/User/settings.json",
+                Some(Protection::SensitiveFile),
+            ),
+            (
+                "/home/u/.gnupg/gpg-agent.conf",
+                Some(Protection::SensitiveFile),
+            ),
+            ("/w/p/.yarn/cache/x.zip", None),
+            ("/w/p/src/bin/git", None),
             // Not those places: a file of the same name elsewhere, a package's own code.
             ("/w/p/config/git/config", None),
             ("/home/u/.ssh/id_rsa", None),

@@ -1800,12 +1800,60 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
     // A default or alternative value (`${X:-curl}`, `${X:+rm}`) may be what a parameter
     // expands to: the line read with each such expansion as its value.
     let defaulted = with_default_values(text);
-    for s in quoted_strings(text).into_iter().chain(fed).chain(defaulted) {
+    // The bodies of command substitutions (`$( ... )`, `` `...` ``), read again on their own:
+    // one the analysis could not take apart (a comment in it) still runs its commands.
+    let substituted = substitution_bodies(text);
+    for s in quoted_strings(text)
+        .into_iter()
+        .chain(fed)
+        .chain(defaulted)
+        .chain(substituted)
+    {
         if s.trim().is_empty() || s.len() > 8192 {
             continue;
         }
         possible_in(&s, env, depth, out);
     }
+}
+
+/// The bodies of the command substitutions in `text`, outermost only: `$( ... )` to its
+/// matching parenthesis, and `` `...` ``.
+fn substitution_bodies(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' && b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') {
+            let mut depth = 0usize;
+            let mut j = i + 1;
+            while j < b.len() {
+                match b[j] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            if let Some(body) = text.get(i + 2..j.min(b.len())) {
+                out.push(body.to_owned());
+            }
+            i = j + 1;
+        } else if b[i] == b'`' {
+            let end = text[i + 1..].find('`').map_or(b.len(), |e| i + 1 + e);
+            if let Some(body) = text.get(i + 1..end) {
+                out.push(body.to_owned());
+            }
+            i = end + 1;
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// `text` with every `${NAME:-WORD}`, `${NAME-WORD}`, `${NAME:=WORD}`, `${NAME:+WORD}` (and
