@@ -1816,41 +1816,126 @@ fn collect_possible(a: &Analysis, text: &str, env: &ShellEnv, depth: usize, out:
     }
 }
 
-/// The bodies of the command substitutions in `text`, outermost only: `$( ... )` to its
-/// matching parenthesis, and `` `...` ``.
-fn substitution_bodies(text: &str) -> Vec<String> {
+/// The bodies of the command substitutions bash runs in `text`, outermost only: `$( ... )` to
+/// its matching parenthesis, and `` `...` ``, where the shell expands them: not in single
+/// quotes (but inside a `${...}`, whose offsets and words expand them even between single
+/// quotes), not in a comment, not in a here-document whose delimiter is quoted.
+pub(crate) fn substitution_bodies(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let b = text.as_bytes();
     let mut i = 0;
+    let mut double = false;
+    let mut braces = 0usize;
+    // Quoted here-documents whose bodies start at the next line: their delimiters, in order.
+    let mut pending: Vec<(String, bool)> = Vec::new();
     while i < b.len() {
-        if b[i] == b'$' && b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') {
-            let mut depth = 0usize;
-            let mut j = i + 1;
-            while j < b.len() {
-                match b[j] {
-                    b'(' => depth += 1,
-                    b')' => {
-                        depth -= 1;
-                        if depth == 0 {
+        let c = b[i];
+        match c {
+            b'\\' => i += 2,
+            b'\n' => {
+                i += 1;
+                for (delim, tabs) in std::mem::take(&mut pending) {
+                    // Skip the body: lines up to the one that is the delimiter.
+                    while i < b.len() {
+                        let end = text[i..].find('\n').map_or(b.len(), |e| i + e);
+                        let line = &text[i..end];
+                        let line = if tabs {
+                            line.trim_start_matches('\t')
+                        } else {
+                            line
+                        };
+                        i = (end + 1).min(b.len());
+                        if line == delim {
                             break;
                         }
                     }
-                    _ => {}
                 }
-                j += 1;
             }
-            if let Some(body) = text.get(i + 2..j.min(b.len())) {
-                out.push(body.to_owned());
+            b'\'' if !double && braces == 0 => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
             }
-            i = j + 1;
-        } else if b[i] == b'`' {
-            let end = text[i + 1..].find('`').map_or(b.len(), |e| i + 1 + e);
-            if let Some(body) = text.get(i + 1..end) {
-                out.push(body.to_owned());
+            b'"' => {
+                double = !double;
+                i += 1;
             }
-            i = end + 1;
-        } else {
-            i += 1;
+            b'#' if !double
+                && braces == 0
+                && (i == 0
+                    || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'(')) =>
+            {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'<' if !double
+                && braces == 0
+                && b.get(i + 1) == Some(&b'<')
+                && b.get(i + 2) != Some(&b'<') =>
+            {
+                let mut j = i + 2;
+                let tabs = b.get(j) == Some(&b'-');
+                if tabs {
+                    j += 1;
+                }
+                while j < b.len() && matches!(b[j], b' ' | b'\t') {
+                    j += 1;
+                }
+                let from = j;
+                while j < b.len()
+                    && !matches!(
+                        b[j],
+                        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
+                    )
+                {
+                    j += 1;
+                }
+                let word = &text[from..j];
+                if word.contains(['\'', '"', '\\']) {
+                    pending.push((word.replace(['\'', '"', '\\'], ""), tabs));
+                }
+                i = j;
+            }
+            b'$' if b.get(i + 1) == Some(&b'{') => {
+                braces += 1;
+                i += 2;
+            }
+            b'}' if braces > 0 => {
+                braces -= 1;
+                i += 1;
+            }
+            b'$' if b.get(i + 1) == Some(&b'(') && b.get(i + 2) != Some(&b'(') => {
+                let mut depth = 0usize;
+                let mut j = i + 1;
+                while j < b.len() {
+                    match b[j] {
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if let Some(body) = text.get(i + 2..j.min(b.len())) {
+                    out.push(body.to_owned());
+                }
+                i = j + 1;
+            }
+            b'`' => {
+                let end = text[i + 1..].find('`').map_or(b.len(), |e| i + 1 + e);
+                if let Some(body) = text.get(i + 1..end) {
+                    out.push(body.to_owned());
+                }
+                i = end + 1;
+            }
+            _ => i += 1,
         }
     }
     out
@@ -2033,7 +2118,28 @@ fn quoted_strings(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{literal_values, opened_literals};
+    use super::{literal_values, opened_literals, substitution_bodies};
+
+    /// The substitutions bash runs: in double quotes and in a `${...}`'s words (single quotes
+    /// there too), not in single quotes, a comment or a quoted here-document.
+    #[test]
+    fn substitutions_are_found_where_bash_expands_them() {
+        for (text, want) in [
+            ("echo $(id)", vec!["id"]),
+            ("echo \"$(id) `pwd`\"", vec!["id", "pwd"]),
+            ("echo \"${HOME:'$(cat k)'}\"", vec!["cat k"]),
+            ("echo '$(id)'", vec![]),
+            ("echo $'$(id)'", vec![]),
+            ("echo hi # $(id)", vec![]),
+            ("echo a#$(id)", vec!["id"]),
+            ("cat <<'EOF'\n$(id)\nEOF\necho $(pwd)", vec!["pwd"]),
+            ("cat <<E\"OF\"\n$(id)\nEOF", vec![]),
+            ("cat <<EOF\n$(id)\nEOF", vec!["id"]),
+            ("x=$(a $(b))", vec!["a $(b)"]),
+        ] {
+            assert_eq!(substitution_bodies(text), want, "{text}");
+        }
+    }
 
     /// What code's literals stand for: escapes decoded, literals written side by side joined,
     /// `%XX` in a URL decoded; a literal written plainly adds nothing.

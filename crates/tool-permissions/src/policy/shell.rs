@@ -193,6 +193,22 @@ impl Policy {
                 return Some(denied(e));
             }
         }
+        // A command substitution runs wherever the shell expands it, also where the analysis
+        // did not take it apart (a parameter expansion's offset): what its commands read or
+        // write meets the Read and Edit deny rules, and its commands the Bash ones.
+        for body in crate::shell_policy::substitution_bodies(command) {
+            if body.len() > 8192 || body == command {
+                continue;
+            }
+            let inner = ShellLine::new(&body, ctx);
+            if let Some((e, _)) = crate::shell_policy::denied_path(&inner.touched, &find, &names) {
+                return Some(denied(e));
+            }
+            let inner_forms = Self::shell_forms(&body, &inner.analysis);
+            if let Some(e) = self.shell_match(RuleList::Deny, &inner_forms) {
+                return Some(denied(e));
+            }
+        }
         // (3) Ask rules: on the line and its units, and Read and Edit ask rules on every path
         // an effect reads or writes (the lattice: an explicit ask reached through any effect
         // stands, whatever allows the rest).
