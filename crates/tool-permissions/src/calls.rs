@@ -164,22 +164,7 @@ fn file_uri_path(uri: &str) -> Option<String> {
     if !path.starts_with('/') {
         return None;
     }
-    let b = path.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let Ok(v) = u8::from_str_radix(&path[i + 1..i + 3], 16)
-        {
-            out.push(v);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    Some(crate::shell_policy::percent_decoded(path).unwrap_or_else(|| path.to_owned()))
 }
 
 /// The paths (read, written) of a call of a tool that is not a file tool: the arguments

@@ -424,7 +424,7 @@ fn decoded_literal(lit: &str) -> Option<String> {
 }
 
 /// `text` with its `%XX` escapes decoded, where it has any.
-fn percent_decoded(text: &str) -> Option<String> {
+pub(crate) fn percent_decoded(text: &str) -> Option<String> {
     let b = text.as_bytes();
     if !b
         .windows(3)

@@ -417,31 +417,13 @@ fn open_fixed(root: &OwnedFd, path: &[u8]) -> Result<(OwnedFd, libc::stat), Fixe
         rel.to_vec()
     })
     .map_err(|_| Fixed::Unsure)?;
-    let how = OpenHow {
-        flags: (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC) as u64,
-        mode: 0,
-        resolve: libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_XDEV | libc::RESOLVE_NO_MAGICLINKS,
-    };
-    // SAFETY: openat2 reads the path and one open_how of ours, and returns a new descriptor.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            root.as_raw_fd(),
-            name.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    if fd < 0 {
-        return Err(match std::io::Error::last_os_error().raw_os_error() {
-            // Everything looked at lies on the read-only root: the call fails the same way.
-            // (`ELOOP` may be a magic link refused here, which the kernel would follow.)
-            Some(e @ (libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG)) => Fixed::Nothing(e),
-            _ => Fixed::Unsure,
-        });
-    }
-    // SAFETY: new and owned by nobody else.
-    let file = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
+    let resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_XDEV | libc::RESOLVE_NO_MAGICLINKS;
+    let file = open_in_root(root, &name, resolve).map_err(|e| match e {
+        // Everything looked at lies on the read-only root: the call fails the same way.
+        // (`ELOOP` may be a magic link refused here, which the kernel would follow.)
+        libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG => Fixed::Nothing(e),
+        _ => Fixed::Unsure,
+    })?;
     let st = stat_at(&file, c"", libc::AT_EMPTY_PATH).ok_or(Fixed::Unsure)?;
     if st.st_mode & libc::S_IFMT != libc::S_IFREG || st.st_nlink != 1 || !read_only(&file) {
         return Err(Fixed::Unsure);
@@ -480,13 +462,25 @@ pub(crate) fn open_named(
     }
     let rel = abs.as_os_str().as_bytes().strip_prefix(b"/")?;
     let name = CString::new(if rel.is_empty() { &b"."[..] } else { rel }).ok()?;
+    let file = open_in_root(
+        &root,
+        &name,
+        libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS,
+    )
+    .ok()?;
+    regular(file, false)
+}
+
+/// `openat2(root, name)` for reading, resolved as `resolve` says; the error number when it
+/// fails.
+#[allow(unsafe_code)]
+fn open_in_root(root: &OwnedFd, name: &CStr, resolve: u64) -> Result<OwnedFd, libc::c_int> {
     let how = OpenHow {
         flags: (libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC) as u64,
         mode: 0,
-        resolve: libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_MAGICLINKS,
+        resolve,
     };
     // SAFETY: openat2 reads the path and one open_how of ours, and returns a new descriptor.
-    #[allow(unsafe_code)]
     let fd = unsafe {
         libc::syscall(
             libc::SYS_openat2,
@@ -497,12 +491,12 @@ pub(crate) fn open_named(
         )
     };
     if fd < 0 {
-        return None;
+        return Err(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO));
     }
     // SAFETY: new and owned by nobody else.
-    #[allow(unsafe_code)]
-    let file = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
-    regular(file, false)
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// Whether the mount `fd` lies on is read-only.
